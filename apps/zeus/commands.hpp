@@ -1,0 +1,22 @@
+// The `zeus` subcommands. Each registers its options on a CLI11 app and
+// returns the process exit code when run.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <functional>
+
+namespace zeus::cli {
+
+using Command = std::function<int()>;
+
+// Options every GPU-using command shares.
+struct DeviceFlags {
+    bool simulate = false;
+};
+void add_device_flags(CLI::App& app, DeviceFlags& flags);
+
+Command add_show_env(CLI::App& parent);
+Command add_demo(CLI::App& parent);
+
+}  // namespace zeus::cli

@@ -1,0 +1,168 @@
+#include "environment_report.hpp"
+
+#include <fmt/format.h>
+
+#include "zeus/version.hpp"
+
+namespace zeus::cli {
+namespace {
+
+nlohmann::ordered_json capability_json(const Capability& c) {
+    nlohmann::ordered_json j{{"supported", c.supported}};
+    if (!c.supported) j["reason"] = c.reason;
+    return j;
+}
+
+nlohmann::ordered_json domain_json(const PowerDomainCapability& c) {
+    nlohmann::ordered_json j = capability_json(c.support);
+    if (c.support.supported) j["scope"] = std::string(to_string(c.scope));
+    return j;
+}
+
+nlohmann::ordered_json error_json(const Error& e) {
+    nlohmann::ordered_json j{{"code", std::string(to_string(e.code))}, {"message", e.message}};
+    if (!e.hint.empty()) j["fix"] = e.hint;
+    return j;
+}
+
+double watts(Milliwatts mw) { return quantity_cast<Watts>(mw).count(); }
+
+nlohmann::ordered_json gpu_json(Gpu& gpu) {
+    const GpuIdentity& id = gpu.identity();
+    nlohmann::ordered_json j{{"index", id.index}, {"physical_index", id.physical_index}};
+    if (auto status = gpu.status(); !status) {
+        j["available"] = false;
+        j["error"] = error_json(status.error());
+        return j;
+    }
+    j["available"] = true;
+    j["name"] = id.name;
+    j["uuid"] = id.uuid;
+    j["pci_bus_id"] = id.pci_bus_id;
+    j["architecture"] = std::string(to_string(id.architecture));
+    const GpuCapabilities& caps = gpu.capabilities();
+    j["energy_counter"] = capability_json(caps.energy_counter);
+    j["power"] = {{"device_instant", domain_json(caps.instant_power)},
+                  {"device_average", domain_json(caps.average_power)},
+                  {"memory_average", domain_json(caps.memory_power)}};
+    nlohmann::ordered_json limit = capability_json(caps.power_limit);
+    if (caps.power_limit.supported) {
+        if (auto range = gpu.power_limit_constraints()) {
+            limit["min_w"] = watts(range->min);
+            limit["max_w"] = watts(range->max);
+        }
+        if (auto d = gpu.default_power_limit()) limit["default_w"] = watts(*d);
+        if (auto now = gpu.power_limit()) limit["current_w"] = watts(*now);
+        auto control = gpu.check_power_limit_control();
+        limit["settable"] = control.ok();
+        if (!control) limit["not_settable_reason"] = error_json(control.error());
+    }
+    j["power_limit"] = limit;
+    if (auto t = gpu.temperature()) j["temperature_c"] = t->count();
+    if (auto p = gpu.persistence_mode()) j["persistence_mode"] = *p;
+    return j;
+}
+
+std::string capability_line(const nlohmann::ordered_json& c) {
+    if (c.at("supported").get<bool>()) {
+        return c.contains("scope") ? fmt::format("yes ({} scope)", c.at("scope").get<std::string>()) : "yes";
+    }
+    return "no: " + c.at("reason").get<std::string>();
+}
+
+std::string error_line(const nlohmann::ordered_json& e) {
+    std::string s = e.at("message").get<std::string>();
+    if (e.contains("fix")) s += "\n      fix: " + e.at("fix").get<std::string>();
+    return s;
+}
+
+}  // namespace
+
+nlohmann::ordered_json describe_environment(Gpus& gpus, const GpuOptions& options) {
+    const GpuBackendInfo& info = gpus.backend_info();
+    nlohmann::ordered_json backend{{"name", info.backend}, {"library", info.library_path}, {"simulated", info.simulated}};
+    if (!info.driver_version.empty()) backend["driver_version"] = info.driver_version;
+    if (!info.nvml_version.empty()) backend["nvml_version"] = info.nvml_version;
+    if (info.cuda_driver_version) {
+        backend["cuda_driver_version"] =
+            fmt::format("{}.{}", *info.cuda_driver_version / 1000, (*info.cuda_driver_version % 1000) / 10);
+    }
+    backend["physical_gpu_count"] = info.physical_gpu_count;
+
+    nlohmann::ordered_json report{{"zeus_version", ZEUS_VERSION_STRING}, {"gpu_backend", backend}};
+    report["cuda_visible_devices"] =
+        options.visible_devices ? nlohmann::ordered_json(*options.visible_devices) : nlohmann::ordered_json(nullptr);
+    if (!gpus.status()) report["gpu_error"] = error_json(gpus.status().error());
+    report["warnings"] = gpus.warnings();
+    nlohmann::ordered_json list = nlohmann::ordered_json::array();
+    for (const auto& gpu : gpus) list.push_back(gpu_json(*gpu));
+    report["gpus"] = list;
+    return report;
+}
+
+bool anything_measurable(const nlohmann::ordered_json& report) {
+    for (const auto& gpu : report.at("gpus")) {
+        if (!gpu.at("available").get<bool>()) continue;
+        if (gpu.at("energy_counter").at("supported").get<bool>()) return true;
+        for (const auto& [name, domain] : gpu.at("power").items()) {
+            if (domain.at("supported").get<bool>()) return true;
+        }
+    }
+    return false;
+}
+
+std::string render_human(const nlohmann::ordered_json& r) {
+    std::string out = fmt::format("Zeus {}\n\n## GPUs\n", r.at("zeus_version").get<std::string>());
+    const auto& b = r.at("gpu_backend");
+    out += fmt::format("Backend: {}{}\n", b.at("name").get<std::string>(),
+                       b.at("simulated").get<bool>() ? " (SIMULATED: the Zeus GPU simulator, not real hardware)" : "");
+    out += fmt::format("NVML library: {}\n", b.at("library").get<std::string>());
+    if (b.contains("driver_version")) out += fmt::format("Driver version: {}\n", b.at("driver_version").get<std::string>());
+    if (b.contains("nvml_version")) out += fmt::format("NVML version: {}\n", b.at("nvml_version").get<std::string>());
+    if (b.contains("cuda_driver_version")) {
+        out += fmt::format("CUDA driver version: {}\n", b.at("cuda_driver_version").get<std::string>());
+    }
+    const auto& cvd = r.at("cuda_visible_devices");
+    out += fmt::format("CUDA_VISIBLE_DEVICES={}\n", cvd.is_null() ? "[NOT SET]" : cvd.get<std::string>());
+    if (r.contains("gpu_error")) out += "No GPUs available: " + error_line(r.at("gpu_error")) + "\n";
+    for (const auto& w : r.at("warnings")) out += "Warning: " + w.get<std::string>() + "\n";
+    if (!r.at("gpus").empty()) out += "Device index mapping: physical (nvidia-smi) -> Zeus (any CUDA application)\n";
+    for (const auto& g : r.at("gpus")) {
+        const auto idx = g.at("index").get<unsigned>();
+        const auto phys = g.at("physical_index").get<unsigned>();
+        if (!g.at("available").get<bool>()) {
+            out += fmt::format("  GPU {} -> GPU {}: UNAVAILABLE: {}\n", phys, idx, error_line(g.at("error")));
+            continue;
+        }
+        out += fmt::format("  GPU {} -> GPU {} ({}, {}, {}, {})\n", phys, idx, g.at("name").get<std::string>(),
+                           g.at("architecture").get<std::string>(), g.at("uuid").get<std::string>(),
+                           g.at("pci_bus_id").get<std::string>());
+        out += fmt::format("    energy counter:    {}\n", capability_line(g.at("energy_counter")));
+        for (const char* d : {"device_instant", "device_average", "memory_average"}) {
+            out += fmt::format("    {:<18} {}\n", fmt::format("{} power:", d), capability_line(g.at("power").at(d)));
+        }
+        const auto& pl = g.at("power_limit");
+        if (pl.at("supported").get<bool>()) {
+            out += fmt::format("    power limit:       {} W (range {}–{} W, default {} W)\n", pl.value("current_w", 0.0),
+                               pl.value("min_w", 0.0), pl.value("max_w", 0.0), pl.value("default_w", 0.0));
+            out += fmt::format("    set power limit:   {}\n",
+                               pl.value("settable", false)
+                                   ? std::string("permitted")
+                                   : "not permitted: " + error_line(pl.at("not_settable_reason")));
+        } else {
+            out += fmt::format("    power limit:       {}\n", capability_line(pl));
+        }
+        if (g.contains("temperature_c")) out += fmt::format("    temperature:       {} °C\n", g.at("temperature_c").get<double>());
+        if (g.contains("persistence_mode")) {
+            out += fmt::format("    persistence mode:  {}\n", g.at("persistence_mode").get<bool>() ? "on" : "off");
+        }
+    }
+    if (!anything_measurable(r)) {
+        out += "\nNothing measurable was found.";
+        if (!b.at("simulated").get<bool>()) out += " To try Zeus without a GPU: zeus show-env --simulate";
+        out += "\n";
+    }
+    return out;
+}
+
+}  // namespace zeus::cli

@@ -1,0 +1,30 @@
+#include <CLI/CLI.hpp>
+
+#include <iostream>
+#include <map>
+
+#include "commands.hpp"
+#include "zeus/platform/error.hpp"
+#include "zeus/version.hpp"
+
+int main(int argc, char** argv) {
+    CLI::App app{"Zeus: measure and optimize the energy of GPU workloads", "zeus"};
+    app.set_version_flag("--version", std::string("zeus ") + ZEUS_VERSION_STRING);
+    app.require_subcommand(1);
+    std::map<const CLI::App*, zeus::cli::Command> commands;
+    auto remember = [&](zeus::cli::Command cmd) { commands[app.get_subcommands({}).back()] = std::move(cmd); };
+    remember(zeus::cli::add_show_env(app));
+    remember(zeus::cli::add_demo(app));
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::ParseError& e) {
+        return app.exit(e);
+    }
+    try {
+        for (const auto* sub : app.get_subcommands()) return commands.at(sub)();
+    } catch (const zeus::ZeusError& e) {
+        std::cerr << "zeus: " << e.what() << "\n";
+        return 1;
+    }
+    return 0;
+}

@@ -1,0 +1,44 @@
+#include <fmt/format.h>
+
+#include <iostream>
+#include <memory>
+
+#include "commands.hpp"
+#include "environment_report.hpp"
+
+namespace zeus::cli {
+
+void add_device_flags(CLI::App& app, DeviceFlags& flags) {
+    app.add_flag("--simulate", flags.simulate,
+                 "Use the Zeus GPU simulator instead of real GPUs (same as ZEUS_SIMULATE=1)");
+}
+
+Command add_show_env(CLI::App& parent) {
+    auto* cmd = parent.add_subcommand("show-env", "Show the GPUs, libraries and capabilities Zeus finds");
+    struct Options {
+        DeviceFlags device;
+        std::string format = "human";
+    };
+    auto opts = std::make_shared<Options>();
+    add_device_flags(*cmd, opts->device);
+    cmd->add_option("--format", opts->format, "Output format")->check(CLI::IsMember({"human", "json"}));
+    return [opts]() {
+        auto options = GpuOptions::from_environment();
+        if (!options) {
+            std::cerr << "zeus: " << options.error().describe() << "\n";
+            return 2;
+        }
+        GpuOptions gpu_options = options.value();
+        gpu_options.simulate = gpu_options.simulate || opts->device.simulate;
+        Gpus gpus = Gpus::open(gpu_options);
+        const nlohmann::ordered_json report = describe_environment(gpus, gpu_options);
+        if (opts->format == "json") {
+            std::cout << report.dump(2) << "\n";
+        } else {
+            std::cout << render_human(report);
+        }
+        return anything_measurable(report) ? 0 : 1;
+    };
+}
+
+}  // namespace zeus::cli

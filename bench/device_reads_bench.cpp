@@ -1,0 +1,76 @@
+// Cost of one reading through the product's NVML backend. By default it runs
+// on the GPU simulator (what CI and GPU-less machines have); with
+// ZEUS_BENCH_REAL_GPU=1 it loads the real libnvidia-ml.so.1 instead.
+// Results are recorded in docs/benchmarks.md.
+#include <benchmark/benchmark.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <iostream>
+#include <string>
+
+#include "zeus/device/gpus.hpp"
+
+namespace {
+
+zeus::Gpus& gpus() {
+    static zeus::Gpus instance = [] {
+        zeus::GpuOptions options;
+        const char* real = std::getenv("ZEUS_BENCH_REAL_GPU");
+        if (real == nullptr || std::string(real) != "1") {
+            options.simulate = true;
+            options.simulator_library = ZEUS_BENCH_SIM_LIBRARY;
+            if (std::getenv("ZEUS_SIM_STATE") == nullptr) {
+                // Shared-state mode, as when a workload runs in another process.
+                const auto state = std::filesystem::temp_directory_path() / "zeus-bench-sim.state";
+                setenv("ZEUS_SIM_STATE", state.c_str(), 1);
+            }
+        }
+        return zeus::Gpus::open(options);
+    }();
+    return instance;
+}
+
+zeus::Gpu* first_gpu(benchmark::State& state) {
+    if (gpus().empty()) {
+        state.SkipWithError(gpus().status().error().describe().c_str());
+        return nullptr;
+    }
+    return &gpus()[0];
+}
+
+void BM_TotalEnergy(benchmark::State& state) {
+    zeus::Gpu* gpu = first_gpu(state);
+    if (gpu == nullptr) return;
+    for (auto _ : state) {
+        auto energy = gpu->total_energy();
+        benchmark::DoNotOptimize(energy);
+    }
+    state.SetLabel(gpus().backend_info().simulated ? "simulator" : gpu->identity().name);
+}
+BENCHMARK(BM_TotalEnergy);
+
+void BM_InstantPower(benchmark::State& state) {
+    zeus::Gpu* gpu = first_gpu(state);
+    if (gpu == nullptr) return;
+    for (auto _ : state) {
+        auto power = gpu->instant_power();
+        benchmark::DoNotOptimize(power);
+    }
+    state.SetLabel(gpus().backend_info().simulated ? "simulator" : gpu->identity().name);
+}
+BENCHMARK(BM_InstantPower);
+
+void BM_Temperature(benchmark::State& state) {
+    zeus::Gpu* gpu = first_gpu(state);
+    if (gpu == nullptr) return;
+    for (auto _ : state) {
+        auto t = gpu->temperature();
+        benchmark::DoNotOptimize(t);
+    }
+}
+BENCHMARK(BM_Temperature);
+
+}  // namespace
+
+BENCHMARK_MAIN();

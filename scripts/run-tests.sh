@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# README command (2): set up, build with warnings as errors, and run every
+# test; then build again with AddressSanitizer + UndefinedBehaviorSanitizer
+# and run every test there too.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/setup.sh
+
+jobs="$(nproc)"
+echo "== build (warnings are errors)"
+scripts/build.sh --werror
+echo "== tests"
+ctest --test-dir build --output-on-failure --parallel "$jobs" --timeout 300
+
+echo "== build with AddressSanitizer + UndefinedBehaviorSanitizer"
+scripts/build.sh --werror --sanitize
+echo "== tests under sanitizers"
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+  ctest --test-dir build-asan --output-on-failure --parallel "$jobs" --timeout 600

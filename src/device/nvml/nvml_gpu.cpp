@@ -1,0 +1,376 @@
+#include "device/nvml/nvml_gpu.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+
+#include "device/unavailable_gpu.hpp"
+
+namespace zeus::nvml {
+namespace {
+
+GpuArchitecture to_architecture(nvmlDeviceArchitecture_t arch) {
+    switch (arch) {
+        case NVML_DEVICE_ARCH_KEPLER: return GpuArchitecture::Kepler;
+        case NVML_DEVICE_ARCH_MAXWELL: return GpuArchitecture::Maxwell;
+        case NVML_DEVICE_ARCH_PASCAL: return GpuArchitecture::Pascal;
+        case NVML_DEVICE_ARCH_VOLTA: return GpuArchitecture::Volta;
+        case NVML_DEVICE_ARCH_TURING: return GpuArchitecture::Turing;
+        case NVML_DEVICE_ARCH_AMPERE: return GpuArchitecture::Ampere;
+        case NVML_DEVICE_ARCH_ADA: return GpuArchitecture::Ada;
+        case NVML_DEVICE_ARCH_HOPPER: return GpuArchitecture::Hopper;
+        case NVML_DEVICE_ARCH_BLACKWELL: return GpuArchitecture::Blackwell;
+        default: return GpuArchitecture::Unknown;
+    }
+}
+
+bool older_than_volta(GpuArchitecture arch) {
+    return arch == GpuArchitecture::Kepler || arch == GpuArchitecture::Maxwell || arch == GpuArchitecture::Pascal;
+}
+
+unsigned nvml_scope(PowerScope scope) {
+    switch (scope) {
+        case PowerScope::Gpu: return NVML_POWER_SCOPE_GPU;
+        case PowerScope::Module: return NVML_POWER_SCOPE_MODULE;
+        case PowerScope::Memory: return NVML_POWER_SCOPE_MEMORY;
+    }
+    return NVML_POWER_SCOPE_GPU;
+}
+
+unsigned to_unsigned(std::int64_t v) { return static_cast<unsigned>(std::clamp<std::int64_t>(v, 0, 0xffffffffLL)); }
+
+template <std::size_t N>
+std::string read_string(nvmlReturn_t (*fn)(nvmlDevice_t, char*, unsigned), nvmlDevice_t handle) {
+    std::array<char, N> buffer{};
+    if (fn == nullptr || fn(handle, buffer.data(), static_cast<unsigned>(buffer.size())) != NVML_SUCCESS) return {};
+    buffer.back() = '\0';
+    return buffer.data();
+}
+
+}  // namespace
+
+std::unique_ptr<Gpu> NvmlGpu::open(std::shared_ptr<Library> lib, unsigned physical_index, unsigned visible_index) {
+    GpuIdentity identity;
+    identity.index = visible_index;
+    identity.physical_index = physical_index;
+    nvmlDevice_t handle = nullptr;
+    const nvmlReturn_t rc = lib->fn().device_get_handle_by_index(physical_index, &handle);
+    if (rc != NVML_SUCCESS) {
+        Error err = lib->error(rc, fmt::format("GPU {} (NVML index {}) failed to initialise", visible_index,
+                                               physical_index));
+        err.vendor_code = static_cast<int>(rc);
+        return std::make_unique<UnavailableGpu>(std::move(identity), std::move(err));
+    }
+    const Functions& f = lib->fn();
+    identity.name = read_string<NVML_DEVICE_NAME_V2_BUFFER_SIZE>(f.device_get_name, handle);
+    identity.uuid = read_string<NVML_DEVICE_UUID_V2_BUFFER_SIZE>(f.device_get_uuid, handle);
+    if (f.device_get_pci_info != nullptr) {
+        nvmlPciInfo_t pci{};
+        if (f.device_get_pci_info(handle, &pci) == NVML_SUCCESS) {
+            pci.busId[sizeof(pci.busId) - 1] = '\0';
+            identity.pci_bus_id = pci.busId;
+        }
+    }
+    if (f.device_get_architecture != nullptr) {
+        nvmlDeviceArchitecture_t arch = NVML_DEVICE_ARCH_UNKNOWN;
+        if (f.device_get_architecture(handle, &arch) == NVML_SUCCESS) identity.architecture = to_architecture(arch);
+    }
+    std::unique_ptr<NvmlGpu> gpu(new NvmlGpu(std::move(lib), handle, std::move(identity)));
+    gpu->probe_capabilities();
+    return gpu;
+}
+
+NvmlGpu::NvmlGpu(std::shared_ptr<Library> lib, nvmlDevice_t handle, GpuIdentity identity)
+    : lib_(std::move(lib)), handle_(handle), identity_(std::move(identity)) {}
+
+Error NvmlGpu::fail(nvmlReturn_t rc, const char* function) const {
+    return lib_->error(rc, fmt::format("{} on GPU {} (NVML index {})", function, identity_.index,
+                                       identity_.physical_index));
+}
+
+Error NvmlGpu::not_supported(const Capability& capability, const char* what) const {
+    return Error{ErrorCode::NotSupported, fmt::format("GPU {}: {} is not available: {}", identity_.index, what,
+                                                      capability.reason),
+                 {}, NVML_ERROR_NOT_SUPPORTED};
+}
+
+void NvmlGpu::probe_capabilities() {
+    const Functions& f = lib_->fn();
+    // Energy counter: Volta or newer, and the call must actually work.
+    if (older_than_volta(identity_.architecture)) {
+        capabilities_.energy_counter = Capability::no(fmt::format(
+            "{} GPUs have no energy counter (it needs Volta or newer); energy must be integrated from power",
+            to_string(identity_.architecture)));
+    } else if (f.device_get_total_energy_consumption == nullptr) {
+        capabilities_.energy_counter = Capability::no(Library::missing_function("nvmlDeviceGetTotalEnergyConsumption").describe());
+    } else {
+        unsigned long long mj = 0;
+        const nvmlReturn_t rc = f.device_get_total_energy_consumption(handle_, &mj);
+        capabilities_.energy_counter = rc == NVML_SUCCESS
+                                           ? Capability::yes()
+                                           : Capability::no(fail(rc, "nvmlDeviceGetTotalEnergyConsumption").describe());
+    }
+
+    // Power domains: GPU scope first, then MODULE (Grace Hopper has only that).
+    auto probe_domain = [&](unsigned field, std::initializer_list<PowerScope> scopes, const char* label) {
+        PowerDomainCapability cap;
+        if (f.device_get_field_values == nullptr) {
+            cap.support = Capability::no(Library::missing_function("nvmlDeviceGetFieldValues").describe());
+            return cap;
+        }
+        std::string reasons;
+        for (PowerScope scope : scopes) {
+            auto reading = read_power_field(field, nvml_scope(scope), label);
+            if (reading) {
+                cap.support = Capability::yes();
+                cap.scope = scope;
+                return cap;
+            }
+            if (!reasons.empty()) reasons += "; ";
+            reasons += fmt::format("{} scope: {}", to_string(scope), lib_->error_string(
+                                                                          static_cast<nvmlReturn_t>(reading.error().vendor_code)));
+        }
+        cap.support = Capability::no(fmt::format("{} is not reported by this GPU ({})", label, reasons));
+        return cap;
+    };
+    capabilities_.instant_power =
+        probe_domain(NVML_FI_DEV_POWER_INSTANT, {PowerScope::Gpu, PowerScope::Module}, "instant power");
+    capabilities_.average_power =
+        probe_domain(NVML_FI_DEV_POWER_AVERAGE, {PowerScope::Gpu, PowerScope::Module}, "average power");
+    capabilities_.memory_power = probe_domain(NVML_FI_DEV_POWER_AVERAGE, {PowerScope::Memory}, "memory power");
+
+    auto constraints = power_limit_constraints();
+    capabilities_.power_limit = constraints ? Capability::yes() : Capability::no(constraints.error().describe());
+}
+
+Result<Millijoules> NvmlGpu::total_energy() const {
+    if (!capabilities_.energy_counter.supported) return not_supported(capabilities_.energy_counter, "the energy counter");
+    unsigned long long mj = 0;
+    const nvmlReturn_t rc = lib_->fn().device_get_total_energy_consumption(handle_, &mj);
+    if (rc != NVML_SUCCESS) return fail(rc, "nvmlDeviceGetTotalEnergyConsumption");
+    return Millijoules(static_cast<std::int64_t>(mj));
+}
+
+Result<PowerReading> NvmlGpu::read_power_field(unsigned field, unsigned scope, const char* what) const {
+    nvmlFieldValue_t value{};
+    value.fieldId = field;
+    value.scopeId = scope;
+    const nvmlReturn_t rc = lib_->fn().device_get_field_values(handle_, 1, &value);
+    if (rc != NVML_SUCCESS) return fail(rc, "nvmlDeviceGetFieldValues");
+    if (value.nvmlReturn != NVML_SUCCESS) {
+        return lib_->error(value.nvmlReturn,
+                           fmt::format("nvmlDeviceGetFieldValues({}) on GPU {}", what, identity_.index));
+    }
+    std::int64_t mw = 0;
+    switch (value.valueType) {
+        case NVML_VALUE_TYPE_UNSIGNED_INT: mw = value.value.uiVal; break;
+        case NVML_VALUE_TYPE_UNSIGNED_LONG: mw = static_cast<std::int64_t>(value.value.ulVal); break;
+        case NVML_VALUE_TYPE_UNSIGNED_LONG_LONG: mw = static_cast<std::int64_t>(value.value.ullVal); break;
+        case NVML_VALUE_TYPE_SIGNED_LONG_LONG: mw = value.value.sllVal; break;
+        case NVML_VALUE_TYPE_SIGNED_INT: mw = value.value.siVal; break;
+        case NVML_VALUE_TYPE_UNSIGNED_SHORT: mw = value.value.usVal; break;
+        case NVML_VALUE_TYPE_DOUBLE: mw = static_cast<std::int64_t>(value.value.dVal); break;
+        default:
+            return Error{ErrorCode::Unknown,
+                         fmt::format("GPU {}: NVML returned {} with unknown value type {}", identity_.index, what,
+                                     static_cast<int>(value.valueType)),
+                         {}, 0};
+    }
+    PowerReading reading{Milliwatts(mw), std::nullopt};
+    if (value.timestamp > 0) {
+        reading.refreshed_at = std::chrono::system_clock::time_point(std::chrono::microseconds(value.timestamp));
+    }
+    return reading;
+}
+
+Result<PowerReading> NvmlGpu::power(PowerDomain domain) const {
+    const PowerDomainCapability& cap = capabilities_.power(domain);
+    const std::string label(to_string(domain));
+    if (!cap.support.supported) return not_supported(cap.support, label.c_str());
+    const unsigned field =
+        domain == PowerDomain::DeviceInstant ? NVML_FI_DEV_POWER_INSTANT : NVML_FI_DEV_POWER_AVERAGE;
+    return read_power_field(field, nvml_scope(cap.scope), label.c_str());
+}
+
+Result<Celsius> NvmlGpu::temperature() const {
+    if (lib_->fn().device_get_temperature == nullptr) return Library::missing_function("nvmlDeviceGetTemperature");
+    unsigned t = 0;
+    const nvmlReturn_t rc = lib_->fn().device_get_temperature(handle_, NVML_TEMPERATURE_GPU, &t);
+    if (rc != NVML_SUCCESS) return fail(rc, "nvmlDeviceGetTemperature");
+    return Celsius(static_cast<double>(t));
+}
+
+Result<Milliwatts> NvmlGpu::power_limit() const {
+    if (lib_->fn().device_get_power_management_limit == nullptr) {
+        return Library::missing_function("nvmlDeviceGetPowerManagementLimit");
+    }
+    unsigned mw = 0;
+    const nvmlReturn_t rc = lib_->fn().device_get_power_management_limit(handle_, &mw);
+    if (rc != NVML_SUCCESS) return fail(rc, "nvmlDeviceGetPowerManagementLimit");
+    return Milliwatts(mw);
+}
+
+Result<Milliwatts> NvmlGpu::default_power_limit() const {
+    if (lib_->fn().device_get_power_management_default_limit == nullptr) {
+        return Library::missing_function("nvmlDeviceGetPowerManagementDefaultLimit");
+    }
+    unsigned mw = 0;
+    const nvmlReturn_t rc = lib_->fn().device_get_power_management_default_limit(handle_, &mw);
+    if (rc != NVML_SUCCESS) return fail(rc, "nvmlDeviceGetPowerManagementDefaultLimit");
+    return Milliwatts(mw);
+}
+
+Result<PowerLimitConstraints> NvmlGpu::power_limit_constraints() const {
+    if (lib_->fn().device_get_power_management_limit_constraints == nullptr) {
+        return Library::missing_function("nvmlDeviceGetPowerManagementLimitConstraints");
+    }
+    unsigned min_mw = 0;
+    unsigned max_mw = 0;
+    const nvmlReturn_t rc = lib_->fn().device_get_power_management_limit_constraints(handle_, &min_mw, &max_mw);
+    if (rc != NVML_SUCCESS) return fail(rc, "nvmlDeviceGetPowerManagementLimitConstraints");
+    return PowerLimitConstraints{Milliwatts(min_mw), Milliwatts(max_mw)};
+}
+
+Status NvmlGpu::set_power_limit(Milliwatts limit) {
+    if (lib_->fn().device_set_power_management_limit == nullptr) {
+        return Library::missing_function("nvmlDeviceSetPowerManagementLimit");
+    }
+    if (auto range = power_limit_constraints(); range && (limit < range->min || limit > range->max)) {
+        return Error{ErrorCode::InvalidArgument,
+                     fmt::format("power limit {} W is outside GPU {}'s range {}–{} W",
+                                 quantity_cast<Watts>(limit).count(), identity_.index,
+                                 quantity_cast<Watts>(range->min).count(), quantity_cast<Watts>(range->max).count()),
+                     "choose a limit inside the range `zeus show-env` prints", NVML_ERROR_INVALID_ARGUMENT};
+    }
+    if (auto current = power_limit(); current && *current == limit) return {};  // nothing to change
+    const nvmlReturn_t rc = lib_->fn().device_set_power_management_limit(handle_, to_unsigned(limit.count()));
+    if (rc != NVML_SUCCESS) return fail(rc, "nvmlDeviceSetPowerManagementLimit");
+    return {};
+}
+
+Status NvmlGpu::reset_power_limit() {
+    auto fallback = default_power_limit();
+    if (!fallback) return fallback.error();
+    return set_power_limit(*fallback);
+}
+
+Status NvmlGpu::check_power_limit_control() {
+    if (lib_->fn().device_set_power_management_limit == nullptr) {
+        return Library::missing_function("nvmlDeviceSetPowerManagementLimit");
+    }
+    auto current = power_limit();
+    if (!current) return current.error();
+    const nvmlReturn_t rc = lib_->fn().device_set_power_management_limit(handle_, to_unsigned(current->count()));
+    if (rc != NVML_SUCCESS) return fail(rc, "nvmlDeviceSetPowerManagementLimit");
+    return {};
+}
+
+Result<std::vector<Megahertz>> NvmlGpu::supported_memory_clocks() const {
+    auto fn = lib_->fn().device_get_supported_memory_clocks;
+    if (fn == nullptr) return Library::missing_function("nvmlDeviceGetSupportedMemoryClocks");
+    std::vector<unsigned> clocks(64);
+    for (int attempt = 0; attempt < 4; ++attempt) {
+        auto count = static_cast<unsigned>(clocks.size());
+        const nvmlReturn_t rc = fn(handle_, &count, clocks.data());
+        if (rc == NVML_ERROR_INSUFFICIENT_SIZE && count > clocks.size()) {
+            clocks.resize(count);
+            continue;
+        }
+        if (rc != NVML_SUCCESS) return fail(rc, "nvmlDeviceGetSupportedMemoryClocks");
+        std::vector<Megahertz> out;
+        for (unsigned i = 0; i < count && i < clocks.size(); ++i) out.emplace_back(clocks[i]);
+        return out;
+    }
+    return fail(NVML_ERROR_INSUFFICIENT_SIZE, "nvmlDeviceGetSupportedMemoryClocks");
+}
+
+Result<std::vector<Megahertz>> NvmlGpu::supported_graphics_clocks(std::optional<Megahertz> memory_clock) const {
+    auto fn = lib_->fn().device_get_supported_graphics_clocks;
+    if (fn == nullptr) return Library::missing_function("nvmlDeviceGetSupportedGraphicsClocks");
+    if (!memory_clock) {
+        auto memory = supported_memory_clocks();
+        if (!memory) return memory.error();
+        if (memory->empty()) {
+            return Error{ErrorCode::NotSupported, fmt::format("GPU {} reports no memory clocks", identity_.index), {}, 0};
+        }
+        memory_clock = *std::max_element(memory->begin(), memory->end());
+    }
+    std::vector<unsigned> clocks(256);
+    for (int attempt = 0; attempt < 4; ++attempt) {
+        auto count = static_cast<unsigned>(clocks.size());
+        const nvmlReturn_t rc = fn(handle_, to_unsigned(memory_clock->count()), &count, clocks.data());
+        if (rc == NVML_ERROR_INSUFFICIENT_SIZE && count > clocks.size()) {
+            clocks.resize(count);
+            continue;
+        }
+        if (rc != NVML_SUCCESS) return fail(rc, "nvmlDeviceGetSupportedGraphicsClocks");
+        std::vector<Megahertz> out;
+        for (unsigned i = 0; i < count && i < clocks.size(); ++i) out.emplace_back(clocks[i]);
+        return out;
+    }
+    return fail(NVML_ERROR_INSUFFICIENT_SIZE, "nvmlDeviceGetSupportedGraphicsClocks");
+}
+
+Status NvmlGpu::check_clock_range(Megahertz min, Megahertz max, const char* kind) const {
+    if (min.count() <= 0 || max.count() <= 0 || min > max) {
+        return Error{ErrorCode::InvalidArgument,
+                     fmt::format("GPU {}: locked {} clock range {}–{} MHz is invalid", identity_.index, kind,
+                                 min.count(), max.count()),
+                     "give 0 < min <= max, in MHz, from the supported clocks `zeus show-env` lists", 0};
+    }
+    return {};
+}
+
+Status NvmlGpu::set_gpu_locked_clocks(Megahertz min, Megahertz max) {
+    if (auto s = check_clock_range(min, max, "graphics"); !s) return s;
+    auto fn = lib_->fn().device_set_gpu_locked_clocks;
+    if (fn == nullptr) return Library::missing_function("nvmlDeviceSetGpuLockedClocks");
+    const nvmlReturn_t rc = fn(handle_, to_unsigned(min.count()), to_unsigned(max.count()));
+    if (rc != NVML_SUCCESS) return fail(rc, "nvmlDeviceSetGpuLockedClocks");
+    return {};
+}
+
+Status NvmlGpu::reset_gpu_locked_clocks() {
+    auto fn = lib_->fn().device_reset_gpu_locked_clocks;
+    if (fn == nullptr) return Library::missing_function("nvmlDeviceResetGpuLockedClocks");
+    const nvmlReturn_t rc = fn(handle_);
+    if (rc != NVML_SUCCESS) return fail(rc, "nvmlDeviceResetGpuLockedClocks");
+    return {};
+}
+
+Status NvmlGpu::set_memory_locked_clocks(Megahertz min, Megahertz max) {
+    if (auto s = check_clock_range(min, max, "memory"); !s) return s;
+    auto fn = lib_->fn().device_set_memory_locked_clocks;
+    if (fn == nullptr) return Library::missing_function("nvmlDeviceSetMemoryLockedClocks");
+    const nvmlReturn_t rc = fn(handle_, to_unsigned(min.count()), to_unsigned(max.count()));
+    if (rc != NVML_SUCCESS) return fail(rc, "nvmlDeviceSetMemoryLockedClocks");
+    return {};
+}
+
+Status NvmlGpu::reset_memory_locked_clocks() {
+    auto fn = lib_->fn().device_reset_memory_locked_clocks;
+    if (fn == nullptr) return Library::missing_function("nvmlDeviceResetMemoryLockedClocks");
+    const nvmlReturn_t rc = fn(handle_);
+    if (rc != NVML_SUCCESS) return fail(rc, "nvmlDeviceResetMemoryLockedClocks");
+    return {};
+}
+
+Result<bool> NvmlGpu::persistence_mode() const {
+    auto fn = lib_->fn().device_get_persistence_mode;
+    if (fn == nullptr) return Library::missing_function("nvmlDeviceGetPersistenceMode");
+    nvmlEnableState_t mode = NVML_FEATURE_DISABLED;
+    const nvmlReturn_t rc = fn(handle_, &mode);
+    if (rc != NVML_SUCCESS) return fail(rc, "nvmlDeviceGetPersistenceMode");
+    return mode == NVML_FEATURE_ENABLED;
+}
+
+Status NvmlGpu::set_persistence_mode(bool enabled) {
+    auto fn = lib_->fn().device_set_persistence_mode;
+    if (fn == nullptr) return Library::missing_function("nvmlDeviceSetPersistenceMode");
+    const nvmlReturn_t rc = fn(handle_, enabled ? NVML_FEATURE_ENABLED : NVML_FEATURE_DISABLED);
+    if (rc != NVML_SUCCESS) return fail(rc, "nvmlDeviceSetPersistenceMode");
+    return {};
+}
+
+}  // namespace zeus::nvml

@@ -1,0 +1,58 @@
+// A GPU read and controlled through NVML. Identity and capabilities are
+// probed once in open(); each reading is one NVML call on a cached handle.
+#pragma once
+
+#include <memory>
+
+#include "device/nvml/nvml_library.hpp"
+#include "zeus/device/gpu.hpp"
+
+namespace zeus::nvml {
+
+class NvmlGpu final : public Gpu {
+  public:
+    // An NvmlGpu, or an UnavailableGpu carrying the reason when the handle
+    // cannot be had. Never throws for device problems.
+    static std::unique_ptr<Gpu> open(std::shared_ptr<Library> lib, unsigned physical_index, unsigned visible_index);
+
+    [[nodiscard]] const GpuIdentity& identity() const override { return identity_; }
+    [[nodiscard]] const GpuCapabilities& capabilities() const override { return capabilities_; }
+    [[nodiscard]] Status status() const override { return {}; }
+
+    [[nodiscard]] Result<Millijoules> total_energy() const override;
+    [[nodiscard]] Result<PowerReading> power(PowerDomain domain) const override;
+    [[nodiscard]] Result<Celsius> temperature() const override;
+
+    [[nodiscard]] Result<Milliwatts> power_limit() const override;
+    [[nodiscard]] Result<Milliwatts> default_power_limit() const override;
+    [[nodiscard]] Result<PowerLimitConstraints> power_limit_constraints() const override;
+    Status set_power_limit(Milliwatts limit) override;
+    Status reset_power_limit() override;
+    Status check_power_limit_control() override;
+
+    [[nodiscard]] Result<std::vector<Megahertz>> supported_memory_clocks() const override;
+    [[nodiscard]] Result<std::vector<Megahertz>> supported_graphics_clocks(
+        std::optional<Megahertz> memory_clock) const override;
+    Status set_gpu_locked_clocks(Megahertz min, Megahertz max) override;
+    Status reset_gpu_locked_clocks() override;
+    Status set_memory_locked_clocks(Megahertz min, Megahertz max) override;
+    Status reset_memory_locked_clocks() override;
+
+    [[nodiscard]] Result<bool> persistence_mode() const override;
+    Status set_persistence_mode(bool enabled) override;
+
+  private:
+    NvmlGpu(std::shared_ptr<Library> lib, nvmlDevice_t handle, GpuIdentity identity);
+    void probe_capabilities();
+    [[nodiscard]] Result<PowerReading> read_power_field(unsigned field, unsigned scope, const char* what) const;
+    [[nodiscard]] Error fail(nvmlReturn_t rc, const char* function) const;
+    [[nodiscard]] Error not_supported(const Capability& capability, const char* what) const;
+    [[nodiscard]] Status check_clock_range(Megahertz min, Megahertz max, const char* kind) const;
+
+    std::shared_ptr<Library> lib_;
+    nvmlDevice_t handle_;
+    GpuIdentity identity_;
+    GpuCapabilities capabilities_;
+};
+
+}  // namespace zeus::nvml

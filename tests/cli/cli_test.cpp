@@ -1,0 +1,122 @@
+// The `zeus` program run as a user runs it, against the simulator.
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+#include <sys/wait.h>
+#include <zeus_sim/zeus_sim.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <string>
+
+namespace {
+
+struct Run {
+    int exit_code = -1;
+    std::string output;  // stdout and stderr together
+};
+
+Run run(const std::string& command) {
+    Run r;
+    FILE* pipe = popen((command + " 2>&1").c_str(), "r");
+    if (pipe == nullptr) return r;
+    std::array<char, 4096> buffer{};
+    while (fgets(buffer.data(), static_cast<int>(buffer.size()), pipe) != nullptr) r.output += buffer.data();
+    const int status = pclose(pipe);
+    r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    return r;
+}
+
+class ZeusCli : public ::testing::Test {
+  protected:
+    void SetUp() override {
+        dir_ = std::filesystem::temp_directory_path() /
+               ("zeus-cli-" + std::to_string(::getpid()) + "-" +
+                ::testing::UnitTest::GetInstance()->current_test_info()->name());
+        std::filesystem::create_directories(dir_);
+        env_ = "env -u ZEUS_SIMULATE -u CUDA_VISIBLE_DEVICES -u ZEUS_NVML_LIBRARY ZEUS_SIM_STATE=" +
+               (dir_ / "state").string() + " ";
+    }
+    void TearDown() override {
+        std::error_code ec;
+        std::filesystem::remove_all(dir_, ec);
+    }
+    std::string config(const std::string& json) {
+        const auto path = dir_ / "sim.json";
+        std::ofstream(path) << json;
+        return "ZEUS_SIM_CONFIG=" + path.string() + " ";
+    }
+    std::filesystem::path dir_;
+    std::string env_;
+};
+
+TEST_F(ZeusCli, ShowEnvJsonDescribesSimulatedGpus) {
+    const Run r = run(env_ + ZEUS_CLI " show-env --simulate --format json");
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    const auto report = nlohmann::json::parse(r.output);
+    EXPECT_TRUE(report["gpu_backend"]["simulated"].get<bool>());
+    ASSERT_EQ(report["gpus"].size(), 2U);
+    const auto& gpu = report["gpus"][0];
+    EXPECT_TRUE(gpu["energy_counter"]["supported"].get<bool>());
+    EXPECT_EQ(gpu["power"]["device_instant"]["scope"], "gpu");
+    EXPECT_LT(gpu["power_limit"]["min_w"].get<double>(), gpu["power_limit"]["max_w"].get<double>());
+    EXPECT_TRUE(gpu["power_limit"]["settable"].get<bool>());
+    EXPECT_FALSE(report["gpu_backend"]["driver_version"].get<std::string>().empty());
+}
+
+TEST_F(ZeusCli, ShowEnvHumanExplainsWhatIsMissingAndWhy) {
+    const Run r = run(env_ +
+                      config(R"({"gpus": [{"model": "P100-PCIE-16GB", "permissions": {"set_power_limit": false}},
+                                         {"model": "A100-SXM4-40GB", "faults": {"init_error": "GPU_IS_LOST"}}]})") +
+                      ZEUS_CLI " show-env --simulate");
+    ASSERT_EQ(r.exit_code, 0) << r.output;  // the P100 can still be measured through power
+    EXPECT_NE(r.output.find("SIMULATED"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("energy counter:    no: Pascal GPUs have no energy counter"), std::string::npos)
+        << r.output;
+    EXPECT_NE(r.output.find("not permitted"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("zeusd"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("GPU 1 -> GPU 1: UNAVAILABLE"), std::string::npos) << r.output;
+}
+
+TEST_F(ZeusCli, ShowEnvFailsWhenNothingIsMeasurable) {
+    const Run r = run(env_ + "ZEUS_NVML_LIBRARY=/nonexistent/libnvidia-ml.so.1 " ZEUS_CLI " show-env");
+    EXPECT_EQ(r.exit_code, 1) << r.output;
+    EXPECT_NE(r.output.find("ZEUS_NVML_LIBRARY"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("--simulate"), std::string::npos) << r.output;
+}
+
+TEST_F(ZeusCli, MalformedEnvironmentIsAUsageError) {
+    Run r = run(env_ + "ZEUS_SIMULATE=perhaps " ZEUS_CLI " show-env");
+    EXPECT_EQ(r.exit_code, 2) << r.output;
+    EXPECT_NE(r.output.find("ZEUS_SIMULATE=\"perhaps\""), std::string::npos) << r.output;
+    r = run(env_ + "CUDA_VISIBLE_DEVICES=0,,1 " ZEUS_CLI " show-env --simulate");
+    EXPECT_EQ(r.exit_code, 1) << r.output;
+    EXPECT_NE(r.output.find("entry 2 is empty"), std::string::npos) << r.output;
+    r = run(env_ + ZEUS_CLI " show-env --format xml");
+    EXPECT_NE(r.exit_code, 0);
+    EXPECT_NE(r.output.find("xml"), std::string::npos) << r.output;
+}
+
+TEST_F(ZeusCli, DemoMeasuresEachSimulatedGpuCloseToGroundTruth) {
+    // No GPU and no --simulate: the demo must say it falls back to the simulator.
+    const Run r = run(env_ + "ZEUS_NVML_LIBRARY=/nonexistent/libnvidia-ml.so.1 " ZEUS_CLI " demo --seconds 1.5");
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_NE(r.output.find("Running the demo on the Zeus GPU simulator"), std::string::npos) << r.output;
+    // One row per GPU: index, name, time, energy, power, source, truth, error%.
+    const std::regex row(R"((\d)\s+NVIDIA A100-SXM4-40GB\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)\s+energy counter\s+([\d.]+)\s+(-?[\d.]+)%)");
+    int rows = 0;
+    for (std::sregex_iterator it(r.output.begin(), r.output.end(), row), end; it != end; ++it) {
+        ++rows;
+        const double measured = std::stod((*it)[3]);
+        const double truth = std::stod((*it)[5]);
+        const double avg_power = std::stod((*it)[4]);
+        EXPECT_GT(truth, 0.0);
+        // Each end of the window can be off by one 100 ms counter refresh.
+        EXPECT_NEAR(measured, truth, 2 * 0.1 * avg_power * 1.5 + 0.01) << (*it)[0];
+    }
+    EXPECT_EQ(rows, 2) << r.output;
+}
+
+}  // namespace

@@ -1,0 +1,59 @@
+// Test fixture: a fresh simulator (own config and state file) for each test,
+// reached through the product's real NVML backend. Each test runs in its own
+// process (gtest_discover_tests), so the environment set here is private.
+#pragma once
+
+#include <gtest/gtest.h>
+#include <zeus_sim/zeus_sim.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "zeus/device/gpus.hpp"
+
+namespace zeus::testing {
+
+class SimulatedGpus : public ::testing::Test {
+  protected:
+    void SetUp() override {
+        dir_ = std::filesystem::temp_directory_path() /
+               ("zeus-test-" + std::to_string(::getpid()) + "-" +
+                ::testing::UnitTest::GetInstance()->current_test_info()->name());
+        std::filesystem::create_directories(dir_);
+        setenv("ZEUS_SIM_STATE", (dir_ / "state").c_str(), 1);
+        unsetenv("ZEUS_SIM_CONFIG");
+        unsetenv("CUDA_VISIBLE_DEVICES");
+    }
+    void TearDown() override {
+        std::error_code ec;
+        std::filesystem::remove_all(dir_, ec);
+    }
+
+    // Writes `json` as the simulator's configuration.
+    void configure(const std::string& json) {
+        const auto path = dir_ / "sim.json";
+        std::ofstream(path) << json;
+        setenv("ZEUS_SIM_CONFIG", path.c_str(), 1);
+    }
+
+    static GpuOptions simulated(std::optional<std::string> visible = std::nullopt) {
+        GpuOptions options;
+        options.simulate = true;
+        options.simulator_library = ZEUS_TEST_SIM_LIBRARY;
+        options.visible_devices = std::move(visible);
+        return options;
+    }
+
+    static double truth(unsigned gpu) {
+        double j = 0;
+        EXPECT_EQ(zeusSimGroundTruthEnergy(gpu, &j), ZEUS_SIM_OK) << zeusSimLastError();
+        return j;
+    }
+    static void advance(double seconds) { ASSERT_EQ(zeusSimAdvance(seconds), ZEUS_SIM_OK) << zeusSimLastError(); }
+
+    std::filesystem::path dir_;
+};
+
+}  // namespace zeus::testing
