@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "commands.hpp"
+#include "cuda_load.hpp"
 #include "zeus/device/gpus.hpp"
 #include "zeus/platform/dynamic_library.hpp"
 
@@ -149,7 +150,7 @@ int run_demo(const DemoOptions& opts) {
                     fmt::format("{}", opts.seconds),         "--util", fmt::format("{}", opts.utilization)};
         std::cout << "Workload: " << fmt::format("{}", fmt::join(workload, " ")) << "\n";
     } else {
-        std::cout << fmt::format("Workload: whatever runs on the GPUs during the next {} s\n", opts.seconds);
+        std::cout << fmt::format("Workload: CUDA memset load for {} s on every visible GPU\n", opts.seconds);
     }
 
     for (auto& w : windows) {
@@ -165,6 +166,15 @@ int run_demo(const DemoOptions& opts) {
     }
     const auto start = Clock::now();
     pid_t child = -1;
+    std::optional<std::thread> cuda_load;
+    Status cuda_status;
+    if (!options.simulate) {
+        std::vector<unsigned> ordinals;
+        for (const auto& w : windows) ordinals.push_back(w.gpu->identity().index);
+        cuda_load.emplace([&cuda_status, ordinals, seconds = opts.seconds] {
+            cuda_status = run_cuda_memset_load(ordinals, std::chrono::duration<double>(seconds));
+        });
+    }
     if (!workload.empty()) {
         child = spawn(workload);
         if (child < 0) {
@@ -184,6 +194,13 @@ int run_demo(const DemoOptions& opts) {
             if (waitpid(child, &child_status, WNOHANG) == child) break;
         } else if (now - start >= std::chrono::duration<double>(opts.seconds)) {
             break;
+        }
+    }
+    if (cuda_load) {
+        cuda_load->join();
+        if (!cuda_status) {
+            std::cout << "No GPU load could be started (" << cuda_status.error().describe()
+                      << "); the numbers below are the GPUs' energy while idle.\n";
         }
     }
     const double elapsed = std::chrono::duration<double>(Clock::now() - start).count();
