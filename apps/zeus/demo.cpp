@@ -3,6 +3,7 @@
 // so and runs on the GPU simulator, where it also shows the simulator's
 // ground-truth energy so the measurement error is visible.
 #include <fmt/format.h>
+#include <fcntl.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -71,13 +72,34 @@ class GroundTruth {
     int (*fn_)(unsigned, double*) = nullptr;
 };
 
+// Starts the workload with its stdout silenced: its own report would only
+// interleave with ours.
 pid_t spawn(const std::vector<std::string>& args) {
     std::vector<char*> argv;
     for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));  // NOLINT: posix_spawn's API
     argv.push_back(nullptr);
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
     pid_t pid = -1;
-    if (posix_spawn(&pid, argv[0], nullptr, nullptr, argv.data(), environ) != 0) return -1;
-    return pid;
+    const int rc = posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ);
+    posix_spawn_file_actions_destroy(&actions);
+    return rc == 0 ? pid : -1;
+}
+
+// Waits until the GPU's energy counter next refreshes and returns the new
+// value. Reading right after a refresh makes the counter current to within
+// the poll interval, instead of up to a whole refresh period (~100 ms) stale.
+Result<Millijoules> read_at_counter_refresh(const Gpu& gpu) {
+    auto first = gpu.total_energy();
+    if (!first) return first;
+    const auto deadline = Clock::now() + std::chrono::seconds(1);
+    while (Clock::now() < deadline) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        auto now = gpu.total_energy();
+        if (!now || *now != *first) return now;
+    }
+    return first;  // a counter that did not move in 1 s (idle, coarse): take it as it is
 }
 
 void sample_power(std::vector<GpuWindow>& windows, Clock::duration dt) {
@@ -155,7 +177,7 @@ int run_demo(const DemoOptions& opts) {
 
     for (auto& w : windows) {
         if (w.counter) {
-            auto e = w.gpu->total_energy();
+            auto e = read_at_counter_refresh(*w.gpu);
             if (!e) {
                 std::cerr << "zeus: " << e.error().describe() << "\n";
                 return 1;
@@ -164,6 +186,7 @@ int run_demo(const DemoOptions& opts) {
         }
         if (truth) w.truth_start = truth->joules(w.gpu->identity().physical_index).value_or(0.0);
     }
+    std::cout.flush();
     const auto start = Clock::now();
     pid_t child = -1;
     std::optional<std::thread> cuda_load;
@@ -217,7 +240,7 @@ int run_demo(const DemoOptions& opts) {
         Joules energy{0.0};
         std::string source;
         if (w.counter) {
-            auto e = w.gpu->total_energy();
+            auto e = read_at_counter_refresh(*w.gpu);
             if (!e) {
                 std::cerr << "zeus: " << e.error().describe() << "\n";
                 return 1;

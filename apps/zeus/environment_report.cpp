@@ -138,8 +138,10 @@ std::string render_human(const nlohmann::ordered_json& r) {
                            g.at("architecture").get<std::string>(), g.at("uuid").get<std::string>(),
                            g.at("pci_bus_id").get<std::string>());
         out += fmt::format("    energy counter:    {}\n", capability_line(g.at("energy_counter")));
-        for (const char* d : {"device_instant", "device_average", "memory_average"}) {
-            out += fmt::format("    {:<18} {}\n", fmt::format("{} power:", d), capability_line(g.at("power").at(d)));
+        for (const auto& [domain, label] : {std::pair{"device_instant", "instant power:"},
+                                             std::pair{"device_average", "average power:"},
+                                             std::pair{"memory_average", "memory power:"}}) {
+            out += fmt::format("    {:<18} {}\n", label, capability_line(g.at("power").at(domain)));
         }
         const auto& pl = g.at("power_limit");
         if (pl.at("supported").get<bool>()) {

@@ -27,6 +27,17 @@ inline unsigned to_milli(double value) {
   return value <= 0 ? 0u : static_cast<unsigned>(std::llround(value * 1000.0));
 }
 
+// The integer a C caller passed for an enum parameter. C callers may pass any
+// int (e.g. a sensor id from a newer nvml.h); reading it through the C++ enum
+// type would be undefined for values outside the enum's range.
+template <typename Enum>
+unsigned raw_enum(const Enum& value) {
+  static_assert(sizeof(Enum) == sizeof(unsigned));
+  unsigned raw = 0;
+  std::memcpy(&raw, &value, sizeof raw);
+  return raw;
+}
+
 // Copies a NUL-terminated string into an NVML out-buffer.
 inline nvmlReturn_t copy_out(const char* src, char* dst, unsigned length) {
   if (!dst) return NVML_ERROR_INVALID_ARGUMENT;

@@ -1,0 +1,121 @@
+// The zeusSim* control API.
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <string>
+
+#include "nvml_fixture.h"
+
+namespace zeus::sim::testing {
+namespace {
+
+using SimCApi = NvmlFixture;
+
+TEST_F(SimCApi, CallsNeedAnOpenSimulator) {
+  use_config(simple_gpu_config());
+  double now = 0;
+  EXPECT_EQ(zeusSimNow(&now), ZEUS_SIM_ERROR_STATE);
+  EXPECT_NE(std::string(zeusSimLastError()).find("zeusSimOpen"), std::string::npos);
+  EXPECT_EQ(zeusSimClose(), ZEUS_SIM_ERROR_STATE);
+}
+
+TEST_F(SimCApi, OpenIsReferenceCountedTogetherWithNvmlInit) {
+  use_config(simple_gpu_config());
+  ASSERT_EQ(zeusSimOpen(), ZEUS_SIM_OK);
+  ASSERT_EQ(nvmlInit_v2(), NVML_SUCCESS);
+  advance(2);
+  ASSERT_EQ(zeusSimClose(), ZEUS_SIM_OK);
+  unsigned long long mj = 0;
+  EXPECT_EQ(nvmlDeviceGetTotalEnergyConsumption(device(0), &mj), NVML_SUCCESS);
+  double now = 0;
+  EXPECT_EQ(zeusSimNow(&now), ZEUS_SIM_OK) << "NVML still holds the simulator";
+  EXPECT_DOUBLE_EQ(now, 2.0);
+  ASSERT_EQ(nvmlShutdown(), NVML_SUCCESS);
+  EXPECT_EQ(zeusSimNow(&now), ZEUS_SIM_ERROR_STATE);
+}
+
+TEST_F(SimCApi, InvalidInputsAreReported) {
+  use_config(simple_gpu_config());
+  ASSERT_EQ(zeusSimOpen(), ZEUS_SIM_OK);
+  int load = 0;
+  double value = 0;
+  EXPECT_EQ(zeusSimLoadBegin(0, 0.0, &load), ZEUS_SIM_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(zeusSimLoadBegin(0, 1.5, &load), ZEUS_SIM_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(zeusSimLoadBegin(3, 0.5, &load), ZEUS_SIM_ERROR_NOT_FOUND);
+  EXPECT_NE(std::string(zeusSimLastError()).find("GPU 3"), std::string::npos) << zeusSimLastError();
+  EXPECT_EQ(zeusSimLoadEnd(4242), ZEUS_SIM_ERROR_NOT_FOUND);
+  EXPECT_EQ(zeusSimRunWork(0, -1, 1.0, &value), ZEUS_SIM_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(zeusSimInjectFault(0, "melt", 1), ZEUS_SIM_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(zeusSimLastError()).find("counter_reset"), std::string::npos);
+  EXPECT_EQ(zeusSimInjectFault(0, nullptr, 1), ZEUS_SIM_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(zeusSimTruePower(0, nullptr), ZEUS_SIM_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(zeusSimAdvance(-1), ZEUS_SIM_ERROR_INVALID_ARGUMENT);
+  zeusSimGpuStatus_t status{};
+  EXPECT_EQ(zeusSimGetGpuStatus(0, &status), ZEUS_SIM_ERROR_INVALID_ARGUMENT) << "size not set";
+  status.size = sizeof status;
+  ASSERT_EQ(zeusSimGetGpuStatus(0, &status), ZEUS_SIM_OK);
+  EXPECT_STREQ(status.name, "NVIDIA A100-SXM4-40GB");
+}
+
+TEST_F(SimCApi, LoadsChangeTruePowerAndEnergy) {
+  use_config(simple_gpu_config());
+  ASSERT_EQ(zeusSimOpen(), ZEUS_SIM_OK);
+  EXPECT_NEAR(true_power(0), 50, 1e-9);
+  int load = 0;
+  ASSERT_EQ(zeusSimLoadBegin(0, 0.5, &load), ZEUS_SIM_OK);
+  EXPECT_NEAR(true_power(0), 50 + 150, 1e-9);
+  const double e0 = ground_truth(0);
+  advance(4);
+  EXPECT_NEAR(ground_truth(0) - e0, 200 * 4, 1e-6);
+  ASSERT_EQ(zeusSimLoadEnd(load), ZEUS_SIM_OK);
+  EXPECT_NEAR(true_power(0), 50, 1e-9);
+  double mhz = 0;
+  ASSERT_EQ(zeusSimClockMhz(0, &mhz), ZEUS_SIM_OK);
+  EXPECT_EQ(mhz, 210) << "an idle GPU drops to its minimum clock";
+}
+
+TEST_F(SimCApi, RealClockRunWorkBlocksForTheWork) {
+  use_config(simple_gpu_config("A100-SXM4-40GB", "{}", "real"));
+  ASSERT_EQ(zeusSimOpen(), ZEUS_SIM_OK);
+  EXPECT_EQ(zeusSimAdvance(1), ZEUS_SIM_ERROR_UNSUPPORTED);
+  const auto start = std::chrono::steady_clock::now();
+  double elapsed = 0;
+  ASSERT_EQ(zeusSimRunWork(0, 0.2, 1.0, &elapsed), ZEUS_SIM_OK);
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_NEAR(elapsed, 0.2, 1e-6) << "simulated time of the work itself";
+  EXPECT_GE(wall, 0.19);
+  EXPECT_LT(wall, 2.0);
+}
+
+TEST_F(SimCApi, TraceWorkloadFromTheRealA40Trace) {
+  std::string csv;
+  for (const char* dir : {ZEUS_SIM_TEST_DATA_DIR "/power-traces", "/work/shared/data/power-traces"}) {
+    if (std::filesystem::exists(std::string(dir) + "/summary_power_a40.csv")) {
+      csv = std::string(dir) + "/summary_power_a40.csv";
+      break;
+    }
+  }
+  if (csv.empty()) GTEST_SKIP() << "data/power-traces not present";
+  init(simple_gpu_config("A40"));
+  int profile = -1;
+  ASSERT_EQ(zeusSimTraceProfileLoad(csv.c_str(), "cifar100/shufflenetv2", 1024, nullptr, &profile), ZEUS_SIM_OK)
+      << zeusSimLastError();
+  // Rows of that file at 150 W and 300 W (time per epoch s, average power W).
+  struct Row {
+    unsigned limit_mw;
+    double epoch_s, power_w;
+  };
+  for (const Row& row : {Row{150000, 11.09, 141.60988713420585}, Row{300000, 8.525000000000002, 218.86556488095516}}) {
+    ASSERT_EQ(nvmlDeviceSetPowerManagementLimit(device(0), row.limit_mw), NVML_SUCCESS);
+    const double e0 = ground_truth(0);
+    double elapsed = 0;
+    ASSERT_EQ(zeusSimRunTraceWork(0, profile, 0.01, &elapsed), ZEUS_SIM_OK) << zeusSimLastError();
+    EXPECT_NEAR(elapsed, 0.01 * row.epoch_s, 1e-6);
+    EXPECT_NEAR(ground_truth(0) - e0, row.power_w * elapsed, 1e-3);
+  }
+  int bad = -1;
+  EXPECT_EQ(zeusSimTraceProfileLoad(csv.c_str(), "cifar100/shufflenetv2", 3, nullptr, &bad), ZEUS_SIM_ERROR_NOT_FOUND);
+}
+
+}  // namespace
+}  // namespace zeus::sim::testing
