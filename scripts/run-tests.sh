@@ -5,6 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
+scripts/setup-python.sh
 
 jobs="$(nproc)"
 echo "== build (warnings are errors)"

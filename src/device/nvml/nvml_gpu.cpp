@@ -146,10 +146,9 @@ void NvmlGpu::probe_capabilities() {
 
 Result<Millijoules> NvmlGpu::total_energy() const {
     if (!capabilities_.energy_counter.supported) return not_supported(capabilities_.energy_counter, "the energy counter");
-    unsigned long long mj = 0;
-    const nvmlReturn_t rc = lib_->fn().device_get_total_energy_consumption(handle_, &mj);
-    if (rc != NVML_SUCCESS) return fail(rc, "nvmlDeviceGetTotalEnergyConsumption");
-    return Millijoules(static_cast<std::int64_t>(mj));
+    auto mj = get(lib_->fn().device_get_total_energy_consumption, "nvmlDeviceGetTotalEnergyConsumption");
+    if (!mj) return mj.error();
+    return Millijoules(static_cast<std::int64_t>(*mj));
 }
 
 Result<PowerReading> NvmlGpu::read_power_field(unsigned field, unsigned scope, const char* what) const {
@@ -194,48 +193,34 @@ Result<PowerReading> NvmlGpu::power(PowerDomain domain) const {
 }
 
 Result<Celsius> NvmlGpu::temperature() const {
-    if (lib_->fn().device_get_temperature == nullptr) return Library::missing_function("nvmlDeviceGetTemperature");
     unsigned t = 0;
-    const nvmlReturn_t rc = lib_->fn().device_get_temperature(handle_, NVML_TEMPERATURE_GPU, &t);
-    if (rc != NVML_SUCCESS) return fail(rc, "nvmlDeviceGetTemperature");
+    auto s = call(lib_->fn().device_get_temperature, "nvmlDeviceGetTemperature", NVML_TEMPERATURE_GPU, &t);
+    if (!s) return s.error();
     return Celsius(static_cast<double>(t));
 }
 
 Result<Milliwatts> NvmlGpu::power_limit() const {
-    if (lib_->fn().device_get_power_management_limit == nullptr) {
-        return Library::missing_function("nvmlDeviceGetPowerManagementLimit");
-    }
-    unsigned mw = 0;
-    const nvmlReturn_t rc = lib_->fn().device_get_power_management_limit(handle_, &mw);
-    if (rc != NVML_SUCCESS) return fail(rc, "nvmlDeviceGetPowerManagementLimit");
-    return Milliwatts(mw);
+    auto mw = get(lib_->fn().device_get_power_management_limit, "nvmlDeviceGetPowerManagementLimit");
+    if (!mw) return mw.error();
+    return Milliwatts(*mw);
 }
 
 Result<Milliwatts> NvmlGpu::default_power_limit() const {
-    if (lib_->fn().device_get_power_management_default_limit == nullptr) {
-        return Library::missing_function("nvmlDeviceGetPowerManagementDefaultLimit");
-    }
-    unsigned mw = 0;
-    const nvmlReturn_t rc = lib_->fn().device_get_power_management_default_limit(handle_, &mw);
-    if (rc != NVML_SUCCESS) return fail(rc, "nvmlDeviceGetPowerManagementDefaultLimit");
-    return Milliwatts(mw);
+    auto mw = get(lib_->fn().device_get_power_management_default_limit, "nvmlDeviceGetPowerManagementDefaultLimit");
+    if (!mw) return mw.error();
+    return Milliwatts(*mw);
 }
 
 Result<PowerLimitConstraints> NvmlGpu::power_limit_constraints() const {
-    if (lib_->fn().device_get_power_management_limit_constraints == nullptr) {
-        return Library::missing_function("nvmlDeviceGetPowerManagementLimitConstraints");
-    }
     unsigned min_mw = 0;
     unsigned max_mw = 0;
-    const nvmlReturn_t rc = lib_->fn().device_get_power_management_limit_constraints(handle_, &min_mw, &max_mw);
-    if (rc != NVML_SUCCESS) return fail(rc, "nvmlDeviceGetPowerManagementLimitConstraints");
+    auto s = call(lib_->fn().device_get_power_management_limit_constraints,
+                  "nvmlDeviceGetPowerManagementLimitConstraints", &min_mw, &max_mw);
+    if (!s) return s.error();
     return PowerLimitConstraints{Milliwatts(min_mw), Milliwatts(max_mw)};
 }
 
 Status NvmlGpu::set_power_limit(Milliwatts limit) {
-    if (lib_->fn().device_set_power_management_limit == nullptr) {
-        return Library::missing_function("nvmlDeviceSetPowerManagementLimit");
-    }
     if (auto range = power_limit_constraints(); range && (limit < range->min || limit > range->max)) {
         return Error{ErrorCode::InvalidArgument,
                      fmt::format("power limit {} W is outside GPU {}'s range {}–{} W",
@@ -244,9 +229,8 @@ Status NvmlGpu::set_power_limit(Milliwatts limit) {
                      "choose a limit inside the range `zeus show-env` prints", NVML_ERROR_INVALID_ARGUMENT};
     }
     if (auto current = power_limit(); current && *current == limit) return {};  // nothing to change
-    const nvmlReturn_t rc = lib_->fn().device_set_power_management_limit(handle_, to_unsigned(limit.count()));
-    if (rc != NVML_SUCCESS) return fail(rc, "nvmlDeviceSetPowerManagementLimit");
-    return {};
+    return call(lib_->fn().device_set_power_management_limit, "nvmlDeviceSetPowerManagementLimit",
+                to_unsigned(limit.count()));
 }
 
 Status NvmlGpu::reset_power_limit() {
@@ -256,14 +240,10 @@ Status NvmlGpu::reset_power_limit() {
 }
 
 Status NvmlGpu::check_power_limit_control() {
-    if (lib_->fn().device_set_power_management_limit == nullptr) {
-        return Library::missing_function("nvmlDeviceSetPowerManagementLimit");
-    }
     auto current = power_limit();
     if (!current) return current.error();
-    const nvmlReturn_t rc = lib_->fn().device_set_power_management_limit(handle_, to_unsigned(current->count()));
-    if (rc != NVML_SUCCESS) return fail(rc, "nvmlDeviceSetPowerManagementLimit");
-    return {};
+    return call(lib_->fn().device_set_power_management_limit, "nvmlDeviceSetPowerManagementLimit",
+                to_unsigned(current->count()));
 }
 
 Result<std::vector<Megahertz>> NvmlGpu::supported_memory_clocks() const {
@@ -324,53 +304,33 @@ Status NvmlGpu::check_clock_range(Megahertz min, Megahertz max, const char* kind
 
 Status NvmlGpu::set_gpu_locked_clocks(Megahertz min, Megahertz max) {
     if (auto s = check_clock_range(min, max, "graphics"); !s) return s;
-    auto fn = lib_->fn().device_set_gpu_locked_clocks;
-    if (fn == nullptr) return Library::missing_function("nvmlDeviceSetGpuLockedClocks");
-    const nvmlReturn_t rc = fn(handle_, to_unsigned(min.count()), to_unsigned(max.count()));
-    if (rc != NVML_SUCCESS) return fail(rc, "nvmlDeviceSetGpuLockedClocks");
-    return {};
+    return call(lib_->fn().device_set_gpu_locked_clocks, "nvmlDeviceSetGpuLockedClocks", to_unsigned(min.count()),
+                to_unsigned(max.count()));
 }
 
 Status NvmlGpu::reset_gpu_locked_clocks() {
-    auto fn = lib_->fn().device_reset_gpu_locked_clocks;
-    if (fn == nullptr) return Library::missing_function("nvmlDeviceResetGpuLockedClocks");
-    const nvmlReturn_t rc = fn(handle_);
-    if (rc != NVML_SUCCESS) return fail(rc, "nvmlDeviceResetGpuLockedClocks");
-    return {};
+    return call(lib_->fn().device_reset_gpu_locked_clocks, "nvmlDeviceResetGpuLockedClocks");
 }
 
 Status NvmlGpu::set_memory_locked_clocks(Megahertz min, Megahertz max) {
     if (auto s = check_clock_range(min, max, "memory"); !s) return s;
-    auto fn = lib_->fn().device_set_memory_locked_clocks;
-    if (fn == nullptr) return Library::missing_function("nvmlDeviceSetMemoryLockedClocks");
-    const nvmlReturn_t rc = fn(handle_, to_unsigned(min.count()), to_unsigned(max.count()));
-    if (rc != NVML_SUCCESS) return fail(rc, "nvmlDeviceSetMemoryLockedClocks");
-    return {};
+    return call(lib_->fn().device_set_memory_locked_clocks, "nvmlDeviceSetMemoryLockedClocks",
+                to_unsigned(min.count()), to_unsigned(max.count()));
 }
 
 Status NvmlGpu::reset_memory_locked_clocks() {
-    auto fn = lib_->fn().device_reset_memory_locked_clocks;
-    if (fn == nullptr) return Library::missing_function("nvmlDeviceResetMemoryLockedClocks");
-    const nvmlReturn_t rc = fn(handle_);
-    if (rc != NVML_SUCCESS) return fail(rc, "nvmlDeviceResetMemoryLockedClocks");
-    return {};
+    return call(lib_->fn().device_reset_memory_locked_clocks, "nvmlDeviceResetMemoryLockedClocks");
 }
 
 Result<bool> NvmlGpu::persistence_mode() const {
-    auto fn = lib_->fn().device_get_persistence_mode;
-    if (fn == nullptr) return Library::missing_function("nvmlDeviceGetPersistenceMode");
-    nvmlEnableState_t mode = NVML_FEATURE_DISABLED;
-    const nvmlReturn_t rc = fn(handle_, &mode);
-    if (rc != NVML_SUCCESS) return fail(rc, "nvmlDeviceGetPersistenceMode");
-    return mode == NVML_FEATURE_ENABLED;
+    auto mode = get(lib_->fn().device_get_persistence_mode, "nvmlDeviceGetPersistenceMode");
+    if (!mode) return mode.error();
+    return *mode == NVML_FEATURE_ENABLED;
 }
 
 Status NvmlGpu::set_persistence_mode(bool enabled) {
-    auto fn = lib_->fn().device_set_persistence_mode;
-    if (fn == nullptr) return Library::missing_function("nvmlDeviceSetPersistenceMode");
-    const nvmlReturn_t rc = fn(handle_, enabled ? NVML_FEATURE_ENABLED : NVML_FEATURE_DISABLED);
-    if (rc != NVML_SUCCESS) return fail(rc, "nvmlDeviceSetPersistenceMode");
-    return {};
+    return call(lib_->fn().device_set_persistence_mode, "nvmlDeviceSetPersistenceMode",
+                enabled ? NVML_FEATURE_ENABLED : NVML_FEATURE_DISABLED);
 }
 
 }  // namespace zeus::nvml

@@ -49,6 +49,23 @@ class NvmlGpu final : public Gpu {
     [[nodiscard]] Error not_supported(const Capability& capability, const char* what) const;
     [[nodiscard]] Status check_clock_range(Megahertz min, Megahertz max, const char* kind) const;
 
+    // One NVML call on this GPU's handle: a missing function or a failed call
+    // becomes the typed Error naming `name`.
+    template <class... Args>
+    [[nodiscard]] Status call(nvmlReturn_t (*fn)(nvmlDevice_t, Args...), const char* name, Args... args) const {
+        if (fn == nullptr) return Library::missing_function(name);
+        const nvmlReturn_t rc = fn(handle_, args...);
+        if (rc != NVML_SUCCESS) return fail(rc, name);
+        return {};
+    }
+    // A getter with one output parameter.
+    template <class T>
+    [[nodiscard]] Result<T> get(nvmlReturn_t (*fn)(nvmlDevice_t, T*), const char* name) const {
+        T out{};
+        if (auto s = call(fn, name, &out); !s) return s.error();
+        return out;
+    }
+
     std::shared_ptr<Library> lib_;
     nvmlDevice_t handle_;
     GpuIdentity identity_;
