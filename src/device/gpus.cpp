@@ -113,6 +113,7 @@ Gpus Gpus::open(const GpuOptions& options) {
     std::shared_ptr<nvml::Library> lib = std::move(opened).value();
     const nvml::Functions& f = lib->fn();
     info.backend = "nvml";
+    info.simulated = info.simulated || lib->is_simulator();
     info.library_path = lib->path();
     info.driver_version = query_string(f.system_get_driver_version);
     info.nvml_version = query_string(f.system_get_nvml_version);

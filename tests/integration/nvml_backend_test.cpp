@@ -317,6 +317,14 @@ TEST_F(SimulatedGpus, DriverNotLoadedGivesAnEmptySetWithTheReason) {
     EXPECT_NE(gpus.status().error().hint.find("nvidia-smi"), std::string::npos);
 }
 
+TEST_F(SimulatedGpus, SimulatorLoadedByPathIsStillLabelledSimulated) {
+    GpuOptions options;
+    options.nvml_library = ZEUS_TEST_SIM_LIBRARY;  // not through --simulate
+    Gpus gpus = Gpus::open(options);
+    ASSERT_FALSE(gpus.empty());
+    EXPECT_TRUE(gpus.backend_info().simulated);
+}
+
 TEST(GpusWithoutSimulator, MissingLibraryIsAnExplicitStateNotACrash) {
     GpuOptions options;
     options.nvml_library = "/nonexistent/libnvidia-ml.so.1";

@@ -58,6 +58,9 @@ class Library {
 
     [[nodiscard]] const Functions& fn() const { return fn_; }
     [[nodiscard]] const std::string& path() const { return path_; }
+    // True when the library is the Zeus GPU simulator, however it was named:
+    // simulated numbers are always labelled as such.
+    [[nodiscard]] bool is_simulator() const { return lib_.symbol("zeusSimOpen") != nullptr; }
 
     // NVML's own words for `code`.
     [[nodiscard]] std::string error_string(nvmlReturn_t code) const;
