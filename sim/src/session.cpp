@@ -17,9 +17,11 @@ struct Session {
   std::shared_ptr<Simulator> simulator;
 };
 
+// A plain static, so that dlclose of the library frees it (a heap object
+// would leak once the library that points to it is unmapped).
 Session& session() {
-  static Session* instance = new Session;  // never destroyed: usable during exit
-  return *instance;
+  static Session instance;
+  return instance;
 }
 
 void register_fork_handlers() {
