@@ -10,6 +10,7 @@
 #include <string>
 
 #include "zeus/device/gpus.hpp"
+#include "zeus/platform/dynamic_library.hpp"
 
 namespace {
 
@@ -70,6 +71,32 @@ void BM_Temperature(benchmark::State& state) {
     }
 }
 BENCHMARK(BM_Temperature);
+
+// The same energy read straight through the C ABI, without the product's
+// wrapper: the difference to BM_TotalEnergy is Zeus's own cost.
+void BM_RawNvmlTotalEnergy(benchmark::State& state) {
+    if (first_gpu(state) == nullptr) return;
+    auto lib = zeus::DynamicLibrary::open(gpus().backend_info().library_path);
+    if (!lib) {
+        state.SkipWithError(lib.error().describe().c_str());
+        return;
+    }
+    using GetHandle = int (*)(unsigned, void**);
+    using GetEnergy = int (*)(void*, unsigned long long*);
+    auto get_handle = lib->function<GetHandle>("nvmlDeviceGetHandleByIndex_v2");
+    auto get_energy = lib->function<GetEnergy>("nvmlDeviceGetTotalEnergyConsumption");
+    void* handle = nullptr;
+    if (get_handle == nullptr || get_energy == nullptr ||
+        get_handle(gpus()[0].identity().physical_index, &handle) != 0) {
+        state.SkipWithError("cannot resolve NVML functions");
+        return;
+    }
+    unsigned long long mj = 0;
+    for (auto _ : state) {
+        benchmark::DoNotOptimize(get_energy(handle, &mj));
+    }
+}
+BENCHMARK(BM_RawNvmlTotalEnergy);
 
 }  // namespace
 
