@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "zeus/platform/privileges.hpp"
 #include "zeus/version.hpp"
 
 namespace zeus::cli {
@@ -27,7 +28,7 @@ nlohmann::ordered_json error_json(const Error& e) {
 
 double watts(Milliwatts mw) { return quantity_cast<Watts>(mw).count(); }
 
-nlohmann::ordered_json gpu_json(Gpu& gpu) {
+nlohmann::ordered_json gpu_json(Gpu& gpu, bool probe_control) {
     const GpuIdentity& id = gpu.identity();
     nlohmann::ordered_json j{{"index", id.index}, {"physical_index", id.physical_index}};
     if (auto status = gpu.status(); !status) {
@@ -53,9 +54,21 @@ nlohmann::ordered_json gpu_json(Gpu& gpu) {
         }
         if (auto d = gpu.default_power_limit()) limit["default_w"] = watts(*d);
         if (auto now = gpu.power_limit()) limit["current_w"] = watts(*now);
-        auto control = gpu.check_power_limit_control();
-        limit["settable"] = control.ok();
-        if (!control) limit["not_settable_reason"] = error_json(control.error());
+        if (probe_control) {
+            auto control = gpu.check_power_limit_control();
+            limit["settable"] = control.ok();
+            limit["settable_basis"] = "probe";
+            if (!control) limit["not_settable_reason"] = error_json(control.error());
+        } else {
+            const bool admin = has_cap_sys_admin();
+            limit["settable"] = admin;
+            limit["settable_basis"] = "capabilities";
+            if (!admin) {
+                limit["not_settable_reason"] = error_json(
+                    Error{ErrorCode::NoPermission, "this process lacks CAP_SYS_ADMIN",
+                          "changing GPU settings needs root (CAP_SYS_ADMIN); run as root or grant the capability", 0});
+            }
+        }
     }
     j["power_limit"] = limit;
     if (auto t = gpu.temperature()) j["temperature_c"] = t->count();
@@ -78,7 +91,7 @@ std::string error_line(const nlohmann::ordered_json& e) {
 
 }  // namespace
 
-nlohmann::ordered_json describe_environment(Gpus& gpus, const GpuOptions& options) {
+nlohmann::ordered_json describe_environment(Gpus& gpus, const GpuOptions& options, bool probe_control) {
     const GpuBackendInfo& info = gpus.backend_info();
     nlohmann::ordered_json backend{{"name", info.backend}, {"library", info.library_path}, {"simulated", info.simulated}};
     if (!info.driver_version.empty()) backend["driver_version"] = info.driver_version;
@@ -95,7 +108,7 @@ nlohmann::ordered_json describe_environment(Gpus& gpus, const GpuOptions& option
     if (!gpus.status()) report["gpu_error"] = error_json(gpus.status().error());
     report["warnings"] = gpus.warnings();
     nlohmann::ordered_json list = nlohmann::ordered_json::array();
-    for (const auto& gpu : gpus) list.push_back(gpu_json(*gpu));
+    for (const auto& gpu : gpus) list.push_back(gpu_json(*gpu, probe_control));
     report["gpus"] = list;
     return report;
 }
@@ -147,10 +160,12 @@ std::string render_human(const nlohmann::ordered_json& r) {
         if (pl.at("supported").get<bool>()) {
             out += fmt::format("    power limit:       {} W (range {}–{} W, default {} W)\n", pl.value("current_w", 0.0),
                                pl.value("min_w", 0.0), pl.value("max_w", 0.0), pl.value("default_w", 0.0));
-            out += fmt::format("    set power limit:   {}\n",
+            const bool probed = pl.value("settable_basis", "") == "probe";
+            out += fmt::format("    set power limit:   {}{}\n",
                                pl.value("settable", false)
                                    ? std::string("permitted")
-                                   : "not permitted: " + error_line(pl.at("not_settable_reason")));
+                                   : "not permitted: " + error_line(pl.at("not_settable_reason")),
+                               probed ? " (probed)" : " (from process capabilities; --check-control to probe)");
         } else {
             out += fmt::format("    power limit:       {}\n", capability_line(pl));
         }

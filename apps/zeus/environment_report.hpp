@@ -8,9 +8,11 @@
 
 namespace zeus::cli {
 
-// Probes `gpus` (including whether the power limit may be changed, which
-// re-applies the current limit and so changes nothing).
-[[nodiscard]] nlohmann::ordered_json describe_environment(Gpus& gpus, const GpuOptions& options);
+// Describes `gpus`. Whether the power limit may be changed is inferred from
+// the process's capabilities, unless `probe_control` asks to find out for sure
+// by re-applying each GPU's current limit (a privileged write of an unchanged
+// value, so it is never done by default).
+[[nodiscard]] nlohmann::ordered_json describe_environment(Gpus& gpus, const GpuOptions& options, bool probe_control);
 
 // True when at least one GPU can be measured (energy counter or power).
 [[nodiscard]] bool anything_measurable(const nlohmann::ordered_json& report);

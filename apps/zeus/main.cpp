@@ -10,7 +10,8 @@
 int main(int argc, char** argv) {
     CLI::App app{"Zeus: measure and optimize the energy of GPU workloads", "zeus"};
     app.set_version_flag("--version", std::string("zeus ") + ZEUS_VERSION_STRING);
-    app.require_subcommand(1);
+    // 0..1 so that CLI11 names an unknown subcommand instead of only saying one is required.
+    app.require_subcommand(0, 1);
     std::map<const CLI::App*, zeus::cli::Command> commands;
     auto remember = [&](zeus::cli::Command cmd) { commands[app.get_subcommands({}).back()] = std::move(cmd); };
     remember(zeus::cli::add_show_env(app));
@@ -19,6 +20,10 @@ int main(int argc, char** argv) {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
         return app.exit(e);
+    }
+    if (app.get_subcommands().empty()) {
+        std::cerr << app.help() << "\nzeus: a subcommand is required (show-env, demo)\n";
+        return 2;
     }
     try {
         for (const auto* sub : app.get_subcommands()) return commands.at(sub)();

@@ -18,10 +18,13 @@ Command add_show_env(CLI::App& parent) {
     struct Options {
         DeviceFlags device;
         std::string format = "human";
+        bool check_control = false;
     };
     auto opts = std::make_shared<Options>();
     add_device_flags(*cmd, opts->device);
     cmd->add_option("--format", opts->format, "Output format")->check(CLI::IsMember({"human", "json"}));
+    cmd->add_flag("--check-control", opts->check_control,
+                  "Find out whether the power limit may be changed by re-applying each GPU's current limit");
     return [opts]() {
         auto options = GpuOptions::from_environment();
         if (!options) {
@@ -31,7 +34,7 @@ Command add_show_env(CLI::App& parent) {
         GpuOptions gpu_options = options.value();
         gpu_options.simulate = gpu_options.simulate || opts->device.simulate;
         Gpus gpus = Gpus::open(gpu_options);
-        const nlohmann::ordered_json report = describe_environment(gpus, gpu_options);
+        const nlohmann::ordered_json report = describe_environment(gpus, gpu_options, opts->check_control);
         if (opts->format == "json") {
             std::cout << report.dump(2) << "\n";
         } else {

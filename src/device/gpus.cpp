@@ -34,11 +34,13 @@ Gpus empty_set(Error why, GpuBackendInfo info, std::vector<std::string> warnings
 
 Result<GpuOptions> GpuOptions::from_environment() {
     GpuOptions options;
-    options.nvml_library = get_env("ZEUS_NVML_LIBRARY");
+    // An empty path would make dlopen return the program itself: treat it as unset.
+    auto non_empty = [](std::optional<std::string> v) { return v && !v->empty() ? v : std::nullopt; };
+    options.nvml_library = non_empty(get_env("ZEUS_NVML_LIBRARY"));
     auto simulate = get_env_bool("ZEUS_SIMULATE", false);
     if (!simulate) return simulate.error();
     options.simulate = *simulate;
-    options.simulator_library = get_env("ZEUS_SIM_LIBRARY");
+    options.simulator_library = non_empty(get_env("ZEUS_SIM_LIBRARY"));
     options.visible_devices = get_env("CUDA_VISIBLE_DEVICES");
     return options;
 }
@@ -98,7 +100,7 @@ Gpu& Gpus::operator[](std::size_t index) const { return *at(index).value(); }
 Gpus Gpus::open(const GpuOptions& options) {
     GpuBackendInfo info;
     info.backend = "none";
-    std::string path = options.nvml_library.value_or(kDefaultNvml);
+    std::string path = options.nvml_library && !options.nvml_library->empty() ? *options.nvml_library : kDefaultNvml;
     if (options.simulate) {
         info.simulated = true;
         auto sim = locate_simulator_library(options.simulator_library);

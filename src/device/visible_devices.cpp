@@ -64,7 +64,7 @@ Result<std::optional<std::vector<VisibleDeviceEntry>>> parse_visible_devices(std
         if (entry.empty()) {
             return invalid(variable, *value, fmt::format("entry {} is empty", position));
         }
-        if (starts_with_ci(entry, "MIG-")) {
+        if (entry.starts_with("MIG-")) {
             return Error{ErrorCode::InvalidConfig,
                          fmt::format("{}=\"{}\": entry {} (\"{}\") is a MIG instance; MIG is not supported because "
                                      "NVML reports energy and power only for whole GPUs",
@@ -72,7 +72,14 @@ Result<std::optional<std::vector<VisibleDeviceEntry>>> parse_visible_devices(std
                          fmt::format("list whole GPUs in {} (index or GPU-UUID), or disable MIG mode", variable),
                          0};
         }
-        if (starts_with_ci(entry, "GPU-")) {
+        if (starts_with_ci(entry, "GPU-") && !entry.starts_with("GPU-")) {
+            // CUDA matches the keyword exactly; accepting "gpu-" here would
+            // select a GPU that CUDA itself does not see.
+            return invalid(variable, *value,
+                           fmt::format("entry {} (\"{}\") must start with \"GPU-\" in upper case, as CUDA expects",
+                                       position, entry));
+        }
+        if (entry.starts_with("GPU-")) {
             if (!is_uuid_body(entry.substr(4))) {
                 return invalid(variable, *value,
                                fmt::format("entry {} (\"{}\") is not a GPU UUID: after \"GPU-\" only hexadecimal "
@@ -134,8 +141,11 @@ Result<VisibleDeviceSelection> resolve_visible_devices(std::optional<std::string
             }
         }
         if (match && !seen.insert(*match).second) {
-            problem = fmt::format("GPU {} is listed twice", *match);
-            match.reset();
+            // CUDA makes no device visible when one is listed twice.
+            selection.warnings.push_back(fmt::format(
+                "{}=\"{}\": GPU {} is listed twice; as CUDA does, no GPU is visible", variable, *value, *match));
+            selection.physical_indices.clear();
+            return selection;
         }
         if (!match) {
             if (!intentional || i + 1 < entries.size()) {

@@ -62,7 +62,9 @@ TEST_F(ZeusCli, ShowEnvJsonDescribesSimulatedGpus) {
     EXPECT_TRUE(gpu["energy_counter"]["supported"].get<bool>());
     EXPECT_EQ(gpu["power"]["device_instant"]["scope"], "gpu");
     EXPECT_LT(gpu["power_limit"]["min_w"].get<double>(), gpu["power_limit"]["max_w"].get<double>());
-    EXPECT_TRUE(gpu["power_limit"]["settable"].get<bool>());
+    // Without --check-control nothing is written: the answer comes from the
+    // process's capabilities (the tests run as root in CI, but need not).
+    EXPECT_EQ(gpu["power_limit"]["settable_basis"], "capabilities");
     EXPECT_FALSE(report["gpu_backend"]["driver_version"].get<std::string>().empty());
 }
 
@@ -70,14 +72,32 @@ TEST_F(ZeusCli, ShowEnvHumanExplainsWhatIsMissingAndWhy) {
     const CommandResult r = run(env_ +
                       config(R"({"gpus": [{"model": "P100-PCIE-16GB", "permissions": {"set_power_limit": false}},
                                          {"model": "A100-SXM4-40GB", "faults": {"init_error": "GPU_IS_LOST"}}]})") +
-                      ZEUS_CLI " show-env --simulate");
+                      ZEUS_CLI " show-env --simulate --check-control");
     ASSERT_EQ(r.exit_code, 0) << r.output;  // the P100 can still be measured through power
     EXPECT_NE(r.output.find("SIMULATED"), std::string::npos) << r.output;
     EXPECT_NE(r.output.find("energy counter:    no: Pascal GPUs have no energy counter"), std::string::npos)
         << r.output;
     EXPECT_NE(r.output.find("not permitted"), std::string::npos) << r.output;
-    EXPECT_NE(r.output.find("zeusd"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("CAP_SYS_ADMIN"), std::string::npos) << r.output;
     EXPECT_NE(r.output.find("GPU 1 -> GPU 1: UNAVAILABLE"), std::string::npos) << r.output;
+}
+
+TEST_F(ZeusCli, CheckControlProbesThePowerLimitWithoutChangingIt) {
+    const CommandResult r = run(env_ + ZEUS_CLI " show-env --simulate --check-control --format json");
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    const auto gpu = nlohmann::json::parse(r.output)["gpus"][0];
+    EXPECT_EQ(gpu["power_limit"]["settable_basis"], "probe");
+    EXPECT_TRUE(gpu["power_limit"]["settable"].get<bool>());
+    EXPECT_EQ(gpu["power_limit"]["current_w"], gpu["power_limit"]["default_w"]);
+}
+
+TEST_F(ZeusCli, UnknownSubcommandIsNamed) {
+    const CommandResult r = run(env_ + ZEUS_CLI " bogus");
+    EXPECT_NE(r.exit_code, 0);
+    EXPECT_NE(r.output.find("bogus"), std::string::npos) << r.output;
+    const CommandResult none = run(env_ + ZEUS_CLI);
+    EXPECT_EQ(none.exit_code, 2);
+    EXPECT_NE(none.output.find("show-env"), std::string::npos) << none.output;
 }
 
 TEST_F(ZeusCli, ShowEnvFailsWhenNothingIsMeasurable) {
@@ -94,6 +114,10 @@ TEST_F(ZeusCli, MalformedEnvironmentIsAUsageError) {
     r = run(env_ + "CUDA_VISIBLE_DEVICES=0,,1 " ZEUS_CLI " show-env --simulate");
     EXPECT_EQ(r.exit_code, 1) << r.output;
     EXPECT_NE(r.output.find("entry 2 is empty"), std::string::npos) << r.output;
+    // An empty library path means "unset", never "the program itself".
+    r = run(env_ + "ZEUS_NVML_LIBRARY= " ZEUS_CLI " show-env --format json");
+    EXPECT_EQ(r.exit_code, 1) << r.output;
+    EXPECT_EQ(nlohmann::json::parse(r.output)["gpu_backend"]["library"], "libnvidia-ml.so.1") << r.output;
     r = run(env_ + ZEUS_CLI " show-env --format xml");
     EXPECT_NE(r.exit_code, 0);
     EXPECT_NE(r.output.find("xml"), std::string::npos) << r.output;

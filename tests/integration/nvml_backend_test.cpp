@@ -76,13 +76,19 @@ TEST_F(SimulatedGpus, EnergyCounterTracksGroundTruthUnderLoad) {
 }
 
 TEST_F(SimulatedGpus, PowerReadingsCarryTheirRefreshTime) {
-    configure(kVirtualA100x2);
+    configure(kVirtualA100x2);  // A100: the power sensor refreshes every 100 ms
     Gpus gpus = Gpus::open(simulated());
     advance(0.3);
-    auto reading = gpus[0].instant_power();
-    ASSERT_TRUE(reading.ok()) << reading.error().describe();
-    EXPECT_GT(reading->power.count(), 0);
-    ASSERT_TRUE(reading->refreshed_at.has_value());
+    auto first = gpus[0].instant_power();
+    ASSERT_TRUE(first.ok()) << first.error().describe();
+    EXPECT_GT(first->power.count(), 0);
+    ASSERT_TRUE(first->refreshed_at.has_value());
+    advance(0.01);  // inside the same refresh period: same sample
+    EXPECT_EQ(gpus[0].instant_power().value().refreshed_at, first->refreshed_at);
+    advance(0.1);  // one period later: the next sample, 100 ms newer
+    const auto next = gpus[0].instant_power().value().refreshed_at;
+    ASSERT_TRUE(next.has_value());
+    EXPECT_EQ(std::chrono::duration_cast<std::chrono::milliseconds>(*next - *first->refreshed_at).count(), 100);
 }
 
 TEST_F(SimulatedGpus, PreVoltaGpuHasNoEnergyCounterButHasPower) {
@@ -163,7 +169,7 @@ TEST_F(SimulatedGpus, PermissionDeniedOnSettersCarriesTheFix) {
     auto set = gpu.set_power_limit(range.min);
     ASSERT_FALSE(set.ok());
     EXPECT_EQ(set.error().code, ErrorCode::NoPermission);
-    EXPECT_NE(set.error().hint.find("zeusd"), std::string::npos);
+    EXPECT_NE(set.error().hint.find("root"), std::string::npos);
     EXPECT_EQ(gpu.check_power_limit_control().error().code, ErrorCode::NoPermission);
     EXPECT_EQ(gpu.set_gpu_locked_clocks(Megahertz(1000), Megahertz(1200)).error().code, ErrorCode::NoPermission);
     EXPECT_EQ(gpu.set_persistence_mode(true).error().code, ErrorCode::NoPermission);
@@ -260,6 +266,25 @@ TEST_F(SimulatedGpus, GraceHopperFallsBackToModuleScope) {
     EXPECT_TRUE(gpus[1].memory_power().ok());
     EXPECT_FALSE(gpus[2].capabilities().memory_power.support.supported);
     EXPECT_EQ(gpus[2].memory_power().error().code, ErrorCode::NotSupported);
+}
+
+TEST_F(SimulatedGpus, OldDriverWithoutPowerFieldsFallsBackToPowerUsageOnVolta) {
+    configure(R"({"clock": "virtual", "gpus": [{"model": "V100-SXM2-16GB",
+                  "counters": {"scopes": {"gpu": false, "module": false}}}]})");
+    Gpus gpus = Gpus::open(simulated());
+    ASSERT_EQ(gpus.size(), 1U);
+    ASSERT_TRUE(gpus[0].capabilities().instant_power.support.supported)
+        << gpus[0].capabilities().instant_power.support.reason;
+    int load = -1;
+    ASSERT_EQ(zeusSimLoadBegin(0, 1.0, &load), ZEUS_SIM_OK);
+    advance(1.0);
+    auto reading = gpus[0].instant_power();
+    ASSERT_TRUE(reading.ok()) << reading.error().describe();
+    double truth_w = 0;
+    ASSERT_EQ(zeusSimTruePower(0, &truth_w), ZEUS_SIM_OK);
+    // Steady load: the sensor's window mean equals the true power, up to noise.
+    EXPECT_NEAR(quantity_cast<Watts>(reading->power).count(), truth_w, 0.05 * truth_w);
+    EXPECT_FALSE(gpus[0].capabilities().average_power.support.supported);
 }
 
 TEST_F(SimulatedGpus, CudaVisibleDevicesSelectsAndReorders) {

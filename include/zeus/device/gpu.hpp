@@ -28,9 +28,13 @@ enum class PowerDomain { DeviceInstant, DeviceAverage, MemoryAverage };
 struct Capability {
     bool supported = false;
     std::string reason;  // why not, with the fix where there is one; empty when supported
+    // False when the probe failed for a passing reason (timeout, GPU busy...):
+    // "not supported" is then only what was seen at probe time, and reads retry.
+    bool definitive = true;
 
-    static Capability yes() { return {true, {}}; }
-    static Capability no(std::string why) { return {false, std::move(why)}; }
+    static Capability yes() { return {true, {}, true}; }
+    static Capability no(std::string why) { return {false, std::move(why), true}; }
+    static Capability unknown(std::string why) { return {false, std::move(why), false}; }
 };
 
 struct PowerDomainCapability {

@@ -41,9 +41,9 @@ struct VisibleDeviceSelection {
 };
 
 // Resolves the entries against the GPUs present, as CUDA does: an entry that
-// names no GPU (out of range, negative, unknown or ambiguous UUID prefix, a
-// repeat) hides itself and every entry after it. That is reported as a warning
-// unless it is the "-1" idiom for "no GPU".
+// names no GPU (out of range, negative, unknown or ambiguous UUID prefix)
+// hides itself and every entry after it, and a GPU listed twice hides every
+// GPU. Both are reported as warnings, except the "-1" idiom for "no GPU".
 [[nodiscard]] Result<VisibleDeviceSelection> resolve_visible_devices(std::optional<std::string_view> value,
                                                                      std::span<const PhysicalGpu> gpus,
                                                                      std::string_view variable = "CUDA_VISIBLE_DEVICES");

@@ -38,6 +38,27 @@ unsigned nvml_scope(PowerScope scope) {
     return NVML_POWER_SCOPE_GPU;
 }
 
+// Errors that say "this cannot work here", as opposed to "it failed this time".
+bool definitive_failure(int nvml_code) {
+    switch (nvml_code) {
+        case NVML_ERROR_TIMEOUT:
+        case NVML_ERROR_NOT_READY:
+        case NVML_ERROR_NO_DATA:
+        case NVML_ERROR_GPU_IS_LOST:
+        case NVML_ERROR_IN_USE:
+        case NVML_ERROR_RESET_REQUIRED:
+        case NVML_ERROR_IRQ_ISSUE:
+        case NVML_ERROR_UNKNOWN: return false;
+        default: return true;
+    }
+}
+
+Capability capability_from(const Error& error) {
+    return definitive_failure(error.vendor_code)
+               ? Capability::no(error.describe())
+               : Capability::unknown("could not be probed (" + error.describe() + "); reads will retry");
+}
+
 unsigned to_unsigned(std::int64_t v) { return static_cast<unsigned>(std::clamp<std::int64_t>(v, 0, 0xffffffffLL)); }
 
 template <std::size_t N>
@@ -105,11 +126,8 @@ void NvmlGpu::probe_capabilities() {
     } else if (f.device_get_total_energy_consumption == nullptr) {
         capabilities_.energy_counter = Capability::no(Library::missing_function("nvmlDeviceGetTotalEnergyConsumption").describe());
     } else {
-        unsigned long long mj = 0;
-        const nvmlReturn_t rc = f.device_get_total_energy_consumption(handle_, &mj);
-        capabilities_.energy_counter = rc == NVML_SUCCESS
-                                           ? Capability::yes()
-                                           : Capability::no(fail(rc, "nvmlDeviceGetTotalEnergyConsumption").describe());
+        auto energy = get(f.device_get_total_energy_consumption, "nvmlDeviceGetTotalEnergyConsumption");
+        capabilities_.energy_counter = energy ? Capability::yes() : capability_from(energy.error());
     }
 
     // Power domains: GPU scope first, then MODULE (Grace Hopper has only that).
@@ -120,6 +138,7 @@ void NvmlGpu::probe_capabilities() {
             return cap;
         }
         std::string reasons;
+        bool definitive = true;
         for (PowerScope scope : scopes) {
             auto reading = read_power_field(field, nvml_scope(scope), label);
             if (reading) {
@@ -127,15 +146,27 @@ void NvmlGpu::probe_capabilities() {
                 cap.scope = scope;
                 return cap;
             }
+            definitive = definitive && definitive_failure(reading.error().vendor_code);
             if (!reasons.empty()) reasons += "; ";
-            reasons += fmt::format("{} scope: {}", to_string(scope), lib_->error_string(
-                                                                          static_cast<nvmlReturn_t>(reading.error().vendor_code)));
+            const Error& e = reading.error();
+            reasons += fmt::format("{} scope: {}", to_string(scope),
+                                   e.vendor_code != 0 ? lib_->error_string(static_cast<nvmlReturn_t>(e.vendor_code))
+                                                      : e.message);
         }
-        cap.support = Capability::no(fmt::format("{} is not reported by this GPU ({})", label, reasons));
+        cap.support = definitive ? Capability::no(fmt::format("{} is not reported by this GPU ({})", label, reasons))
+                                 : Capability::unknown(fmt::format("{} could not be probed ({})", label, reasons));
         return cap;
     };
     capabilities_.instant_power =
         probe_domain(NVML_FI_DEV_POWER_INSTANT, {PowerScope::Gpu, PowerScope::Module}, "instant power");
+    // Drivers without power fields: on Volta and older, nvmlDeviceGetPowerUsage
+    // is the instantaneous board power (newer boards return a 1 s average).
+    if (!capabilities_.instant_power.support.supported && capabilities_.instant_power.support.definitive &&
+        identity_.architecture <= GpuArchitecture::Volta && f.device_get_power_usage != nullptr &&
+        get(f.device_get_power_usage, "nvmlDeviceGetPowerUsage").ok()) {
+        capabilities_.instant_power = {Capability::yes(), PowerScope::Gpu};
+        instant_via_power_usage_ = true;
+    }
     capabilities_.average_power =
         probe_domain(NVML_FI_DEV_POWER_AVERAGE, {PowerScope::Gpu, PowerScope::Module}, "average power");
     capabilities_.memory_power = probe_domain(NVML_FI_DEV_POWER_AVERAGE, {PowerScope::Memory}, "memory power");
@@ -145,7 +176,8 @@ void NvmlGpu::probe_capabilities() {
 }
 
 Result<Millijoules> NvmlGpu::total_energy() const {
-    if (!capabilities_.energy_counter.supported) return not_supported(capabilities_.energy_counter, "the energy counter");
+    const Capability& cap = capabilities_.energy_counter;
+    if (!cap.supported && cap.definitive) return not_supported(cap, "the energy counter");
     auto mj = get(lib_->fn().device_get_total_energy_consumption, "nvmlDeviceGetTotalEnergyConsumption");
     if (!mj) return mj.error();
     return Millijoules(static_cast<std::int64_t>(*mj));
@@ -186,10 +218,20 @@ Result<PowerReading> NvmlGpu::read_power_field(unsigned field, unsigned scope, c
 Result<PowerReading> NvmlGpu::power(PowerDomain domain) const {
     const PowerDomainCapability& cap = capabilities_.power(domain);
     const std::string label(to_string(domain));
-    if (!cap.support.supported) return not_supported(cap.support, label.c_str());
+    if (!cap.support.supported && cap.support.definitive) return not_supported(cap.support, label.c_str());
+    if (domain == PowerDomain::DeviceInstant && instant_via_power_usage_) {
+        auto mw = get(lib_->fn().device_get_power_usage, "nvmlDeviceGetPowerUsage");
+        if (!mw) return mw.error();
+        return PowerReading{Milliwatts(*mw), std::nullopt};
+    }
     const unsigned field =
         domain == PowerDomain::DeviceInstant ? NVML_FI_DEV_POWER_INSTANT : NVML_FI_DEV_POWER_AVERAGE;
-    return read_power_field(field, nvml_scope(cap.scope), label.c_str());
+    if (cap.support.supported) return read_power_field(field, nvml_scope(cap.scope), label.c_str());
+    // Probing failed for a passing reason: try the scopes again, as the probe did.
+    if (domain == PowerDomain::MemoryAverage) return read_power_field(field, NVML_POWER_SCOPE_MEMORY, label.c_str());
+    auto gpu_scope = read_power_field(field, NVML_POWER_SCOPE_GPU, label.c_str());
+    if (gpu_scope) return gpu_scope;
+    return read_power_field(field, NVML_POWER_SCOPE_MODULE, label.c_str());
 }
 
 Result<Celsius> NvmlGpu::temperature() const {

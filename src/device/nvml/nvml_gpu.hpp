@@ -70,6 +70,7 @@ class NvmlGpu final : public Gpu {
     nvmlDevice_t handle_;
     GpuIdentity identity_;
     GpuCapabilities capabilities_;
+    bool instant_via_power_usage_ = false;  // old drivers without power fields
 };
 
 }  // namespace zeus::nvml

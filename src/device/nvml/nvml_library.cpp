@@ -48,6 +48,10 @@ ErrorCode to_error_code(nvmlReturn_t code) {
         case NVML_ERROR_GPU_NOT_FOUND: return ErrorCode::NotFound;
         case NVML_ERROR_INVALID_STATE: return ErrorCode::InvalidState;
         case NVML_ERROR_ARGUMENT_VERSION_MISMATCH: return ErrorCode::InvalidArgument;
+        case NVML_ERROR_FREQ_NOT_SUPPORTED: return ErrorCode::InvalidArgument;
+        case NVML_ERROR_VGPU_ECC_NOT_ENABLED: return ErrorCode::NotSupported;
+        case NVML_ERROR_DEPRECATED: return ErrorCode::NotSupported;
+        case NVML_ERROR_INSUFFICIENT_RESOURCES: return ErrorCode::Memory;
         default: return ErrorCode::Unknown;
     }
 }
@@ -55,8 +59,7 @@ ErrorCode to_error_code(nvmlReturn_t code) {
 std::string hint_for(nvmlReturn_t code) {
     switch (code) {
         case NVML_ERROR_NO_PERMISSION:
-            return "this needs root (CAP_SYS_ADMIN); run as root, or let the zeusd daemon do it "
-                   "(set ZEUSD_SOCK_PATH)";
+            return "changing GPU settings needs root (CAP_SYS_ADMIN); run as root or grant the capability";
         case NVML_ERROR_DRIVER_NOT_LOADED:
             return "the NVIDIA kernel driver is not loaded; check `nvidia-smi` and `lsmod | grep nvidia`";
         case NVML_ERROR_LIB_RM_VERSION_MISMATCH:
@@ -67,6 +70,8 @@ std::string hint_for(nvmlReturn_t code) {
                    "or a reboot";
         case NVML_ERROR_RESET_REQUIRED: return "reset the GPU (`nvidia-smi -r`) or reboot";
         case NVML_ERROR_INSUFFICIENT_POWER: return "check the GPU's auxiliary power cables";
+        case NVML_ERROR_FREQ_NOT_SUPPORTED:
+            return "choose clocks from the supported list (`zeus show-env`, or supported_graphics_clocks())";
         case NVML_ERROR_CORRUPTED_INFOROM: return "the board's infoROM is corrupted; contact the vendor";
         case NVML_ERROR_IRQ_ISSUE: return "the kernel driver has an interrupt problem; see `dmesg`";
         default: return {};
@@ -109,7 +114,7 @@ Result<std::shared_ptr<Library>> Library::open(const std::string& path) {
     f.device_get_name = resolve<nvmlDeviceGetName_fn>(dl, {"nvmlDeviceGetName"});
     f.device_get_uuid = resolve<nvmlDeviceGetUUID_fn>(dl, {"nvmlDeviceGetUUID"});
     f.device_get_pci_info =
-        resolve<nvmlDeviceGetPciInfo_fn>(dl, {"nvmlDeviceGetPciInfo_v3", "nvmlDeviceGetPciInfo_v2", "nvmlDeviceGetPciInfo"});
+        resolve<nvmlDeviceGetPciInfo_fn>(dl, {"nvmlDeviceGetPciInfo_v3"});  // older symbols use a smaller struct
     f.device_get_architecture = resolve<nvmlDeviceGetArchitecture_fn>(dl, {"nvmlDeviceGetArchitecture"});
     f.device_get_total_energy_consumption =
         resolve<nvmlDeviceGetTotalEnergyConsumption_fn>(dl, {"nvmlDeviceGetTotalEnergyConsumption"});
