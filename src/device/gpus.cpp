@@ -42,6 +42,8 @@ Result<GpuOptions> GpuOptions::from_environment() {
     options.simulate = *simulate;
     options.simulator_library = non_empty(get_env("ZEUS_SIM_LIBRARY"));
     options.visible_devices = get_env("CUDA_VISIBLE_DEVICES");
+    options.amdsmi_library = non_empty(get_env("ZEUS_AMDSMI_LIBRARY"));
+    options.hip_visible_devices = get_env("HIP_VISIBLE_DEVICES");
     return options;
 }
 

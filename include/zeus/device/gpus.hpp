@@ -24,9 +24,15 @@ struct GpuOptions {
     std::optional<std::string> simulator_library;
     // The CUDA_VISIBLE_DEVICES value; nullopt = unset = every GPU.
     std::optional<std::string> visible_devices;
+    // AMD: the AMD SMI library (default: libamd_smi.so through the ROCm search
+    // order) and HIP_VISIBLE_DEVICES, which takes precedence over
+    // CUDA_VISIBLE_DEVICES for AMD GPUs.
+    std::optional<std::string> amdsmi_library;
+    std::optional<std::string> hip_visible_devices;
 
-    // ZEUS_NVML_LIBRARY, ZEUS_SIMULATE (1/true/yes), ZEUS_SIM_LIBRARY and
-    // CUDA_VISIBLE_DEVICES. A malformed ZEUS_SIMULATE is an error.
+    // ZEUS_NVML_LIBRARY, ZEUS_SIMULATE (1/true/yes), ZEUS_SIM_LIBRARY,
+    // ZEUS_AMDSMI_LIBRARY, CUDA_VISIBLE_DEVICES and HIP_VISIBLE_DEVICES.
+    // A malformed ZEUS_SIMULATE is an error; empty paths count as unset.
     static Result<GpuOptions> from_environment();
 };
 
