@@ -89,7 +89,61 @@ std::string error_line(const nlohmann::ordered_json& e) {
     return s;
 }
 
+nlohmann::ordered_json status_json(const Status& s) {
+    if (s) return nlohmann::ordered_json{{"available", true}};
+    return nlohmann::ordered_json{{"available", false}, {"error", error_json(s.error())}};
+}
+
 }  // namespace
+
+nlohmann::ordered_json describe_cpus(const Cpus& cpus) {
+    nlohmann::ordered_json j{{"powercap_root", cpus.powercap_root()}};
+    if (!cpus.status()) j["error"] = error_json(cpus.status().error());
+    j["warnings"] = cpus.warnings();
+    nlohmann::ordered_json packages = nlohmann::ordered_json::array();
+    for (const auto& cpu : cpus) {
+        const CpuIdentity& id = cpu->identity();
+        nlohmann::ordered_json p{{"index", id.index}, {"zone", fmt::format("intel-rapl:{}", id.zone_index)},
+                                 {"name", id.zone_name}, {"path", id.path}};
+        p.update(status_json(cpu->status()));
+        nlohmann::ordered_json dram = status_json(cpu->has_dram() ? cpu->dram_status()
+                                                                  : Status(Error{ErrorCode::NotSupported,
+                                                                                 "this package has no dram zone",
+                                                                                 {}, 0}));
+        if (id.dram_path) dram["path"] = *id.dram_path;
+        p["dram"] = dram;
+        packages.push_back(p);
+    }
+    j["packages"] = packages;
+    return j;
+}
+
+nlohmann::ordered_json describe_soc(const Soc& soc) {
+    nlohmann::ordered_json j{{"name", std::string(soc.name())}};
+    j.update(status_json(soc.status()));
+    if (!soc.available() && soc.metrics().empty()) return j;
+    j["energy_source"] = std::string(to_string(soc.energy_source()));
+    nlohmann::ordered_json metrics = nlohmann::ordered_json::array();
+    for (const auto& m : soc.metrics()) {
+        nlohmann::ordered_json mj{{"metric", std::string(to_string(m.metric))}};
+        mj.update(capability_json(m.support));
+        mj["rails"] = m.rails;
+        metrics.push_back(mj);
+    }
+    j["metrics"] = metrics;
+    nlohmann::ordered_json rails = nlohmann::ordered_json::array();
+    for (const auto& r : soc.rails()) {
+        nlohmann::ordered_json rj{{"name", r.name},
+                                  {"metric", r.metric ? nlohmann::ordered_json(std::string(to_string(*r.metric)))
+                                                      : nlohmann::ordered_json(nullptr)},
+                                  {"source", r.source}};
+        rj.update(status_json(r.status));
+        if (r.power) rj["power_w"] = r.power->count();
+        rails.push_back(rj);
+    }
+    j["rails"] = rails;
+    return j;
+}
 
 nlohmann::ordered_json describe_environment(Gpus& gpus, const GpuOptions& options, bool probe_control) {
     const GpuBackendInfo& info = gpus.backend_info();
@@ -105,6 +159,8 @@ nlohmann::ordered_json describe_environment(Gpus& gpus, const GpuOptions& option
     nlohmann::ordered_json report{{"zeus_version", ZEUS_VERSION_STRING}, {"gpu_backend", backend}};
     report["cuda_visible_devices"] =
         options.visible_devices ? nlohmann::ordered_json(*options.visible_devices) : nlohmann::ordered_json(nullptr);
+    report["hip_visible_devices"] = options.hip_visible_devices ? nlohmann::ordered_json(*options.hip_visible_devices)
+                                                                : nlohmann::ordered_json(nullptr);
     if (!gpus.status()) report["gpu_error"] = error_json(gpus.status().error());
     report["warnings"] = gpus.warnings();
     nlohmann::ordered_json list = nlohmann::ordered_json::array();
@@ -114,6 +170,12 @@ nlohmann::ordered_json describe_environment(Gpus& gpus, const GpuOptions& option
 }
 
 bool anything_measurable(const nlohmann::ordered_json& report) {
+    if (report.contains("cpus")) {
+        for (const auto& cpu : report.at("cpus").at("packages")) {
+            if (cpu.at("available").get<bool>()) return true;
+        }
+    }
+    if (report.contains("soc") && report.at("soc").at("available").get<bool>()) return true;
     for (const auto& gpu : report.at("gpus")) {
         if (!gpu.at("available").get<bool>()) continue;
         if (gpu.at("energy_counter").at("supported").get<bool>()) return true;
@@ -137,6 +199,9 @@ std::string render_human(const nlohmann::ordered_json& r) {
     }
     const auto& cvd = r.at("cuda_visible_devices");
     out += fmt::format("CUDA_VISIBLE_DEVICES={}\n", cvd.is_null() ? "[NOT SET]" : cvd.get<std::string>());
+    if (const auto& hvd = r.at("hip_visible_devices"); !hvd.is_null()) {
+        out += fmt::format("HIP_VISIBLE_DEVICES={}\n", hvd.get<std::string>());
+    }
     if (r.contains("gpu_error")) out += "No GPUs available: " + error_line(r.at("gpu_error")) + "\n";
     for (const auto& w : r.at("warnings")) out += "Warning: " + w.get<std::string>() + "\n";
     if (!r.at("gpus").empty()) out += "Device index mapping: physical (nvidia-smi) -> Zeus (any CUDA application)\n";
@@ -172,6 +237,42 @@ std::string render_human(const nlohmann::ordered_json& r) {
         if (g.contains("temperature_c")) out += fmt::format("    temperature:       {} °C\n", g.at("temperature_c").get<double>());
         if (g.contains("persistence_mode")) {
             out += fmt::format("    persistence mode:  {}\n", g.at("persistence_mode").get<bool>() ? "on" : "off");
+        }
+    }
+    if (r.contains("cpus")) {
+        const auto& c = r.at("cpus");
+        out += "\n## CPUs (RAPL)\n";
+        if (c.contains("error")) out += "No CPU energy: " + error_line(c.at("error")) + "\n";
+        for (const auto& w : c.at("warnings")) out += "Warning: " + w.get<std::string>() + "\n";
+        for (const auto& p : c.at("packages")) {
+            out += fmt::format("  CPU {} ({}, {}): {}\n", p.at("index").get<unsigned>(), p.at("zone").get<std::string>(),
+                               p.at("name").get<std::string>(),
+                               p.at("available").get<bool>() ? "package energy available"
+                                                             : "UNAVAILABLE: " + error_line(p.at("error")));
+            const auto& d = p.at("dram");
+            out += fmt::format("    DRAM: {}\n", d.at("available").get<bool>() ? "available"
+                                                                               : error_line(d.at("error")));
+        }
+    }
+    if (r.contains("soc")) {
+        const auto& s = r.at("soc");
+        out += "\n## SoC\n";
+        if (!s.at("available").get<bool>()) {
+            out += "No SoC available: " + error_line(s.at("error")) + "\n";
+        } else {
+            out += fmt::format("{} (energy from {})\n", s.at("name").get<std::string>(),
+                               s.value("energy_source", std::string("?")));
+        }
+        if (s.contains("metrics")) {
+            for (const auto& m : s.at("metrics")) {
+                out += fmt::format("  {:<6} {}\n", m.at("metric").get<std::string>() + ":", capability_line(m));
+            }
+            for (const auto& rail : s.at("rails")) {
+                out += fmt::format("  rail {} ({}): {}\n", rail.at("name").get<std::string>(),
+                                   rail.at("metric").is_null() ? "no metric" : rail.at("metric").get<std::string>(),
+                                   rail.at("available").get<bool>() ? fmt::format("{:.2f} W", rail.value("power_w", 0.0))
+                                                                    : error_line(rail.at("error")));
+            }
         }
     }
     if (!anything_measurable(r)) {

@@ -4,7 +4,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "zeus/device/cpu.hpp"
 #include "zeus/device/gpus.hpp"
+#include "zeus/device/soc.hpp"
 
 namespace zeus::cli {
 
@@ -13,6 +15,10 @@ namespace zeus::cli {
 // by re-applying each GPU's current limit (a privileged write of an unchanged
 // value, so it is never done by default).
 [[nodiscard]] nlohmann::ordered_json describe_environment(Gpus& gpus, const GpuOptions& options, bool probe_control);
+
+// The CPU (RAPL) and SoC (Jetson) sections of the same report.
+[[nodiscard]] nlohmann::ordered_json describe_cpus(const Cpus& cpus);
+[[nodiscard]] nlohmann::ordered_json describe_soc(const Soc& soc);
 
 // True when at least one GPU can be measured (energy counter or power).
 [[nodiscard]] bool anything_measurable(const nlohmann::ordered_json& report);

@@ -34,7 +34,24 @@ Command add_show_env(CLI::App& parent) {
         GpuOptions gpu_options = options.value();
         gpu_options.simulate = gpu_options.simulate || opts->device.simulate;
         Gpus gpus = Gpus::open(gpu_options);
-        const nlohmann::ordered_json report = describe_environment(gpus, gpu_options, opts->check_control);
+        nlohmann::ordered_json report = describe_environment(gpus, gpu_options, opts->check_control);
+        auto cpu_options = CpuOptions::from_environment();
+        if (!cpu_options) {
+            std::cerr << "zeus: " << cpu_options.error().describe() << "\n";
+            return 2;
+        }
+        report["cpus"] = describe_cpus(Cpus::open(*cpu_options));
+        auto soc_options = SocOptions::from_environment();
+        if (!soc_options) {
+            std::cerr << "zeus: " << soc_options.error().describe() << "\n";
+            return 2;
+        }
+        auto soc = open_soc(*soc_options);
+        if (!soc) {
+            std::cerr << "zeus: " << soc.error().describe() << "\n";
+            return 2;
+        }
+        report["soc"] = describe_soc(**soc);
         if (opts->format == "json") {
             std::cout << report.dump(2) << "\n";
         } else {

@@ -8,6 +8,7 @@
 
 #include "device/nvml/nvml_gpu.hpp"
 #include "device/nvml/nvml_library.hpp"
+#include "zeus/device/amd.hpp"
 #include "zeus/device/visible_devices.hpp"
 #include "zeus/platform/dynamic_library.hpp"
 #include "zeus/platform/environment.hpp"
@@ -112,8 +113,19 @@ Gpus Gpus::open(const GpuOptions& options) {
     }
     info.library_path = path;
 
+    // One binary for NVIDIA, AMD and GPU-less machines: without a usable NVML,
+    // try AMD SMI, unless the user named an NVML (or the simulator) explicitly.
+    const bool may_try_amd = !options.simulate && !options.nvml_library;
     auto opened = nvml::Library::open(path);
-    if (!opened) return empty_set(opened.error(), info);
+    if (!opened) {
+        std::vector<std::string> notes;
+        if (may_try_amd) {
+            Gpus amd_gpus = amd::open_gpus(options);
+            if (!amd_gpus.empty() || options.amdsmi_library) return amd_gpus;
+            if (!amd_gpus.status()) notes.push_back("AMD GPUs: " + amd_gpus.status().error().describe());
+        }
+        return empty_set(opened.error(), info, std::move(notes));
+    }
     std::shared_ptr<nvml::Library> lib = std::move(opened).value();
     const nvml::Functions& f = lib->fn();
     info.backend = "nvml";
@@ -131,6 +143,10 @@ Gpus Gpus::open(const GpuOptions& options) {
         return empty_set(lib->error(rc, "nvmlDeviceGetCount failed"), info, {}, lib);
     }
     info.physical_gpu_count = count;
+    if (count == 0 && may_try_amd) {
+        Gpus amd_gpus = amd::open_gpus(options);
+        if (!amd_gpus.empty()) return amd_gpus;
+    }
 
     // UUIDs are needed to resolve GPU-<uuid> entries; a GPU whose handle
     // fails still counts for index entries, as it does for CUDA.
