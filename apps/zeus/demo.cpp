@@ -138,7 +138,8 @@ int run_demo(const DemoOptions& opts) {
     if (options.simulate) {
         // Workload and measurement are separate processes: they meet in the
         // simulator's shared state file.
-        if (std::getenv("ZEUS_SIM_STATE") == nullptr) {  // NOLINT(concurrency-mt-unsafe)
+        const char* state = std::getenv("ZEUS_SIM_STATE");  // NOLINT(concurrency-mt-unsafe)
+        if (state == nullptr || *state == '\0') {
             std::string dir_template = (fs::temp_directory_path() / "zeus-demo-XXXXXX").string();
             if (mkdtemp(dir_template.data()) == nullptr) {
                 std::cerr << "zeus: cannot create a temporary directory for the simulator state\n";

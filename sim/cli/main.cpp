@@ -1,22 +1,54 @@
 // zeus-sim: drive the simulated GPUs of libnvidia-ml.so.1 from the shell.
 #include <CLI/CLI.hpp>
 
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
 #include "commands.h"
 
 using namespace zeus::sim::cli;
+
+namespace {
+
+// CLI11's NonNegativeNumber/PositiveNumber print DBL_MAX's 309 digits as the
+// upper bound; this says what is wanted instead. Upper limits are the library's.
+CLI::Validator seconds_validator(bool allow_zero) {
+  return CLI::Validator(
+      [=](std::string& text) -> std::string {
+        char* end = nullptr;
+        const double x = std::strtod(text.c_str(), &end);
+        const bool ok = !text.empty() && *end == '\0' && (allow_zero ? x >= 0 : x > 0);
+        return ok ? std::string() : std::string("must be a number of seconds ") + (allow_zero ? ">= 0" : "> 0") +
+                                        ", got " + text;
+      },
+      "SECONDS");
+}
+
+std::string subcommand_names(const CLI::App& app) {
+  std::string names;
+  for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
+    names += (names.empty() ? "" : ", ") + sub->get_name();
+  }
+  return names;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{
       "zeus-sim: control the simulated GPUs behind the simulator's libnvidia-ml.so.1.\n"
       "Configuration: $ZEUS_SIM_CONFIG (JSON; default two A100-SXM4-40GB). Shared state: $ZEUS_SIM_STATE.\n"
       "See docs/simulator.md."};
-  app.require_subcommand(1);
+  // At most one; a missing or unknown one is reported below with the valid names.
+  app.require_subcommand(0, 1);
 
   BurnOptions burn;
   auto* burn_cmd = app.add_subcommand("burn", "Hold a constant load on GPUs for some seconds");
   burn_cmd->add_option("--gpu", burn.gpu, "GPU index or \"all\"")->capture_default_str();
   burn_cmd->add_option("--seconds", burn.seconds, "How long to hold the load")->capture_default_str()
-      ->check(CLI::PositiveNumber);
+      ->check(seconds_validator(false));
   burn_cmd->add_option("--util", burn.utilization, "Utilization in (0, 1]")->capture_default_str()
       ->check(CLI::Range(0.0, 1.0));
 
@@ -42,7 +74,8 @@ int main(int argc, char** argv) {
 
   double seconds = 0;
   auto* advance_cmd = app.add_subcommand("advance", "Move the virtual clock forward");
-  advance_cmd->add_option("SECONDS", seconds, "Seconds to advance")->required()->check(CLI::NonNegativeNumber);
+  advance_cmd->add_option("SECONDS", seconds, "Seconds to advance (at most 1e7 per call)")->required()
+      ->check(seconds_validator(true));
 
   FaultOptions fault;
   auto* fault_cmd = app.add_subcommand("fault", "Inject a fault into a GPU (see docs/simulator.md for names)");
@@ -56,7 +89,24 @@ int main(int argc, char** argv) {
   auto* config_cmd = app.add_subcommand("config", "Configuration helpers");
   config_cmd->add_flag("--print-default", print_default, "Print the default configuration as JSON");
 
-  CLI11_PARSE(app, argc, argv);
+  // Command-line mistakes exit with 2 (docs/simulator.md), not CLI11's own codes.
+  const auto exit_for = [&](const CLI::ParseError& e) { return app.exit(e) == 0 ? 0 : 2; };
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ExtrasError& e) {
+    const std::vector<std::string> extras = app.remaining();
+    if (!app.get_subcommands().empty() || extras.empty() || extras.front().rfind('-', 0) == 0) return exit_for(e);
+    std::fprintf(stderr, "zeus-sim: error: unknown subcommand \"%s\" (valid subcommands: %s; see zeus-sim --help)\n",
+                 extras.front().c_str(), subcommand_names(app).c_str());
+    return 2;
+  } catch (const CLI::ParseError& e) {
+    return exit_for(e);
+  }
+  if (app.get_subcommands().empty()) {
+    std::fprintf(stderr, "zeus-sim: error: a subcommand is required (one of: %s; see zeus-sim --help)\n",
+                 subcommand_names(app).c_str());
+    return 2;
+  }
 
   if (*burn_cmd) return run_burn(burn);
   if (*work_cmd) return run_work(work);

@@ -13,6 +13,7 @@ static_assert(std::is_same_v<decltype(&nvmlDeviceGetName), nvmlDeviceGetName_fn>
 static_assert(std::is_same_v<decltype(&nvmlDeviceGetPciInfo_v3), nvmlDeviceGetPciInfo_fn>);
 static_assert(std::is_same_v<decltype(&nvmlDeviceGetMemoryInfo), nvmlDeviceGetMemoryInfo_fn>);
 static_assert(std::is_same_v<decltype(&nvmlDeviceGetUtilizationRates), nvmlDeviceGetUtilizationRates_fn>);
+static_assert(sizeof(zeusSimNvmlPciInfoV1_t) == 52 && sizeof(nvmlPciInfo_t) == 68);
 static_assert(sizeof(zeusSimNvmlMemoryV2_t) == 40 && ZEUS_SIM_NVML_MEMORY_V2 == 0x02000028u);
 
 namespace {
@@ -33,6 +34,20 @@ nvmlReturn_t pci_info(nvmlDevice_t device, nvmlPciInfo_t* pci) {
     pci->pciSubSystemId = p.pci_subsystem_id;
     return NVML_SUCCESS;
   });
+}
+
+nvmlReturn_t legacy_pci_info(nvmlDevice_t device, zeusSimNvmlPciInfoV1_t* pci) {
+  nvmlPciInfo_t current{};
+  const nvmlReturn_t status = pci_info(device, pci ? &current : nullptr);
+  if (status != NVML_SUCCESS) return status;
+  *pci = zeusSimNvmlPciInfoV1_t{};
+  std::snprintf(pci->busId, sizeof pci->busId, "%s", current.busIdLegacy);
+  pci->domain = current.domain;
+  pci->bus = current.bus;
+  pci->device = current.device;
+  pci->pciDeviceId = current.pciDeviceId;
+  pci->pciSubSystemId = current.pciSubSystemId;
+  return NVML_SUCCESS;
 }
 
 // Memory the simulated driver reserves, and what a running workload occupies.
@@ -84,20 +99,14 @@ nvmlReturn_t nvmlDeviceGetSerial(nvmlDevice_t device, char* serial, unsigned int
                      [&](Simulator&, GpuState& gpu, double) { return copy_out(gpu.params.serial, serial, length); });
 }
 
+// Plain and _v2 predate NVML 9's 68-byte nvmlPciInfo_t: their callers pass the
+// 52-byte layout, and writing the new one would overrun it by 16 bytes.
 nvmlReturn_t nvmlDeviceGetPciInfo(nvmlDevice_t device, zeusSimNvmlPciInfoV1_t* pci) {
-  nvmlPciInfo_t current{};
-  const nvmlReturn_t status = pci_info(device, pci ? &current : nullptr);
-  if (status != NVML_SUCCESS) return status;
-  *pci = zeusSimNvmlPciInfoV1_t{};
-  std::snprintf(pci->busId, sizeof pci->busId, "%s", current.busIdLegacy);
-  pci->domain = current.domain;
-  pci->bus = current.bus;
-  pci->device = current.device;
-  pci->pciDeviceId = current.pciDeviceId;
-  pci->pciSubSystemId = current.pciSubSystemId;
-  return NVML_SUCCESS;
+  return legacy_pci_info(device, pci);
 }
-nvmlReturn_t nvmlDeviceGetPciInfo_v2(nvmlDevice_t device, nvmlPciInfo_t* pci) { return pci_info(device, pci); }
+nvmlReturn_t nvmlDeviceGetPciInfo_v2(nvmlDevice_t device, zeusSimNvmlPciInfoV1_t* pci) {
+  return legacy_pci_info(device, pci);
+}
 nvmlReturn_t nvmlDeviceGetPciInfo_v3(nvmlDevice_t device, nvmlPciInfo_t* pci) { return pci_info(device, pci); }
 
 nvmlReturn_t nvmlDeviceGetArchitecture(nvmlDevice_t device, nvmlDeviceArchitecture_t* arch) {

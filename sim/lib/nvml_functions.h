@@ -20,7 +20,8 @@
 extern "C" {
 #endif
 
-/* nvmlPciInfo_t as written by the unversioned nvmlDeviceGetPciInfo (NVML < 9). */
+/* nvmlPciInfo_t before NVML 9, as written by nvmlDeviceGetPciInfo and _v2 (52 bytes);
+ * only _v3 writes nvmlPciInfo_t (68 bytes). */
 typedef struct zeusSimNvmlPciInfoV1_st {
     char busId[16];
     unsigned int domain;
@@ -71,7 +72,7 @@ ZEUS_NVML_EXPORT nvmlReturn_t nvmlDeviceGetName(nvmlDevice_t device, char* name,
 ZEUS_NVML_EXPORT nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t device, char* uuid, unsigned int length);
 ZEUS_NVML_EXPORT nvmlReturn_t nvmlDeviceGetSerial(nvmlDevice_t device, char* serial, unsigned int length);
 ZEUS_NVML_EXPORT nvmlReturn_t nvmlDeviceGetPciInfo(nvmlDevice_t device, zeusSimNvmlPciInfoV1_t* pci);
-ZEUS_NVML_EXPORT nvmlReturn_t nvmlDeviceGetPciInfo_v2(nvmlDevice_t device, nvmlPciInfo_t* pci);
+ZEUS_NVML_EXPORT nvmlReturn_t nvmlDeviceGetPciInfo_v2(nvmlDevice_t device, zeusSimNvmlPciInfoV1_t* pci);
 ZEUS_NVML_EXPORT nvmlReturn_t nvmlDeviceGetPciInfo_v3(nvmlDevice_t device, nvmlPciInfo_t* pci);
 ZEUS_NVML_EXPORT nvmlReturn_t nvmlDeviceGetArchitecture(nvmlDevice_t device, nvmlDeviceArchitecture_t* arch);
 ZEUS_NVML_EXPORT nvmlReturn_t nvmlDeviceGetCudaComputeCapability(nvmlDevice_t device, int* major, int* minor);

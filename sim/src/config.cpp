@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <limits>
 #include <set>
@@ -10,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "json_parse.h"
 #include "nvml_errors.h"
 #include "presets.h"
 #include "shared_state.h"
@@ -250,7 +252,15 @@ void read_gpu(const json& entry, const std::string& path, const std::string& sou
 
   GpuParams p = *preset;
   std::string name;
-  if (r.string("name", name)) copy_string(p.name, sizeof p.name, name);
+  if (r.string("name", name)) {
+    // It must fit NVML's 96-byte name buffer; cutting it silently would show
+    // a name nobody configured.
+    if (name.size() >= sizeof p.name) {
+      r.fail(r.key_path("name"), "must be at most " + std::to_string(sizeof p.name - 1) + " characters long, got " +
+                                     std::to_string(name.size()));
+    }
+    copy_string(p.name, sizeof p.name, name);
+  }
   double memory_mib = static_cast<double>(p.memory_total_bytes) / (1024.0 * 1024.0);
   r.number("memory_mib", memory_mib, 1, 1e9);
   p.memory_total_bytes = static_cast<std::uint64_t>(memory_mib) * 1024ULL * 1024ULL;
@@ -315,12 +325,7 @@ const std::string& default_config_json() {
 }
 
 SimConfig parse_config(const std::string& json_text, const std::string& source) {
-  json root;
-  try {
-    root = json::parse(json_text);
-  } catch (const json::parse_error& e) {
-    throw ConfigError("zeus-sim config " + source + ": not valid JSON: " + e.what());
-  }
+  const json root = parse_config_json(json_text, source);
   SimConfig config;
   config.source = source;
   ObjectReader r(root, "", source);
@@ -359,8 +364,14 @@ SimConfig parse_config(const std::string& json_text, const std::string& source) 
 }
 
 SimConfig load_config_from_environment() {
+  // An empty value counts as unset, like an unset variable in a shell script.
   const char* path = std::getenv(kConfigEnv);
   if (!path || !*path) return parse_config(default_config_json(), "<default>");
+  std::error_code ignored;
+  if (std::filesystem::is_directory(path, ignored)) {
+    throw ConfigError(std::string("zeus-sim config ") + path + ": is a directory, not a JSON file; fix " + kConfigEnv +
+                      " or unset it to use the default two A100 GPUs");
+  }
   std::ifstream in(path);
   if (!in) {
     throw ConfigError(std::string("zeus-sim config ") + path + ": cannot be read (" + std::strerror(errno) +

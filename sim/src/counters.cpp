@@ -16,6 +16,16 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 double power_tick_time(const GpuParams& p, std::uint64_t k) { return static_cast<double>(k) * p.power_period_s; }
 double energy_tick_time(const GpuParams& p, std::uint64_t k) { return static_cast<double>(k) * p.energy_period_s; }
 
+// Index of the last tick at or before t. The cap keeps the conversion defined
+// (a double beyond 2^64 cast to uint64_t is undefined behaviour); simulator
+// time is bounded far below it.
+std::uint64_t tick_index_at(double t, double period) {
+  const double k = std::floor(t / period);
+  if (!(k > 0)) return 0;
+  constexpr double kMaxTick = 9.0e15;  // < 2^53: still exact in double
+  return static_cast<std::uint64_t>(std::min(k, kMaxTick));
+}
+
 // Number of power periods in the 1 s average.
 std::uint64_t average_periods(const GpuParams& p) {
   return std::max<std::uint64_t>(1, static_cast<std::uint64_t>(std::llround(1.0 / p.power_period_s)));
@@ -125,7 +135,7 @@ void skip_sensor_events(GpuState& g, double t0, double e0, double power_w, doubl
   GpuDynamics& d = g.dyn;
   auto energy_at = [&](double t) { return e0 + power_w * (t - t0); };
 
-  const auto first_power_tick_after = static_cast<std::uint64_t>(std::floor(t1 / p.power_period_s)) + 1;
+  const std::uint64_t first_power_tick_after = tick_index_at(t1, p.power_period_s) + 1;
   if (first_power_tick_after > d.next_power_tick) {
     const std::uint64_t from = std::max(d.next_power_tick, first_power_tick_after - std::min<std::uint64_t>(first_power_tick_after, kPowerTickRing));
     for (std::uint64_t k = from; k < first_power_tick_after; ++k) {
@@ -143,7 +153,7 @@ void skip_sensor_events(GpuState& g, double t0, double e0, double power_w, doubl
     d.window_start_energy_j = energy_at(std::max(ws, t0));
   }
 
-  const auto first_energy_tick_after = static_cast<std::uint64_t>(std::floor(t1 / p.energy_period_s)) + 1;
+  const std::uint64_t first_energy_tick_after = tick_index_at(t1, p.energy_period_s) + 1;
   if (first_energy_tick_after > d.next_energy_tick) {
     refresh_energy(g, first_energy_tick_after - 1, energy_at(energy_tick_time(p, first_energy_tick_after - 1)));
     d.next_energy_tick = first_energy_tick_after;

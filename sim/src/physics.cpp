@@ -3,8 +3,11 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <string>
 
 #include "counters.h"
+#include "errors.h"
+#include "gpu_params_check.h"
 #include "trace_profile.h"
 
 namespace zeus::sim {
@@ -56,17 +59,40 @@ double next_completion(const SharedState& s, unsigned gpu, const OperatingPoint&
   return next;
 }
 
+void complete(LoadSlot& load, double t) {
+  load.work_done = load.work_target;
+  load.completed = true;
+  load.completed_s = t;
+}
+
 // Loads whose work target was reached by time t stop drawing power at t. The
 // physics chose t as the completion time, so only rounding separates them.
 void mark_completions(SharedState& s, unsigned gpu, double t) {
   for (LoadSlot& load : s.loads) {
     if (!load_is_active_on(load, gpu) || load.work_target <= 0) continue;
-    if (load.work_done >= load.work_target - 1e-9 * std::max(1.0, load.work_target)) {
-      load.work_done = load.work_target;
-      load.completed = true;
-      load.completed_s = t;
+    if (load.work_done >= load.work_target - 1e-9 * std::max(1.0, load.work_target)) complete(load, t);
+  }
+}
+
+// When the next event is not later than t in double precision (t + dt == t),
+// time cannot move. Loads due by then complete at t; returns whether any did,
+// i.e. whether the zero-length step changed anything.
+bool complete_loads_due(SharedState& s, unsigned gpu, const OperatingPoint& op, double t) {
+  bool any = false;
+  for (LoadSlot& load : s.loads) {
+    if (!load_is_active_on(load, gpu) || load.work_target <= 0) continue;
+    const double rate = load_work_rate(s.gpus[gpu].params, op, load);
+    if (rate > 0 && t + std::max(0.0, load.work_target - load.work_done) / rate <= t) {
+      complete(load, t);
+      any = true;
     }
   }
+  return any;
+}
+
+[[noreturn]] void throw_damaged(unsigned gpu, const char* reason) {
+  throw SimError(Status::kState, "simulator state is damaged (GPU " + std::to_string(gpu) + ": " + reason +
+                                     "); delete the ZEUS_SIM_STATE file and retry");
 }
 
 // Steady state over a long gap: jump most of it at constant power instead of
@@ -163,6 +189,8 @@ double load_work_rate(const GpuParams& p, const OperatingPoint& op, const LoadSl
 void advance_gpu(SharedState& s, unsigned gpu, double target, const LoadSlot* stop_when_completed) {
   GpuState& g = s.gpus[gpu];
   GpuDynamics& d = g.dyn;
+  // Cheap, and the loops below rely on positive periods.
+  if (const char* reason = invalid_gpu_params_reason(g.params)) throw_damaged(gpu, reason);
   while (d.last_update_s < target) {
     const double t = d.last_update_s;
     const OperatingPoint op = operating_point(s, gpu);
@@ -174,8 +202,13 @@ void advance_gpu(SharedState& s, unsigned gpu, double target, const LoadSlot* st
       continue;
     }
 
-    double next = std::min({target, t + kMaxSubstepS, next_sensor_event(g, t), next_completion(s, gpu, op, t)});
-    next = std::max(next, t);
+    const double next = std::min({target, t + kMaxSubstepS, next_sensor_event(g, t), next_completion(s, gpu, op, t)});
+    if (!(next > t)) {
+      // No time can pass; finishing due loads is the only possible progress.
+      if (!complete_loads_due(s, gpu, op, t)) break;
+      if (stop_when_completed && stop_when_completed->completed) break;
+      continue;
+    }
     integrate(s, gpu, op, next - t);
     d.last_update_s = next;
     mark_completions(s, gpu, next);

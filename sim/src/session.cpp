@@ -49,6 +49,7 @@ void session_open(Opener opener) {
   check_fork(s);
   if (!s.simulator) {
     SimConfig config = load_config_from_environment();
+    // Unset or empty: private state.
     const char* state_path = std::getenv(kStateEnv);
     s.simulator = std::make_shared<Simulator>(std::move(config), state_path ? state_path : "");
     s.pid = getpid();

@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <fstream>
 #include <thread>
 
@@ -19,6 +20,12 @@ namespace {
 std::int64_t unix_now_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch())
       .count();
+}
+
+std::string format_number(double x) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.9g", x);
+  return text;
 }
 
 LoadSlot* find_load(SharedState& s, int id) {
@@ -86,11 +93,18 @@ void Simulator::advance_virtual(double seconds) {
     throw SimError(Status::kUnsupported,
                    "the simulator runs on the real clock; set \"clock\": \"virtual\" in the config to advance time");
   }
-  if (!std::isfinite(seconds) || seconds < 0) {
-    throw SimError(Status::kInvalidArgument, "advance needs a finite number of seconds >= 0");
+  if (!(seconds >= 0 && seconds <= kMaxAdvanceS)) {
+    throw SimError(Status::kInvalidArgument, "advance needs a number of seconds in [0, 1e7] (one call may advance "
+                                             "at most 1e7 s, about 116 days), got " + format_number(seconds));
   }
   SharedState& s = mapping_.state();
   StateLock lock(s);
+  if (s.header.virtual_now_s + seconds > kMaxVirtualTimeS) {
+    throw SimError(Status::kInvalidArgument,
+                   "the virtual clock is limited to 1e9 s (about 32 years) in total; it is at " +
+                       format_number(s.header.virtual_now_s) + " s, so advancing " + format_number(seconds) +
+                       " s is refused (delete the ZEUS_SIM_STATE file to start over)");
+  }
   s.header.virtual_now_s += seconds;
   prepare_locked(s, kAllGpus);
 }
@@ -162,12 +176,12 @@ double Simulator::run_work(unsigned gpu, double units, double utilization, int p
     SharedState& s = mapping_.state();
     StateLock lock(s);
     LoadSlot* load = find_load(s, id);
-    // The slowest possible rate still finishes well within this horizon.
-    const double horizon = s.gpus[gpu].dyn.last_update_s + 1e9;
-    advance_gpu(s, gpu, horizon, load);
+    // Work may take the clock up to its limit, no further.
+    advance_gpu(s, gpu, kMaxVirtualTimeS, load);
     if (!load->completed) {
       *load = LoadSlot{};
-      throw SimError(Status::kState, "work did not complete: the GPU makes no progress");
+      throw SimError(Status::kState,
+                     "work did not complete before the virtual clock's limit of 1e9 s (too much work for its rate)");
     }
     s.header.virtual_now_s = std::max(s.header.virtual_now_s, load->completed_s);
     const double elapsed = load->completed_s - load->started_s;

@@ -19,6 +19,11 @@
 namespace zeus::sim {
 
 inline constexpr unsigned kAllGpus = ~0u;
+// Bounds of the virtual clock. Beyond ~1e9 s a 10 ms substep still moves a
+// double, but far beyond (1e15 s) t + substep == t and nothing could advance;
+// one call is capped too so that it cannot hold the state lock for long.
+inline constexpr double kMaxAdvanceS = 1e7;
+inline constexpr double kMaxVirtualTimeS = 1e9;
 
 class Simulator {
  public:

@@ -1,7 +1,6 @@
 #include "state_mapping.h"
 
 #include <fcntl.h>
-#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -12,6 +11,7 @@
 #include <new>
 
 #include "errors.h"
+#include "gpu_params_check.h"
 #include "physics.h"
 
 namespace zeus::sim {
@@ -34,14 +34,39 @@ void init_mutex(pthread_mutex_t& mutex) {
 
 bool usable(const SharedState& s, const SimConfig& config) {
   const StateHeader& h = s.header;
-  return h.magic == kStateMagic && h.layout_version == kStateLayoutVersion && h.total_size == sizeof(SharedState) &&
-         h.initialized == 1 && h.config_hash == config.hash && h.gpu_count == config.gpus.size();
+  if (h.magic != kStateMagic || h.layout_version != kStateLayoutVersion || h.total_size != sizeof(SharedState) ||
+      h.initialized != 1 || h.config_hash != config.hash || h.gpu_count != config.gpus.size()) {
+    return false;
+  }
+  // A matching header over damaged parameters must not reach the physics.
+  for (std::uint32_t i = 0; i < h.gpu_count; ++i) {
+    if (invalid_gpu_params_reason(s.gpus[i].params)) return false;
+  }
+  return true;
 }
 
 std::int64_t unix_now_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch())
       .count();
 }
+
+// Open-file-description locks on the whole file. Unlike flock(2), converting
+// a held lock (write -> read) is atomic, so no other opener can slip in while
+// an initialiser downgrades; like flock(2), the lock belongs to the open file
+// description, so a forked child shares it through the inherited fd and the
+// lock lasts until the last process holding that description closes it.
+// Returns false with errno set on failure (EAGAIN/EACCES: held by others).
+bool ofd_lock(int fd, short type, bool wait) {
+  struct flock lock {};
+  lock.l_type = type;
+  lock.l_whence = SEEK_SET;  // l_start = l_len = 0: the whole file
+  for (;;) {
+    if (fcntl(fd, wait ? F_OFD_SETLKW : F_OFD_SETLK, &lock) == 0) return true;
+    if (errno != EINTR) return false;  // errno says why
+  }
+}
+
+bool held_by_others(int error) { return error == EAGAIN || error == EACCES; }
 
 }  // namespace
 
@@ -66,49 +91,79 @@ void initialize_state(SharedState& s, const SimConfig& config, std::int64_t crea
 }
 
 StateMapping::StateMapping(const SimConfig& config, const std::string& path) : path_(path) {
-  const std::size_t size = sizeof(SharedState);
   if (path_.empty()) {
-    void* mem = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    void* mem = mmap(nullptr, sizeof(SharedState), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (mem == MAP_FAILED) fail(path_, "mmap");
     state_ = static_cast<SharedState*>(mem);
     initialize_state(*state_, config, unix_now_ns());
     return;
   }
-
   fd_ = open(path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0666);
   if (fd_ < 0) fail(path_, "open");
-  // Exclusive while checking and (re)initialising; a process that comes second
-  // waits here and then finds an initialised state.
-  while (flock(fd_, LOCK_EX) != 0) {
-    if (errno != EINTR) {
-      close(fd_);
-      fail(path_, "flock");
-    }
+  try {
+    attach(config);
+  } catch (...) {
+    if (state_) munmap(state_, sizeof(SharedState));
+    state_ = nullptr;
+    close(fd_);  // also drops our lock
+    fd_ = -1;
+    throw;
   }
+}
+
+// Every attached process holds a read lock for as long as it is mapped, so
+// getting the write lock proves that nobody else uses the state and only then
+// may it be (re)initialised. A process that cannot get it waits for a read
+// lock (an initialiser may be at work) and must then find the state usable.
+void StateMapping::attach(const SimConfig& config) {
+  if (ofd_lock(fd_, F_WRLCK, /*wait=*/false)) return attach_alone(config);
+  if (!held_by_others(errno)) fail(path_, "locking");
+  if (!ofd_lock(fd_, F_RDLCK, /*wait=*/true)) fail(path_, "locking");
+  if (map_if_usable(config)) return;
+  // Those holding it when we tried may have left since.
+  if (ofd_lock(fd_, F_WRLCK, /*wait=*/false)) return attach_alone(config);
+  if (!held_by_others(errno)) fail(path_, "locking");
+  throw SimError(Status::kState, "zeus-sim state file " + path_ +
+                                     " is in use by another process with a different configuration; use another " +
+                                     "ZEUS_SIM_STATE or stop the other processes");
+}
+
+bool StateMapping::map_if_usable(const SimConfig& config) {
   struct stat st {};
-  if (fstat(fd_, &st) != 0 || (static_cast<std::size_t>(st.st_size) != size && ftruncate(fd_, static_cast<off_t>(size)) != 0)) {
-    const int saved = errno;
-    close(fd_);
-    errno = saved;
-    fail(path_, "resizing the file");
-  }
-  void* mem = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd_, 0);
-  if (mem == MAP_FAILED) {
-    const int saved = errno;
-    close(fd_);
-    errno = saved;
-    fail(path_, "mmap");
-  }
-  state_ = static_cast<SharedState*>(mem);
-  if (static_cast<std::size_t>(st.st_size) != size || !usable(*state_, config)) {
+  if (fstat(fd_, &st) != 0) fail(path_, "fstat");
+  // Never resize here: others may have the file mapped.
+  if (static_cast<std::size_t>(st.st_size) != sizeof(SharedState)) return false;
+  map();
+  if (usable(*state_, config)) return true;
+  munmap(state_, sizeof(SharedState));
+  state_ = nullptr;
+  return false;
+}
+
+void StateMapping::attach_alone(const SimConfig& config) {
+  struct stat st {};
+  if (fstat(fd_, &st) != 0) fail(path_, "fstat");
+  const bool right_size = static_cast<std::size_t>(st.st_size) == sizeof(SharedState);
+  if (!right_size && ftruncate(fd_, static_cast<off_t>(sizeof(SharedState))) != 0) fail(path_, "resizing the file");
+  map();
+  if (!right_size || !usable(*state_, config)) {
     initialize_state(*state_, config, unix_now_ns());
-    msync(mem, size, MS_ASYNC);
+    msync(state_, sizeof(SharedState), MS_ASYNC);
   }
-  flock(fd_, LOCK_UN);
+  // Atomic downgrade: from here on others may attach next to us.
+  if (!ofd_lock(fd_, F_RDLCK, /*wait=*/false)) fail(path_, "downgrading the lock");
+}
+
+void StateMapping::map() {
+  void* mem = mmap(nullptr, sizeof(SharedState), PROT_READ | PROT_WRITE, MAP_SHARED, fd_, 0);
+  if (mem == MAP_FAILED) fail(path_, "mmap");
+  state_ = static_cast<SharedState*>(mem);
 }
 
 StateMapping::~StateMapping() {
   if (state_) munmap(state_, sizeof(SharedState));
+  // Only close, never unlock explicitly: after a fork the parent and the child
+  // share the lock, and an unlock by either would release it for both.
   if (fd_ >= 0) close(fd_);
 }
 

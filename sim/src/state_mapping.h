@@ -1,9 +1,12 @@
 // Where the SharedState lives. With a path (ZEUS_SIM_STATE) it is a file mapped
 // MAP_SHARED, so every process naming the same file sees the same GPUs; without
-// one it is private anonymous memory. The file is created and initialised under
-// flock(2) so that concurrent first opens are safe, and re-initialised when it
-// was made by another configuration or layout version. Mutations are guarded by
-// a process-shared robust mutex stored inside the mapping.
+// one it is private anonymous memory. Every process attached to the file holds
+// a read lock on it (an open-file-description lock, shared with forked
+// children); the file is (re)initialised only under the write lock, i.e. only
+// when nobody else is attached, so concurrent first opens are safe and a live
+// state is never wiped. Opening a file that others use with a different
+// configuration fails instead. Mutations are guarded by a process-shared robust
+// mutex stored inside the mapping.
 #pragma once
 
 #include <string>
@@ -15,7 +18,8 @@ namespace zeus::sim {
 
 class StateMapping {
  public:
-  // Throws SimError(kState) with the path and the failing system call.
+  // Throws SimError(kState) with the path and the failing system call, or when
+  // the file is in use by processes with another configuration.
   StateMapping(const SimConfig& config, const std::string& path);
   ~StateMapping();
   StateMapping(const StateMapping&) = delete;
@@ -30,6 +34,13 @@ class StateMapping {
   void repair_after_fork();
 
  private:
+  void attach(const SimConfig& config);
+  // With the write lock: resize, map, initialise if needed, downgrade.
+  void attach_alone(const SimConfig& config);
+  // With a read lock: maps the state if it was made by this configuration.
+  bool map_if_usable(const SimConfig& config);
+  void map();
+
   std::string path_;
   int fd_ = -1;
   SharedState* state_ = nullptr;

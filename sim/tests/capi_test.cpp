@@ -117,5 +117,46 @@ TEST_F(SimCApi, TraceWorkloadFromTheRealA40Trace) {
   EXPECT_EQ(zeusSimTraceProfileLoad(csv.c_str(), "cifar100/shufflenetv2", 3, nullptr, &bad), ZEUS_SIM_ERROR_NOT_FOUND);
 }
 
+bool last_error_has(const std::string& text) { return std::string(zeusSimLastError()).find(text) != std::string::npos; }
+
+TEST_F(SimCApi, AdvanceRejectsHugeNegativeAndNonFiniteValuesWithoutHanging) {
+  use_config(simple_gpu_config());
+  ASSERT_EQ(zeusSimOpen(), ZEUS_SIM_OK);
+  // Before the limits, 1e15 s hung under the state lock (t + substep == t).
+  const int code = exit_code_in_child(60, [] {
+    int failures = 0;
+    for (double bad : {1e15, 1e300, HUGE_VAL, std::nan(""), -5.0, 1e7 + 1}) {
+      if (zeusSimAdvance(bad) != ZEUS_SIM_ERROR_INVALID_ARGUMENT || !last_error_has("at most 1e7 s")) ++failures;
+    }
+    double now = -1;
+    if (zeusSimNow(&now) != ZEUS_SIM_OK || now != 0) ++failures;  // still usable
+    return failures;
+  });
+  EXPECT_EQ(code, 0) << "-1: hung or crashed; otherwise the number of wrong answers";
+  advance(1e7);  // the largest single step is fine
+}
+
+TEST_F(SimCApi, VirtualClockIsCappedInTotal) {
+  use_config(simple_gpu_config());
+  ASSERT_EQ(zeusSimOpen(), ZEUS_SIM_OK);
+  for (int i = 0; i < 100; ++i) advance(1e7);
+  EXPECT_EQ(zeusSimAdvance(1.0), ZEUS_SIM_ERROR_INVALID_ARGUMENT);
+  EXPECT_TRUE(last_error_has("limited to 1e9 s")) << zeusSimLastError();
+  double now = 0;
+  ASSERT_EQ(zeusSimNow(&now), ZEUS_SIM_OK);
+  EXPECT_DOUBLE_EQ(now, 1e9);
+  EXPECT_NEAR(ground_truth(0), 50 * 1e9, 1.0) << "idle power all along";
+}
+
+TEST_F(SimCApi, EmptyEnvironmentValuesCountAsUnset) {
+  use_config(simple_gpu_config());
+  ScopedEnv no_config("ZEUS_SIM_CONFIG", "");
+  ScopedEnv no_state("ZEUS_SIM_STATE", "");
+  ASSERT_EQ(zeusSimOpen(), ZEUS_SIM_OK) << zeusSimLastError();
+  unsigned count = 0;
+  ASSERT_EQ(zeusSimGpuCount(&count), ZEUS_SIM_OK);
+  EXPECT_EQ(count, 2u) << "the default configuration";
+}
+
 }  // namespace
 }  // namespace zeus::sim::testing

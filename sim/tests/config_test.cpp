@@ -119,6 +119,23 @@ TEST(SimConfig, BadValuesAreRejectedClearly) {
   EXPECT_NE(config_error(R"({"gpus": [{"count": 2}]})").find("model"), std::string::npos);
 }
 
+TEST(SimConfig, NumberOverflowNamesTheFileAndKey) {
+  const std::string message =
+      config_error(R"({"gpus": [{"model": "A40"}, {"model": "A40", "power": {"idle_w": 1e400}}]})");
+  EXPECT_NE(message.find("test.json"), std::string::npos) << message;
+  EXPECT_NE(message.find("gpus[1].power.idle_w"), std::string::npos) << message;
+  EXPECT_NE(config_error(R"({"seed": -1e999})").find("seed"), std::string::npos);
+}
+
+TEST(SimConfig, OverlongNameIsRejectedWithTheLimit) {
+  const std::string name(96, 'x');
+  const std::string message = config_error(R"({"gpus": [{"model": "A40", "name": ")" + name + R"("}]})");
+  EXPECT_NE(message.find("gpus[0].name"), std::string::npos) << message;
+  EXPECT_NE(message.find("at most 95"), std::string::npos) << message;
+  const auto config = parse_config(R"({"gpus": [{"model": "A40", "name": ")" + name.substr(1) + R"("}]})", "t");
+  EXPECT_EQ(std::string(config.gpus[0].name), name.substr(1)) << "95 characters fit";
+}
+
 TEST(SimConfig, InitErrorAcceptsNvmlNames) {
   const auto config = parse_config(
       R"({"gpus": [{"model": "A40", "faults": {"init_error": "GPU_IS_LOST"}}, {"model": "A40", "faults": {"init_error": "NVML_ERROR_UNKNOWN"}}]})",
@@ -146,6 +163,22 @@ TEST(SimConfig, EnvironmentNamesTheFile) {
   }
   ScopedEnv env(kConfigEnv, dir.write("c.json", R"({"gpus": [{"model": "V100-SXM2-16GB", "count": 4}]})"));
   EXPECT_EQ(load_config_from_environment().gpus.size(), 4u);
+}
+
+TEST(SimConfig, EnvironmentNamingADirectoryIsReportedAsSuch) {
+  TempDir dir;
+  ScopedEnv env(kConfigEnv, dir.file(""));
+  try {
+    load_config_from_environment();
+    FAIL() << "a directory must be an error";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("is a directory"), std::string::npos) << e.what();
+  }
+}
+
+TEST(SimConfig, EmptyEnvironmentValueMeansTheDefault) {
+  ScopedEnv env(kConfigEnv, "");
+  EXPECT_EQ(load_config_from_environment().source, "<default>");
 }
 
 }  // namespace

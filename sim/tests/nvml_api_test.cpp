@@ -112,6 +112,29 @@ TEST_F(NvmlApi, HandlesByUuidAndPciBusIdMatchHandlesByIndex) {
   EXPECT_EQ(nvmlDeviceGetHandleByPciBusId("not a bus id", &handle), NVML_ERROR_INVALID_ARGUMENT);
 }
 
+// Plain and _v2 callers pass the 52-byte pre-NVML-9 struct; writing the 68-byte
+// nvmlPciInfo_t into it would overrun their memory.
+TEST_F(NvmlApi, LegacyPciInfoWritesOnlyTheOldLayout) {
+  init(simple_gpu_config());
+  nvmlPciInfo_t current{};
+  ASSERT_EQ(nvmlDeviceGetPciInfo_v3(device(0), &current), NVML_SUCCESS);
+  using Getter = nvmlReturn_t (*)(nvmlDevice_t, zeusSimNvmlPciInfoV1_t*);
+  for (Getter get : {Getter{&nvmlDeviceGetPciInfo}, Getter{&nvmlDeviceGetPciInfo_v2}}) {
+    struct {
+      zeusSimNvmlPciInfoV1_t pci;
+      unsigned char canary[32];
+    } guarded;
+    std::memset(&guarded, 0xA5, sizeof guarded);
+    ASSERT_EQ(get(device(0), &guarded.pci), NVML_SUCCESS);
+    for (unsigned char byte : guarded.canary) ASSERT_EQ(byte, 0xA5) << "wrote past the 52-byte struct";
+    EXPECT_STREQ(guarded.pci.busId, current.busIdLegacy);
+    EXPECT_EQ(guarded.pci.bus, current.bus);
+    EXPECT_EQ(guarded.pci.pciDeviceId, current.pciDeviceId);
+    EXPECT_EQ(guarded.pci.pciSubSystemId, current.pciSubSystemId);
+    EXPECT_EQ(guarded.pci.reserved0, 0u);
+  }
+}
+
 TEST_F(NvmlApi, BadArgumentsAndHandlesAreRejected) {
   init(simple_gpu_config());
   nvmlDevice_t handle = nullptr;

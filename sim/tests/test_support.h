@@ -2,6 +2,7 @@
 #pragma once
 
 #include <stdlib.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -63,6 +64,21 @@ class ScopedEnv {
   std::string old_;
   bool had_ = false;
 };
+
+// Runs `body` (returning an exit code) in a forked child that SIGALRM kills
+// after `seconds`. Returns the child's exit code, or -1 if it did not exit
+// (hung or crashed), so a regression to a hang fails instead of blocking.
+template <typename F>
+int exit_code_in_child(unsigned seconds, F&& body) {
+  const pid_t pid = fork();
+  if (pid == 0) {
+    alarm(seconds);
+    _exit(body());
+  }
+  int status = 0;
+  if (pid < 0 || waitpid(pid, &status, 0) != pid) return -1;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
 
 // One GPU on the virtual clock with the physics made easy to compute by hand:
 // no leakage, no sensor noise, no thermal throttling. `gpu_patch` is a JSON

@@ -62,9 +62,10 @@ CounterEvent CounterAccumulator::update(std::uint64_t raw, Clock::time_point whe
         return event;
     };
 
+    const bool bounded = spec_.max_power.count() > 0;
     if (raw >= last) {
         const std::uint64_t delta = raw - last;
-        if (static_cast<double>(delta) > plausible) {
+        if (bounded && static_cast<double>(delta) > plausible) {
             // Impossible power: do not count it, and measure from here on.
             ++stats_.jump_glitches;
             last_raw_ = raw;
@@ -87,6 +88,12 @@ CounterEvent CounterAccumulator::update(std::uint64_t raw, Clock::time_point whe
             if (late) ++stats_.late_reads;
             return accept(wrapped, late ? CounterEvent::LateRead : CounterEvent::Wrap);
         }
+    }
+    if (spec_.range == 0 || !bounded) {
+        // A counter that never wraps restarted (driver reload) and has
+        // counted `raw` since; the energy before the restart is unknown.
+        ++stats_.resets;
+        return accept(raw, CounterEvent::Reset);
     }
     if (static_cast<double>(raw) <= plausible || last_was_backward_) {
         // The counter restarted (driver reload) and has counted `raw` since;

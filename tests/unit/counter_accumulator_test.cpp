@@ -130,6 +130,18 @@ TEST(CounterAccumulator, NonWrappingCounterNeedsNoBackgroundReads) {
     EXPECT_DOUBLE_EQ(acc.total().count(), 300.0);
 }
 
+TEST(CounterAccumulator, NonWrappingCounterDecreaseIsARestart) {
+    CounterAccumulator acc(CounterSpec{"nvml", 0, 1e-3, Watts(0.0)});  // unbounded: no jump check
+    const auto t0 = Clock::now();
+    acc.update(50'000'000, t0);
+    acc.update(90'000'000, t0 + 1ms);  // 40 kJ in 1 ms: accepted, there is no bound
+    EXPECT_EQ(acc.total_counts(), 40'000'000U);
+    EXPECT_EQ(acc.update(7'000, t0 + 2ms), CounterEvent::Reset);  // driver reload
+    EXPECT_EQ(acc.total_counts(), 40'007'000U);
+    EXPECT_EQ(acc.stats().resets, 1U);
+    EXPECT_EQ(acc.stats().jump_glitches, 0U);
+}
+
 TEST(CounterSampler, BackgroundReadsKeepTotalsExactAcrossManyWraps) {
     // A counter that wraps every 400 ms at 50 W. At the 100 W bound it could
     // wrap every 200 ms, so the sampler reads it every 100 ms on its own.

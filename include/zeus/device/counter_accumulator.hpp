@@ -21,9 +21,14 @@ namespace zeus {
 
 struct CounterSpec {
     std::string name;          // for messages, e.g. "RAPL package-0 (intel-rapl:0)"
-    std::uint64_t range = 0;   // the counter wraps to 0 when it reaches this value; 0 = never wraps
+    // The counter wraps to 0 when it reaches this value. 0 = never wraps (a
+    // 64-bit counter): then any decrease is a restart, never a glitch.
+    std::uint64_t range = 0;
     double joules_per_count = 1e-6;
-    Watts max_power{1000.0};   // conservative bound: a delta implying more power than this is a glitch
+    // Conservative bound: a delta implying more power than this is a glitch.
+    // 0 disables the check (for counters whose readings are not tied to this
+    // process's clock, such as the GPU simulator's virtual time).
+    Watts max_power{1000.0};
 };
 
 struct CounterStats {

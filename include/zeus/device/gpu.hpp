@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "zeus/device/counter_accumulator.hpp"
 #include "zeus/platform/error.hpp"
 #include "zeus/platform/units.hpp"
 
@@ -86,8 +87,14 @@ class Gpu {
     [[nodiscard]] virtual Status status() const = 0;
     [[nodiscard]] bool available() const { return status().ok(); }
 
-    // Energy since the driver was loaded (NVML) or the counter was last reset.
+    // The energy counter as the vendor defines it (NVML: since the driver was
+    // loaded), made monotonic by the counter accumulator: a reset or glitch
+    // never makes it go backwards; energy_counter_stats() says whether one
+    // happened. Differences of two readings are the energy in between.
     [[nodiscard]] virtual Result<Millijoules> total_energy() const = 0;
+    // Wraps, resets and glitches seen on the energy counter so far; nullopt
+    // when the backend has no accumulated counter.
+    [[nodiscard]] virtual std::optional<CounterStats> energy_counter_stats() const { return std::nullopt; }
     [[nodiscard]] virtual Result<PowerReading> power(PowerDomain domain) const = 0;
     [[nodiscard]] Result<PowerReading> instant_power() const { return power(PowerDomain::DeviceInstant); }
     [[nodiscard]] Result<PowerReading> average_power() const { return power(PowerDomain::DeviceAverage); }

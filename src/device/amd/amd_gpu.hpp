@@ -34,6 +34,7 @@ class AmdGpu final : public Gpu {
     [[nodiscard]] Status status() const override { return {}; }
 
     [[nodiscard]] Result<Millijoules> total_energy() const override;
+    [[nodiscard]] std::optional<CounterStats> energy_counter_stats() const override { return counter_stats(); }
     [[nodiscard]] Result<PowerReading> power(PowerDomain domain) const override;
     [[nodiscard]] Result<Celsius> temperature() const override;
 

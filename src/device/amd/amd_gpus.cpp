@@ -228,10 +228,7 @@ std::vector<std::string> library_candidates(const GpuOptions& options) {
     return out;
 }
 
-std::optional<CounterStats> energy_counter_stats(const Gpu& gpu) {
-    if (const auto* amd = dynamic_cast<const AmdGpu*>(&gpu)) return amd->counter_stats();
-    return std::nullopt;
-}
+std::optional<CounterStats> energy_counter_stats(const Gpu& gpu) { return gpu.energy_counter_stats(); }
 
 Gpus open_gpus(const GpuOptions& options, const AmdOpenOptions& amd_options) {
     GpuBackendInfo info;

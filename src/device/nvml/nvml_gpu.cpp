@@ -128,6 +128,7 @@ void NvmlGpu::probe_capabilities() {
     } else {
         auto energy = get(f.device_get_total_energy_consumption, "nvmlDeviceGetTotalEnergyConsumption");
         capabilities_.energy_counter = energy ? Capability::yes() : capability_from(energy.error());
+        if (energy) energy_base_mj_ = *energy;
     }
 
     // Power domains: GPU scope first, then MODULE (Grace Hopper has only that).
@@ -173,14 +174,42 @@ void NvmlGpu::probe_capabilities() {
 
     auto constraints = power_limit_constraints();
     capabilities_.power_limit = constraints ? Capability::yes() : Capability::no(constraints.error().describe());
+
+    if (capabilities_.energy_counter.supported) {
+        // No power bound: NVML's counter is 64-bit and cannot wrap, and its
+        // readings need not follow this process's clock (the simulator's
+        // virtual time). Any decrease is a driver reload, counted as a reset.
+        energy_ = std::make_unique<AccumulatedCounter>(
+            CounterSpec{fmt::format("NVML energy counter of GPU {}", identity_.index), 0, 1e-3, Watts(0.0)},
+            [lib = lib_, handle = handle_, index = identity_.index]() -> Result<std::uint64_t> {
+                unsigned long long mj = 0;
+                const nvmlReturn_t rc = lib->fn().device_get_total_energy_consumption(handle, &mj);
+                if (rc != NVML_SUCCESS) {
+                    return lib->error(rc, fmt::format("nvmlDeviceGetTotalEnergyConsumption on GPU {}", index));
+                }
+                return static_cast<std::uint64_t>(mj);
+            });
+        (void)energy_->read();  // the baseline: differences start here
+    }
 }
 
 Result<Millijoules> NvmlGpu::total_energy() const {
     const Capability& cap = capabilities_.energy_counter;
     if (!cap.supported && cap.definitive) return not_supported(cap, "the energy counter");
-    auto mj = get(lib_->fn().device_get_total_energy_consumption, "nvmlDeviceGetTotalEnergyConsumption");
-    if (!mj) return mj.error();
-    return Millijoules(static_cast<std::int64_t>(*mj));
+    if (!energy_) {
+        // Probing failed for a passing reason: read the raw counter directly.
+        auto mj = get(lib_->fn().device_get_total_energy_consumption, "nvmlDeviceGetTotalEnergyConsumption");
+        if (!mj) return mj.error();
+        return Millijoules(static_cast<std::int64_t>(*mj));
+    }
+    auto total = energy_->read();
+    if (!total) return total.error();
+    return Millijoules(static_cast<std::int64_t>(energy_base_mj_) + static_cast<std::int64_t>(energy_->accumulator().total_counts()));
+}
+
+std::optional<CounterStats> NvmlGpu::energy_counter_stats() const {
+    if (!energy_) return std::nullopt;
+    return energy_->stats();
 }
 
 Result<PowerReading> NvmlGpu::read_power_field(unsigned field, unsigned scope, const char* what) const {

@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "device/nvml/nvml_library.hpp"
+#include "zeus/device/counter_sampler.hpp"
 #include "zeus/device/gpu.hpp"
 
 namespace zeus::nvml {
@@ -20,6 +21,7 @@ class NvmlGpu final : public Gpu {
     [[nodiscard]] Status status() const override { return {}; }
 
     [[nodiscard]] Result<Millijoules> total_energy() const override;
+    [[nodiscard]] std::optional<CounterStats> energy_counter_stats() const override;
     [[nodiscard]] Result<PowerReading> power(PowerDomain domain) const override;
     [[nodiscard]] Result<Celsius> temperature() const override;
 
@@ -71,6 +73,10 @@ class NvmlGpu final : public Gpu {
     GpuIdentity identity_;
     GpuCapabilities capabilities_;
     bool instant_via_power_usage_ = false;  // old drivers without power fields
+    // NVML's 64-bit mJ counter never wraps, but it restarts when the driver
+    // reloads; the accumulator keeps total_energy() monotonic across that.
+    std::unique_ptr<AccumulatedCounter> energy_;
+    std::uint64_t energy_base_mj_ = 0;  // the raw counter at the first read
 };
 
 }  // namespace zeus::nvml
