@@ -15,6 +15,12 @@ Result<Joules> AccumulatedCounter::read() {
     return accumulator_.total();
 }
 
+Joules AccumulatedCounter::record(std::uint64_t raw) {
+    std::lock_guard lock(read_mutex_);
+    accumulator_.update(raw, CounterAccumulator::Clock::now());
+    return accumulator_.total();
+}
+
 namespace {
 
 std::chrono::nanoseconds choose_period(const std::vector<std::shared_ptr<AccumulatedCounter>>& counters,

@@ -24,6 +24,9 @@ class AccumulatedCounter {
     // Reads the hardware now and returns the accumulated total. Reads from
     // several threads are serialised so the accumulator sees them in order.
     [[nodiscard]] Result<Joules> read();
+    // Feeds a raw value the caller read itself (e.g. together with other
+    // fields in one device call), in order with read(). Returns the total.
+    Joules record(std::uint64_t raw);
     [[nodiscard]] CounterStats stats() const { return accumulator_.stats(); }
     [[nodiscard]] const CounterAccumulator& accumulator() const { return accumulator_; }
 

@@ -69,6 +69,16 @@ struct PowerReading {
     std::optional<std::chrono::system_clock::time_point> refreshed_at;
 };
 
+// An energy reading with what is needed to place it in time: when the
+// counter last refreshed (it lags real time by up to its update period, ~100
+// ms on NVIDIA boards) and the power at that moment, so that the energy at an
+// exact instant can be estimated as energy + power × (instant − refreshed_at).
+struct EnergySnapshot {
+    Millijoules energy;
+    std::optional<std::chrono::system_clock::time_point> refreshed_at;
+    std::optional<Milliwatts> power;
+};
+
 struct PowerLimitConstraints {
     Milliwatts min;
     Milliwatts max;
@@ -92,6 +102,14 @@ class Gpu {
     // never makes it go backwards; energy_counter_stats() says whether one
     // happened. Differences of two readings are the energy in between.
     [[nodiscard]] virtual Result<Millijoules> total_energy() const = 0;
+    // total_energy() plus its refresh time and the instant power, in one
+    // device call where the backend can (NVML field values). By default only
+    // the energy is filled in.
+    [[nodiscard]] virtual Result<EnergySnapshot> energy_snapshot() const {
+        auto energy = total_energy();
+        if (!energy) return energy.error();
+        return EnergySnapshot{*energy, std::nullopt, std::nullopt};
+    }
     // Wraps, resets and glitches seen on the energy counter so far; nullopt
     // when the backend has no accumulated counter.
     [[nodiscard]] virtual std::optional<CounterStats> energy_counter_stats() const { return std::nullopt; }

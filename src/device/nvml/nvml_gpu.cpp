@@ -207,6 +207,32 @@ Result<Millijoules> NvmlGpu::total_energy() const {
     return Millijoules(static_cast<std::int64_t>(energy_base_mj_) + static_cast<std::int64_t>(energy_->accumulator().total_counts()));
 }
 
+Result<EnergySnapshot> NvmlGpu::energy_snapshot() const {
+    if (!energy_ || lib_->fn().device_get_field_values == nullptr) return Gpu::energy_snapshot();
+    // Energy and instant power in one driver call, each with its refresh time.
+    std::array<nvmlFieldValue_t, 2> values{};
+    values[0].fieldId = NVML_FI_DEV_TOTAL_ENERGY_CONSUMPTION;
+    values[1].fieldId = NVML_FI_DEV_POWER_INSTANT;
+    values[1].scopeId = nvml_scope(capabilities_.instant_power.scope);
+    const int count = capabilities_.instant_power.support.supported && !instant_via_power_usage_ ? 2 : 1;
+    const nvmlReturn_t rc = lib_->fn().device_get_field_values(handle_, count, values.data());
+    if (rc != NVML_SUCCESS || values[0].nvmlReturn != NVML_SUCCESS ||
+        values[0].valueType != NVML_VALUE_TYPE_UNSIGNED_LONG_LONG) {
+        return Gpu::energy_snapshot();  // drivers without the energy field: plain counter read
+    }
+    energy_->record(static_cast<std::uint64_t>(values[0].value.ullVal));
+    EnergySnapshot snapshot{Millijoules(static_cast<std::int64_t>(energy_base_mj_) +
+                                        static_cast<std::int64_t>(energy_->accumulator().total_counts())),
+                            std::nullopt, std::nullopt};
+    if (values[0].timestamp > 0) {
+        snapshot.refreshed_at = std::chrono::system_clock::time_point(std::chrono::microseconds(values[0].timestamp));
+    }
+    if (count == 2 && values[1].nvmlReturn == NVML_SUCCESS && values[1].valueType == NVML_VALUE_TYPE_UNSIGNED_INT) {
+        snapshot.power = Milliwatts(values[1].value.uiVal);
+    }
+    return snapshot;
+}
+
 std::optional<CounterStats> NvmlGpu::energy_counter_stats() const {
     if (!energy_) return std::nullopt;
     return energy_->stats();

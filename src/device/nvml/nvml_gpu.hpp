@@ -22,6 +22,7 @@ class NvmlGpu final : public Gpu {
 
     [[nodiscard]] Result<Millijoules> total_energy() const override;
     [[nodiscard]] std::optional<CounterStats> energy_counter_stats() const override;
+    [[nodiscard]] Result<EnergySnapshot> energy_snapshot() const override;
     [[nodiscard]] Result<PowerReading> power(PowerDomain domain) const override;
     [[nodiscard]] Result<Celsius> temperature() const override;
 

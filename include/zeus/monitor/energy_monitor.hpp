@@ -1,0 +1,88 @@
+// Energy windows (the original's ZeusMonitor): "how many joules and seconds
+// did this part of my program take, on each GPU and CPU package?"
+//
+//   zeus::EnergyMonitor monitor(gpus, &cpus);
+//   monitor.begin_window("step").value();
+//   train_step();
+//   zeus::Measurement m = monitor.end_window("step").value();
+//
+// Named windows may nest and overlap, and may be begun and ended from
+// different threads. GPUs with an energy counter are read at the window's
+// edges; GPUs without one are measured by integrating a power timeline.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "zeus/device/cpu.hpp"
+#include "zeus/device/gpus.hpp"
+#include "zeus/device/soc.hpp"
+#include "zeus/monitor/measurement.hpp"
+#include "zeus/platform/error.hpp"
+
+namespace zeus {
+
+// Waits until the listed GPUs have finished the work queued on them, so that
+// a window's edges are where the program thinks they are.
+using SyncFunction = std::function<void(const std::vector<unsigned>& gpu_indices)>;
+
+// Synchronises CUDA devices through the CUDA runtime, loaded at run time
+// (cudaSetDevice + cudaDeviceSynchronize). Error when no CUDA runtime is found.
+[[nodiscard]] Result<SyncFunction> cuda_sync();
+
+struct EnergyMonitorOptions {
+    std::optional<std::vector<unsigned>> gpu_indices;  // nullopt = every available GPU
+    std::optional<std::vector<unsigned>> cpu_indices;  // nullopt = every readable CPU package
+    // For GPUs that measure zero (window shorter than the counter's update
+    // period): use instant power × time instead, marked as an approximation.
+    bool approx_instant_energy = false;
+    std::optional<std::string> log_file;  // CSV in the original's format; truncated when opened
+    SyncFunction sync;                    // empty: no synchronisation
+};
+
+class EnergyMonitor {
+  public:
+    // `gpus`, `cpus` and `soc` must outlive the monitor (cpus and soc may be null).
+    static Result<std::unique_ptr<EnergyMonitor>> open(const Gpus& gpus, const Cpus* cpus, const Soc* soc,
+                                                       EnergyMonitorOptions options = {});
+    virtual ~EnergyMonitor() = default;
+
+    // Errors: InvalidState for a name already open (unless restart), and
+    // device read errors.
+    virtual Status begin_window(std::string_view name, bool sync = true, bool restart = false) = 0;
+    // Errors: NotFound for a name that is not open. cancel = true closes the
+    // window without measuring or logging it (the values are zero).
+    virtual Result<Measurement> end_window(std::string_view name, bool sync = true, bool cancel = false) = 0;
+    // Drops every open window; returns their names.
+    virtual std::vector<std::string> reset_windows() = 0;
+    [[nodiscard]] virtual std::vector<std::string> open_windows() const = 0;
+
+    [[nodiscard]] virtual const std::vector<unsigned>& gpu_indices() const = 0;
+    [[nodiscard]] virtual const std::vector<unsigned>& cpu_indices() const = 0;
+};
+
+// A window that ends when it goes out of scope (its measurement is then
+// discarded unless end() was called).
+class ScopedWindow {
+  public:
+    ScopedWindow(EnergyMonitor& monitor, std::string name, bool sync = true);
+    ScopedWindow(const ScopedWindow&) = delete;
+    ScopedWindow& operator=(const ScopedWindow&) = delete;
+    ~ScopedWindow();
+
+    [[nodiscard]] const Status& status() const { return begun_; }
+    Result<Measurement> end();
+
+  private:
+    EnergyMonitor& monitor_;
+    std::string name_;
+    bool sync_;
+    Status begun_;
+    bool ended_ = false;
+};
+
+}  // namespace zeus

@@ -1,0 +1,358 @@
+#include "zeus/monitor/energy_monitor.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <mutex>
+#include <set>
+#include <unordered_map>
+
+#include "monitor/window_log.hpp"
+#include "zeus/monitor/power_monitor.hpp"
+
+namespace zeus {
+namespace {
+
+using SystemClock = std::chrono::system_clock;
+
+// NVIDIA boards refresh the energy counter about every 100 ms
+// (shared/reference/measurement-facts.md); shorter windows can read 0 J.
+constexpr std::chrono::milliseconds kCounterUpdatePeriod{100};
+// A refresh time further back than this is not trusted for interpolation.
+constexpr std::chrono::seconds kMaxRefreshAge{1};
+
+// Energy at `now` from a snapshot: the counter lags real time by the time
+// since its last refresh, during which the GPU drew (about) `power`.
+Joules energy_at(const EnergySnapshot& s, SystemClock::time_point now) {
+    Joules energy = s.energy;
+    if (s.refreshed_at && s.power) {
+        const auto age = now - *s.refreshed_at;
+        if (age > SystemClock::duration::zero() && age < kMaxRefreshAge) energy += *s.power * age;
+    }
+    return energy;
+}
+
+// Positions follow counter_gpus_ and cpu_indices_: vectors, not maps, keep
+// begin_window to a handful of allocations.
+struct CpuReading {
+    Joules package{0.0};
+    std::optional<Joules> dram;
+    CounterStats stats;
+};
+
+struct WindowState {
+    Timestamp start;
+    SystemClock::time_point start_wall;
+    struct GpuStart {
+        Joules energy;
+        std::optional<CounterStats> stats;
+    };
+    std::vector<GpuStart> gpus;
+    std::vector<CpuReading> cpus;
+    std::optional<SocEnergy> soc_start;
+};
+
+class EnergyMonitorImpl final : public EnergyMonitor {
+  public:
+    EnergyMonitorImpl(const Gpus& gpus, const Cpus* cpus, const Soc* soc, EnergyMonitorOptions options)
+        : gpus_(gpus), cpus_(cpus), soc_(soc), options_(std::move(options)) {}
+
+    Status init() {
+        if (options_.gpu_indices) {
+            for (unsigned i : *options_.gpu_indices) {
+                auto gpu = gpus_.at(i);
+                if (!gpu) return gpu.error();
+                if (auto s = (*gpu)->status(); !s) return s;
+                gpu_indices_.push_back(i);
+            }
+        } else {
+            for (const auto& gpu : gpus_) {
+                if (gpu->available()) gpu_indices_.push_back(gpu->identity().index);
+            }
+        }
+        if (std::set<unsigned>(gpu_indices_.begin(), gpu_indices_.end()).size() != gpu_indices_.size()) {
+            return Error{ErrorCode::InvalidArgument, "a GPU index is listed twice", "list each GPU once", 0};
+        }
+        std::vector<unsigned> without_counter;
+        for (unsigned i : gpu_indices_) {
+            if (gpus_[i].capabilities().energy_counter.supported) {
+                counter_gpus_.push_back(i);
+            } else {
+                without_counter.push_back(i);
+            }
+        }
+        if (!without_counter.empty()) {
+            // No energy counter (pre-Volta): a power timeline, integrated per window.
+            PowerMonitorOptions pm;
+            pm.gpu_indices = without_counter;
+            pm.domains = {PowerDomain::DeviceInstant};
+            auto monitor = PowerMonitor::start(gpus_, pm);
+            if (!monitor) return monitor.error();
+            power_monitor_ = std::move(monitor).value();
+            integrated_gpus_ = std::move(without_counter);
+        }
+        if (cpus_ != nullptr) {
+            if (options_.cpu_indices) {
+                for (unsigned i : *options_.cpu_indices) {
+                    auto cpu = cpus_->at(i);
+                    if (!cpu) return cpu.error();
+                    if (auto s = (*cpu)->status(); !s) return s;
+                    cpu_indices_.push_back(i);
+                }
+            } else {
+                for (const auto& cpu : *cpus_) {
+                    if (cpu->available()) cpu_indices_.push_back(cpu->identity().index);
+                }
+            }
+        } else if (options_.cpu_indices && !options_.cpu_indices->empty()) {
+            return Error{ErrorCode::NotFound, "CPU indices were given but no CPU energy source is open",
+                         "open the Cpus set and pass it to the monitor, or leave cpu_indices unset", 0};
+        }
+        if (options_.log_file) {
+            auto log = WindowLog::open(*options_.log_file, gpu_indices_);
+            if (!log) return log.error();
+            log_ = std::move(log).value();
+        }
+        return {};
+    }
+
+    Status begin_window(std::string_view name, bool sync, bool restart) override {
+        const std::string key(name);
+        {
+            std::lock_guard lock(mutex_);
+            if (!restart && windows_.contains(key)) return duplicate(key);
+        }
+        if (sync) synchronize();
+        WindowState state;
+        state.start_wall = SystemClock::now();
+        state.start = MonitorClock::now();
+        state.gpus.reserve(counter_gpus_.size());
+        for (unsigned i : counter_gpus_) {
+            auto snapshot = gpus_[i].energy_snapshot();
+            if (!snapshot) return snapshot.error();
+            const auto now = snapshot->refreshed_at ? SystemClock::now() : state.start_wall;
+            state.gpus.push_back({energy_at(*snapshot, now), gpus_[i].energy_counter_stats()});
+        }
+        if (auto s = read_cpus(state.cpus); !s) return s;
+        if (soc_ != nullptr && soc_->available()) {
+            if (auto e = soc_->total_energy()) state.soc_start = std::move(e).value();
+        }
+        std::lock_guard lock(mutex_);
+        if (!restart && windows_.contains(key)) return duplicate(key);
+        windows_[key] = std::move(state);
+        return {};
+    }
+
+    Result<Measurement> end_window(std::string_view name, bool sync, bool cancel) override {
+        const std::string key(name);
+        WindowState state;
+        {
+            std::lock_guard lock(mutex_);
+            auto it = windows_.find(key);
+            if (it == windows_.end()) {
+                return Error{ErrorCode::NotFound, fmt::format("measurement window '{}' does not exist", key),
+                             open_names_locked(), 0};
+            }
+            state = std::move(it->second);
+            windows_.erase(it);
+        }
+        Measurement m;
+        m.start_time = state.start_wall;
+        if (cancel) {
+            for (unsigned i : gpu_indices_) m.gpu_energy[i] = EnergyValue{};
+            for (unsigned i : cpu_indices_) m.cpu_energy[i] = EnergyValue{};
+            return m;
+        }
+        // Instant power before synchronising, as the original does: it is the
+        // power of the work the window measured, not of the idle wait after it.
+        std::map<unsigned, Watts> instant;
+        if (options_.approx_instant_energy) {
+            for (unsigned i : gpu_indices_) {
+                if (auto p = gpus_[i].instant_power()) instant[i] = quantity_cast<Watts>(p->power);
+            }
+        }
+        if (sync) synchronize();
+        const Timestamp end = MonitorClock::now();
+        m.time = std::chrono::duration_cast<Seconds>(end - state.start);
+
+        for (std::size_t k = 0; k < counter_gpus_.size(); ++k) {
+            const unsigned i = counter_gpus_[k];
+            auto snapshot = gpus_[i].energy_snapshot();
+            if (!snapshot) return snapshot.error();
+            // Interpolation needs the time right after the read; without a
+            // refresh time there is nothing to interpolate and no clock read.
+            const auto now = snapshot->refreshed_at ? SystemClock::now() : SystemClock::time_point{};
+            EnergyValue value{energy_at(*snapshot, now) - state.gpus[k].energy, EnergySource::HardwareCounter, {}};
+            if (value.energy.count() < 0) value.energy = Joules(0.0);
+            if (m.time < kCounterUpdatePeriod) {
+                value.warnings.push_back(fmt::format(
+                    "the window ({:.1f} ms) is shorter than the energy counter's update period (~{} ms): the "
+                    "value may be 0 or off by up to one period's energy",
+                    m.time.count() * 1e3, kCounterUpdatePeriod.count()));
+            }
+            note_counter_events(value, state.gpus[k].stats, gpus_[i].energy_counter_stats());
+            m.gpu_energy[i] = std::move(value);
+        }
+        if (power_monitor_) {
+            auto integrated = power_monitor_->energy(state.start, end);
+            for (unsigned i : integrated_gpus_) {
+                EnergyValue value{Joules(0.0), EnergySource::IntegratedPower, {}};
+                if (integrated && integrated->contains(i)) {
+                    value.energy = integrated->at(i);
+                } else {
+                    value.warnings.push_back(
+                        std::string("no power samples cover this window: ") +
+                        (integrated ? std::string("GPU missing") : integrated.error().describe()));
+                }
+                m.gpu_energy[i] = std::move(value);
+            }
+        }
+        for (auto& [i, value] : m.gpu_energy) {
+            if (value.energy.count() != 0.0) continue;
+            if (options_.approx_instant_energy && instant.contains(i)) {
+                value.energy = instant[i] * m.time;
+                value.source = EnergySource::InstantPowerApproximation;
+                value.warnings.push_back("approximated as instant power × window length");
+            } else {
+                value.warnings.push_back(
+                    "measured as zero: the window is probably shorter than the counter's update period; "
+                    "consider approx_instant_energy");
+            }
+        }
+
+        std::vector<CpuReading> cpu_end;
+        if (auto s = read_cpus(cpu_end); !s) return s.error();
+        for (std::size_t k = 0; k < cpu_indices_.size(); ++k) {
+            const unsigned i = cpu_indices_[k];
+            const CpuReading& before = state.cpus[k];
+            const CpuReading& after = cpu_end[k];
+            EnergyValue value{after.package - before.package, EnergySource::HardwareCounter, {}};
+            if (after.stats.resets != before.stats.resets ||
+                after.stats.backward_glitches != before.stats.backward_glitches ||
+                after.stats.jump_glitches != before.stats.jump_glitches ||
+                after.stats.late_reads != before.stats.late_reads) {
+                value.warnings.push_back("the RAPL counter reset, glitched or was read late during the window");
+            }
+            m.cpu_energy[i] = std::move(value);
+            if (after.dram && before.dram) {
+                m.dram_energy[i] = EnergyValue{*after.dram - *before.dram, EnergySource::HardwareCounter, {}};
+            }
+        }
+        if (state.soc_start && soc_ != nullptr) {
+            if (auto now = soc_->total_energy()) {
+                const SocEnergy delta = now->since(*state.soc_start);
+                for (const auto& metric : delta.metrics) {
+                    if (metric.energy) {
+                        m.soc_energy[std::string(to_string(metric.metric))] =
+                            EnergyValue{*metric.energy, EnergySource::IntegratedPower, {}};
+                    }
+                }
+            }
+        }
+        if (log_) {
+            if (auto s = log_->append(key, m); !s) m.warnings.push_back(s.error().describe());
+        }
+        return m;
+    }
+
+    std::vector<std::string> reset_windows() override {
+        std::lock_guard lock(mutex_);
+        std::vector<std::string> names;
+        for (const auto& [name, state] : windows_) names.push_back(name);
+        windows_.clear();
+        std::sort(names.begin(), names.end());
+        return names;
+    }
+
+    [[nodiscard]] std::vector<std::string> open_windows() const override {
+        std::lock_guard lock(mutex_);
+        std::vector<std::string> names;
+        for (const auto& [name, state] : windows_) names.push_back(name);
+        std::sort(names.begin(), names.end());
+        return names;
+    }
+
+    [[nodiscard]] const std::vector<unsigned>& gpu_indices() const override { return gpu_indices_; }
+    [[nodiscard]] const std::vector<unsigned>& cpu_indices() const override { return cpu_indices_; }
+
+  private:
+    static Error duplicate(const std::string& key) {
+        return Error{ErrorCode::InvalidState, fmt::format("measurement window '{}' already exists", key),
+                     "end it first, give this window another name, or begin it with restart = true", 0};
+    }
+
+    std::string open_names_locked() const {
+        if (windows_.empty()) return "no window is open";
+        std::vector<std::string> names;
+        for (const auto& [name, state] : windows_) names.push_back("'" + name + "'");
+        std::sort(names.begin(), names.end());
+        return fmt::format("open windows: {}", fmt::join(names, ", "));
+    }
+
+    void synchronize() const {
+        if (options_.sync && !gpu_indices_.empty()) options_.sync(gpu_indices_);
+    }
+
+    Status read_cpus(std::vector<CpuReading>& out) const {
+        out.reserve(cpu_indices_.size());
+        for (unsigned i : cpu_indices_) {
+            auto energy = (*cpus_)[i].total_energy();
+            if (!energy) return energy.error();
+            out.push_back(CpuReading{energy->package, energy->dram, energy->package_stats});
+        }
+        return {};
+    }
+
+    static void note_counter_events(EnergyValue& value, const std::optional<CounterStats>& before,
+                                    const std::optional<CounterStats>& after) {
+        if (!before || !after) return;
+        if (after->resets != before->resets) {
+            value.warnings.push_back(
+                "the GPU's energy counter restarted during the window (driver reload?): energy may be underestimated");
+        }
+        if (after->backward_glitches != before->backward_glitches || after->jump_glitches != before->jump_glitches) {
+            value.warnings.push_back("the GPU's energy counter glitched during the window; the glitch was ignored");
+        }
+    }
+
+    const Gpus& gpus_;
+    const Cpus* cpus_;
+    const Soc* soc_;
+    EnergyMonitorOptions options_;
+    std::vector<unsigned> gpu_indices_;
+    std::vector<unsigned> cpu_indices_;
+    std::vector<unsigned> counter_gpus_;
+    std::vector<unsigned> integrated_gpus_;
+    std::unique_ptr<PowerMonitor> power_monitor_;
+    std::unique_ptr<WindowLog> log_;
+    mutable std::mutex mutex_;
+    std::unordered_map<std::string, WindowState> windows_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<EnergyMonitor>> EnergyMonitor::open(const Gpus& gpus, const Cpus* cpus, const Soc* soc,
+                                                           EnergyMonitorOptions options) {
+    auto monitor = std::make_unique<EnergyMonitorImpl>(gpus, cpus, soc, std::move(options));
+    if (auto s = monitor->init(); !s) return s.error();
+    return std::unique_ptr<EnergyMonitor>(std::move(monitor));
+}
+
+ScopedWindow::ScopedWindow(EnergyMonitor& monitor, std::string name, bool sync)
+    : monitor_(monitor), name_(std::move(name)), sync_(sync), begun_(monitor_.begin_window(name_, sync_)) {}
+
+ScopedWindow::~ScopedWindow() {
+    if (begun_ && !ended_) (void)monitor_.end_window(name_, sync_, /*cancel=*/true);
+}
+
+Result<Measurement> ScopedWindow::end() {
+    if (!begun_) return begun_.error();
+    if (ended_) {
+        return Error{ErrorCode::InvalidState, fmt::format("window '{}' was already ended", name_), {}, 0};
+    }
+    ended_ = true;
+    return monitor_.end_window(name_, sync_);
+}
+
+}  // namespace zeus

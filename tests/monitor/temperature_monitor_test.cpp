@@ -1,0 +1,109 @@
+// TemperatureMonitor against the GPU simulator on the real clock.
+#include <gtest/gtest.h>
+#include <zeus_sim/zeus_sim.h>
+
+#include <filesystem>
+#include <thread>
+
+#include "integration/sim_fixture.hpp"
+#include "zeus/monitor/temperature_monitor.hpp"
+
+namespace zeus {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::SimulatedGpus;
+
+constexpr const char* kTwoA100 = R"({"gpus": [{"model": "A100-SXM4-40GB", "count": 2}]})";
+
+TemperatureMonitorOptions opts(std::chrono::nanoseconds period, std::vector<unsigned> gpus = {},
+                               std::size_t max_samples = 0) {
+    TemperatureMonitorOptions o;
+    o.gpu_indices = std::move(gpus);
+    o.update_period = period;
+    o.max_samples_per_gpu = max_samples;
+    return o;
+}
+
+std::unique_ptr<TemperatureMonitor> start(const Gpus& gpus, TemperatureMonitorOptions options) {
+    auto monitor = TemperatureMonitor::start(gpus, std::move(options));
+    if (!monitor) ADD_FAILURE() << monitor.error().describe();
+    return monitor ? std::move(monitor).value() : nullptr;
+}
+
+TEST_F(SimulatedGpus, TemperatureMonitorRecordsChangesOnce) {
+    configure(kTwoA100);
+    Gpus gpus = Gpus::open(simulated());
+    auto monitor = start(gpus, opts(10ms));
+    ASSERT_NE(monitor, nullptr);
+    EXPECT_EQ(monitor->gpu_indices(), (std::vector<unsigned>{0, 1}));
+    EXPECT_EQ(monitor->update_period(), 10ms);
+    std::this_thread::sleep_for(100ms);
+    // An idle GPU starts at its thermal equilibrium: one value, stored once.
+    EXPECT_EQ(monitor->temperature_timeline(0).value().size(), 1U);
+    const Timestamp before_change = MonitorClock::now();
+    ASSERT_EQ(zeusSimInjectFault(0, "set_temperature", 71.0), ZEUS_SIM_OK) << zeusSimLastError();
+    std::this_thread::sleep_for(100ms);
+    const Timestamp after_change = MonitorClock::now();
+
+    const auto latest = monitor->temperature().value();
+    EXPECT_NEAR(latest.at(0).count(), 71.0, 1.0);  // cooling from 71 °C with τ = 20 s, whole degrees
+    const auto then = monitor->temperature(before_change).value();
+    EXPECT_LT(then.at(0).count(), 50.0);
+    const auto timeline = monitor->temperature_timeline(0).value();
+    EXPECT_GE(timeline.size(), 2U);
+    EXPECT_LE(timeline.size(), 4U);  // a few whole-degree steps at most, not one per poll
+    EXPECT_GE(monitor->stats().sweeps, 15U);
+    EXPECT_EQ(monitor->temperature_timeline(1).value().size(), 1U);
+    const auto window = monitor->all_temperature_timelines(before_change, after_change);
+    ASSERT_EQ(window.size(), 2U);
+    EXPECT_FALSE(window.at(0).empty());
+    EXPECT_TRUE(window.at(1).empty());  // GPU 1 did not change in that window
+}
+
+TEST_F(SimulatedGpus, TemperatureMonitorErrorsAndBound) {
+    configure(kTwoA100);
+    Gpus gpus = Gpus::open(simulated());
+    auto unknown = TemperatureMonitor::start(gpus, opts(1s, {5}));
+    ASSERT_FALSE(unknown.ok());
+    EXPECT_EQ(unknown.error().code, ErrorCode::InvalidArgument);
+    auto zero = TemperatureMonitor::start(gpus, opts(0ns));
+    ASSERT_FALSE(zero.ok());
+    EXPECT_EQ(zero.error().code, ErrorCode::InvalidArgument);
+
+    auto monitor = start(gpus, opts(5ms, {1}, 2));
+    ASSERT_NE(monitor, nullptr);
+    EXPECT_EQ(monitor->temperature_timeline(0).error().code, ErrorCode::NotFound);
+    for (double c : {60.0, 65.0, 70.0, 75.0}) {
+        ASSERT_EQ(zeusSimInjectFault(1, "set_temperature", c), ZEUS_SIM_OK) << zeusSimLastError();
+        std::this_thread::sleep_for(30ms);
+    }
+    monitor->stop();
+    const auto timeline = monitor->temperature_timeline(1).value();
+    ASSERT_EQ(timeline.size(), 2U);  // the newest two
+    EXPECT_NEAR(timeline.back().temperature.count(), 75.0, 1.0);
+    EXPECT_EQ(monitor->temperature(timeline.front().time - 1ms).error().code, ErrorCode::NoData);
+    EXPECT_EQ(monitor->temperature(MonitorClock::now() + 1s).error().code, ErrorCode::NoData);
+    EXPECT_TRUE(monitor->temperature(timeline.back().time).ok());
+}
+
+TEST_F(SimulatedGpus, TemperatureMonitorDestructionJoins) {
+    configure(kTwoA100);
+    Gpus gpus = Gpus::open(simulated());
+    auto count = [] {
+        std::size_t n = 0;
+        for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator("/proc/self/task")) ++n;
+        return n;
+    };
+    const std::size_t threads = count();
+    {
+        auto monitor = start(gpus, opts(1ms));
+        ASSERT_NE(monitor, nullptr);
+        EXPECT_EQ(count(), threads + 1);
+        std::this_thread::sleep_for(10ms);
+    }
+    EXPECT_EQ(count(), threads);
+}
+
+}  // namespace
+}  // namespace zeus
