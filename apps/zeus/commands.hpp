@@ -18,5 +18,8 @@ void add_device_flags(CLI::App& app, DeviceFlags& flags);
 
 Command add_show_env(CLI::App& parent);
 Command add_demo(CLI::App& parent);
+Command add_power(CLI::App& parent);
+Command add_energy(CLI::App& parent);
+Command add_run(CLI::App& parent);
 
 }  // namespace zeus::cli

@@ -16,13 +16,16 @@ int main(int argc, char** argv) {
     auto remember = [&](zeus::cli::Command cmd) { commands[app.get_subcommands({}).back()] = std::move(cmd); };
     remember(zeus::cli::add_show_env(app));
     remember(zeus::cli::add_demo(app));
+    remember(zeus::cli::add_power(app));
+    remember(zeus::cli::add_energy(app));
+    remember(zeus::cli::add_run(app));
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
         return app.exit(e);
     }
     if (app.get_subcommands().empty()) {
-        std::cerr << app.help() << "\nzeus: a subcommand is required (show-env, demo)\n";
+        std::cerr << app.help() << "\nzeus: a subcommand is required (show-env, demo, power, energy, run)\n";
         return 2;
     }
     try {

@@ -1,0 +1,192 @@
+#include "child_process.hpp"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+
+extern char** environ;
+
+namespace zeus::cli {
+namespace {
+
+// The pipe's write end, for the handler. A lock-free atomic is safe to read
+// in a signal handler.
+std::atomic<int> g_write_fd{-1};
+static_assert(std::atomic<int>::is_always_lock_free);
+
+extern "C" void on_signal(int signal, siginfo_t* info, void* /*context*/) {
+    const int saved_errno = errno;
+    const int fd = g_write_fd.load(std::memory_order_relaxed);
+    if (fd >= 0) {
+        const bool from_process = info != nullptr && (info->si_code == SI_USER || info->si_code == SI_QUEUE);
+        const std::array<unsigned char, 2> message{static_cast<unsigned char>(signal),
+                                                   static_cast<unsigned char>(from_process ? 1 : 0)};
+        // Non-blocking: when the pipe is full the main loop has plenty to read already.
+        [[maybe_unused]] const ssize_t n = ::write(fd, message.data(), message.size());
+    }
+    errno = saved_errno;
+}
+
+}  // namespace
+
+struct SignalPipe::Saved {
+    int signal;
+    struct sigaction action;
+};
+
+Result<std::unique_ptr<SignalPipe>> SignalPipe::install(std::initializer_list<int> signals) {
+    std::array<int, 2> fds{-1, -1};
+    if (::pipe2(fds.data(), O_CLOEXEC | O_NONBLOCK) != 0) {
+        return Error{ErrorCode::OperatingSystem, fmt::format("cannot create a pipe: {}", std::strerror(errno)), ""};
+    }
+    int expected = -1;
+    if (!g_write_fd.compare_exchange_strong(expected, fds[1])) {
+        ::close(fds[0]);
+        ::close(fds[1]);
+        return Error{ErrorCode::InvalidState, "signal handlers are already installed", ""};
+    }
+    std::vector<Saved> saved;
+    for (int sig : signals) {
+        struct sigaction action {};
+        action.sa_sigaction = on_signal;
+        action.sa_flags = SA_SIGINFO | SA_RESTART | (sig == SIGCHLD ? SA_NOCLDSTOP : 0);
+        sigemptyset(&action.sa_mask);
+        Saved old{sig, {}};
+        if (::sigaction(sig, &action, &old.action) != 0) {
+            const int err = errno;
+            for (const auto& s : saved) ::sigaction(s.signal, &s.action, nullptr);
+            g_write_fd.store(-1);
+            ::close(fds[0]);
+            ::close(fds[1]);
+            return Error{ErrorCode::OperatingSystem,
+                         fmt::format("cannot handle {}: {}", signal_name(sig), std::strerror(err)), ""};
+        }
+        saved.push_back(old);
+    }
+    return std::unique_ptr<SignalPipe>(new SignalPipe(fds[0], fds[1], std::move(saved)));
+}
+
+SignalPipe::SignalPipe(int read_fd, int write_fd, std::vector<Saved> saved)
+    : read_fd_(read_fd), write_fd_(write_fd), saved_(std::move(saved)) {}
+
+SignalPipe::~SignalPipe() {
+    for (const auto& s : saved_) ::sigaction(s.signal, &s.action, nullptr);
+    g_write_fd.store(-1);
+    ::close(read_fd_);
+    ::close(write_fd_);
+}
+
+std::vector<ReceivedSignal> SignalPipe::wait(std::chrono::nanoseconds timeout) {
+    std::vector<ReceivedSignal> received;
+    const auto ms = std::chrono::ceil<std::chrono::milliseconds>(timeout).count();
+    pollfd pfd{read_fd_, POLLIN, 0};
+    const int ready = ::poll(&pfd, 1, ms <= 0 ? 0 : static_cast<int>(std::min<long long>(ms, 1'000'000'000)));
+    if (ready <= 0) return received;  // timeout, or EINTR: the next wait sees the bytes
+    std::array<unsigned char, 256> buffer{};
+    std::size_t pending = 0;
+    while (true) {
+        const ssize_t n = ::read(read_fd_, buffer.data() + pending, buffer.size() - pending);
+        if (n <= 0) break;
+        pending += static_cast<std::size_t>(n);
+        std::size_t i = 0;
+        for (; i + 1 < pending; i += 2) received.push_back({buffer[i], buffer[i + 1] != 0});
+        // Messages are 2 bytes and pipe writes of 2 bytes are atomic; keep an odd byte just in case.
+        if (i < pending) buffer[0] = buffer[i];
+        pending -= i;
+    }
+    return received;
+}
+
+ChildStatus ChildStatus::from_wait_status(int status) {
+    ChildStatus s;
+    if (WIFEXITED(status)) {
+        s.exited = true;
+        s.code = WEXITSTATUS(status);
+    } else if (WIFSIGNALED(status)) {
+        s.exited = false;
+        s.signal = WTERMSIG(status);
+    }
+    return s;
+}
+
+std::string ChildStatus::describe() const {
+    if (exited) return fmt::format("exited with code {}", code);
+    return fmt::format("killed by signal {} ({})", signal, signal_name(signal));
+}
+
+std::string signal_name(int signal) {
+    switch (signal) {
+        case SIGHUP: return "SIGHUP";
+        case SIGINT: return "SIGINT";
+        case SIGQUIT: return "SIGQUIT";
+        case SIGILL: return "SIGILL";
+        case SIGTRAP: return "SIGTRAP";
+        case SIGABRT: return "SIGABRT";
+        case SIGBUS: return "SIGBUS";
+        case SIGFPE: return "SIGFPE";
+        case SIGKILL: return "SIGKILL";
+        case SIGUSR1: return "SIGUSR1";
+        case SIGSEGV: return "SIGSEGV";
+        case SIGUSR2: return "SIGUSR2";
+        case SIGPIPE: return "SIGPIPE";
+        case SIGALRM: return "SIGALRM";
+        case SIGTERM: return "SIGTERM";
+        case SIGCHLD: return "SIGCHLD";
+        case SIGXCPU: return "SIGXCPU";
+        case SIGXFSZ: return "SIGXFSZ";
+        default: return fmt::format("signal {}", signal);
+    }
+}
+
+Result<pid_t> spawn_command(const std::vector<std::string>& argv) {
+    if (argv.empty() || argv.front().empty()) {
+        return Error{ErrorCode::InvalidArgument, "no command given",
+                     "put the command after --, e.g. zeus run -- python train.py"};
+    }
+    std::vector<char*> args;
+    args.reserve(argv.size() + 1);
+    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));  // NOLINT: posix_spawn's API
+    args.push_back(nullptr);
+
+    posix_spawnattr_t attr;
+    posix_spawnattr_init(&attr);
+    sigset_t defaults;
+    sigemptyset(&defaults);
+    for (int sig : {SIGINT, SIGTERM, SIGCHLD, SIGPIPE, SIGQUIT}) sigaddset(&defaults, sig);
+    sigset_t none;
+    sigemptyset(&none);
+    posix_spawnattr_setsigdefault(&attr, &defaults);
+    posix_spawnattr_setsigmask(&attr, &none);
+    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
+    pid_t pid = -1;
+    const int rc = ::posix_spawnp(&pid, args[0], nullptr, &attr, args.data(), environ);
+    posix_spawnattr_destroy(&attr);
+    if (rc == 0) return pid;
+    const std::string& command = argv.front();
+    if (rc == ENOENT || rc == ENOTDIR) {
+        return Error{ErrorCode::NotFound, fmt::format("{}: command not found", command),
+                     command.find('/') == std::string::npos ? "check the spelling and that it is on PATH"
+                                                            : "check the path"};
+    }
+    if (rc == EACCES || rc == ENOEXEC || rc == EPERM || rc == EISDIR) {
+        return Error{ErrorCode::NoPermission, fmt::format("{}: cannot execute: {}", command, std::strerror(rc)),
+                     "check that it is an executable file (chmod +x) and not a directory"};
+    }
+    return Error{ErrorCode::OperatingSystem, fmt::format("{}: cannot start: {}", command, std::strerror(rc)), ""};
+}
+
+int spawn_failure_exit_code(const Error& error) {
+    if (error.code == ErrorCode::NotFound) return 127;
+    return 126;
+}
+
+}  // namespace zeus::cli

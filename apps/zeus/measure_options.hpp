@@ -1,0 +1,67 @@
+// Options shared by the measurement commands (`zeus power`, `zeus energy`,
+// `zeus run`) and their validation. Everything here is pure: parsing and
+// checking text against device counts, so it is unit-tested without devices.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "commands.hpp"
+#include "zeus/device/gpu.hpp"
+#include "zeus/platform/error.hpp"
+
+namespace zeus::cli {
+
+enum class OutputFormat { Human, Csv, Json };
+[[nodiscard]] Result<OutputFormat> parse_format(std::string_view text);
+
+struct MeasureOptions {
+    DeviceFlags device;
+    std::string gpus = "all";  // "all", "none" or a comma-separated list of visible indices
+    std::string cpus = "all";  // the same for RAPL CPU packages
+    double interval_s = 1.0;   // print / CPU sampling period (power, run)
+    std::string format = "human";
+    std::string output;    // report destination; empty = standard output
+    std::string log_file;  // energy-window CSV log (the original's format)
+    std::string trace;     // Chrome/Perfetto JSON trace (power, run)
+    std::optional<double> duration_s;  // stop after this long (power, energy)
+    std::string power_domain = "device_instant";  // power
+};
+
+// Which of the shared options a command takes.
+struct MeasureFlags {
+    const char* interval_help = nullptr;  // null: no --interval
+    bool trace = false;
+    bool duration = false;
+    bool power_domain = false;
+};
+void add_measure_options(CLI::App& app, MeasureOptions& options, MeasureFlags which);
+
+// "all" -> nullopt (every device), "none" -> {} (no device of that kind),
+// "0,2" -> {0, 2}. Errors name the option and the offending entry.
+[[nodiscard]] Result<std::optional<std::vector<unsigned>>> parse_index_list(std::string_view option,
+                                                                           std::string_view text);
+
+// "0-3", "0", "0-1" for a count of devices; "none" for 0.
+[[nodiscard]] std::string index_range(std::size_t count);
+
+// Every index must be below `count`. The error names the option, the bad
+// index, what the valid range is and, when there are no devices of that kind
+// at all, `why_none` (e.g. the GPU library's status).
+[[nodiscard]] Status check_indices(std::string_view option, std::string_view device_word,
+                                   const std::vector<unsigned>& indices, std::size_t count,
+                                   std::string_view why_none = {});
+
+[[nodiscard]] Result<PowerDomain> parse_power_domain(std::string_view text);
+
+// Opens (creating, never truncating) `path` for writing to find out early
+// whether it can be written; the error names the option, the path and the
+// operating system's reason.
+[[nodiscard]] Status check_writable(std::string_view option, const std::string& path);
+
+}  // namespace zeus::cli

@@ -1,0 +1,269 @@
+#include "measure_session.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <iostream>
+
+namespace zeus::cli {
+namespace {
+
+std::string source_key(EnergySource source) {
+    switch (source) {
+        case EnergySource::HardwareCounter: return "energy_counter";
+        case EnergySource::IntegratedPower: return "integrated_power";
+        case EnergySource::InstantPowerApproximation: return "instant_power_approximation";
+    }
+    return "unknown";
+}
+
+void note(const std::string& text) { std::cerr << "zeus: note: " << text << "\n"; }
+
+// The selected indices of a device set: the listed ones (each must exist and
+// be usable) or, for "all", every usable one (the others are noted).
+template <class Set, class Available>
+Result<std::vector<unsigned>> select(const Set& set, const std::optional<std::vector<unsigned>>& wanted,
+                                     std::string_view option, std::string_view word, Available&& why_not) {
+    const std::string why_none = set.status().ok() ? std::string() : set.status().error().describe();
+    const std::string why_none_short = set.status().ok() ? std::string("none found") : set.status().error().message;
+    std::vector<unsigned> selected;
+    if (wanted) {
+        if (auto ok = check_indices(option, word, *wanted, set.size(), why_none); !ok) return ok.error();
+        for (unsigned i : *wanted) {
+            if (auto reason = why_not(i)) {
+                return Error{ErrorCode::Unavailable, fmt::format("{}: {} {} cannot be measured: {}", option, word, i,
+                                                                 *reason),
+                             fmt::format("leave it out of {}", option)};
+            }
+            selected.push_back(i);
+        }
+        return selected;
+    }
+    if (set.size() == 0) {
+        note(fmt::format("no {} measured: {} (zeus show-env says more)", word, why_none_short));
+    }
+    for (unsigned i = 0; i < set.size(); ++i) {
+        if (auto reason = why_not(i)) {
+            note(fmt::format("{} {} left out: {}", word, i, *reason));
+            continue;
+        }
+        selected.push_back(i);
+    }
+    return selected;
+}
+
+}  // namespace
+
+void add_measure_options(CLI::App& app, MeasureOptions& options, MeasureFlags which) {
+    add_device_flags(app, options.device);
+    app.add_option("--gpus", options.gpus,
+                   "GPUs to measure: visible indices (as CUDA numbers them) such as 0,2, or all, or none")
+        ->capture_default_str();
+    app.add_option("--cpus", options.cpus, "CPU packages (RAPL) to measure: indices such as 0,1, or all, or none")
+        ->capture_default_str();
+    if (which.interval_help != nullptr) {
+        app.add_option("--interval,--update-period", options.interval_s, which.interval_help)
+            ->check(CLI::Range(0.001, 86400.0))
+            ->capture_default_str();
+    }
+    if (which.duration) {
+        app.add_option("--duration", options.duration_s, "Stop after this many seconds instead of at Ctrl-C")
+            ->check(CLI::Range(0.0, 1e9));
+    }
+    if (which.power_domain) {
+        app.add_option("--power-domain", options.power_domain, "Power reading to show for GPUs")
+            ->check(CLI::IsMember({"device_instant", "device_average", "memory_average"}))
+            ->capture_default_str();
+    }
+    app.add_option("--format", options.format, "Output format")
+        ->check(CLI::IsMember({"human", "csv", "json"}))
+        ->capture_default_str();
+    app.add_option("--output,-o", options.output, "Write the report to FILE instead of standard output");
+    app.add_option("--log-file", options.log_file,
+                   "Write the measured window to FILE as an energy-window CSV log (Zeus's format; replaced)");
+    if (which.trace) {
+        app.add_option("--trace", options.trace,
+                       "Write a Chrome/Perfetto trace (JSON) with power per device and the measured window");
+    }
+}
+
+std::string gpu_label(unsigned index) { return fmt::format("GPU {}", index); }
+std::string cpu_label(unsigned index) { return fmt::format("CPU {}", index); }
+
+int setup_exit_code(const Error& error) {
+    switch (error.code) {
+        case ErrorCode::InvalidArgument:
+        case ErrorCode::InvalidConfig:
+        case ErrorCode::NotFound:
+        case ErrorCode::NoPermission:
+        case ErrorCode::NotSupported:
+        case ErrorCode::Unavailable: return 2;
+        default: return 1;
+    }
+}
+
+MeasureSession::~MeasureSession() {
+    if (power_monitor_) power_monitor_->stop();
+}
+
+Result<std::unique_ptr<MeasureSession>> MeasureSession::open(const MeasureOptions& options, bool want_trace) {
+    std::unique_ptr<MeasureSession> s(new MeasureSession());
+    auto format = parse_format(options.format);
+    if (!format) return format.error();
+    s->format_ = *format;
+    auto domain = parse_power_domain(options.power_domain);
+    if (!domain) return domain.error();
+    s->domain_ = *domain;
+    auto gpu_list = parse_index_list("--gpus", options.gpus);
+    if (!gpu_list) return gpu_list.error();
+    auto cpu_list = parse_index_list("--cpus", options.cpus);
+    if (!cpu_list) return cpu_list.error();
+
+    // Files first: finding out that a path is wrong should not take opening every device.
+    if (!options.output.empty()) {
+        if (auto ok = check_writable("--output", options.output); !ok) return ok.error();
+    }
+    if (!options.log_file.empty()) {
+        if (auto ok = check_writable("--log-file", options.log_file); !ok) return ok.error();
+    }
+    if (want_trace && !options.trace.empty()) {
+        if (auto ok = check_writable("--trace", options.trace); !ok) return ok.error();
+        s->trace_path_ = options.trace;
+    }
+
+    auto gpu_options = GpuOptions::from_environment();
+    if (!gpu_options) return gpu_options.error();
+    GpuOptions gopts = *gpu_options;
+    gopts.simulate = gopts.simulate || options.device.simulate;
+    auto cpu_options = CpuOptions::from_environment();
+    if (!cpu_options) return cpu_options.error();
+    auto soc_options = SocOptions::from_environment();
+    if (!soc_options) return soc_options.error();
+
+    // GPUs are only opened when some may be measured: --gpus none must work without a driver.
+    if (!gpu_list->has_value() || !(*gpu_list)->empty()) s->gpus_ = Gpus::open(gopts);
+    for (const auto& w : s->gpus_.warnings()) note(w);
+    auto gpus = select(s->gpus_, *gpu_list, "--gpus", "GPU", [&](unsigned i) -> std::optional<std::string> {
+        const Gpu& gpu = s->gpus_[i];
+        if (!gpu.available()) return gpu.status().error().describe();
+        return std::nullopt;
+    });
+    if (!gpus) return gpus.error();
+    s->gpu_indices_ = *gpus;
+
+    if (!cpu_list->has_value() || !(*cpu_list)->empty()) s->cpus_ = Cpus::open(*cpu_options);
+    auto cpus = select(s->cpus_, *cpu_list, "--cpus", "CPU", [&](unsigned i) -> std::optional<std::string> {
+        const Cpu& cpu = s->cpus_[i];
+        if (!cpu.available()) return cpu.status().error().describe();
+        return std::nullopt;
+    });
+    if (!cpus) return cpus.error();
+    s->cpu_indices_ = *cpus;
+
+    auto soc = open_soc(*soc_options);
+    if (!soc) return soc.error();
+    if ((*soc)->available()) s->soc_ = std::move(soc).value();
+
+    if (s->gpu_indices_.empty() && s->cpu_indices_.empty() && !s->soc_) {
+        return Error{ErrorCode::NotFound, "nothing to measure: no GPU, CPU package or SoC is selected and usable",
+                     "run zeus show-env to see what can be measured, or try --simulate"};
+    }
+
+    EnergyMonitorOptions mopts;
+    mopts.gpu_indices = s->gpu_indices_;
+    mopts.cpu_indices = s->cpu_indices_;
+    if (!options.log_file.empty()) mopts.log_file = options.log_file;
+    auto monitor = EnergyMonitor::open(s->gpus_, &s->cpus_, s->soc_.get(), std::move(mopts));
+    if (!monitor) return monitor.error();
+    s->monitor_ = std::move(monitor).value();
+
+    if (options.output.empty()) {
+        s->out_ = &std::cout;
+    } else {
+        s->out_file_ = std::make_unique<std::ofstream>(options.output, std::ios::out | std::ios::trunc);
+        if (!*s->out_file_) {
+            return Error{ErrorCode::NoPermission, fmt::format("--output {}: cannot write the file", options.output),
+                         "give a path in an existing directory that you may write to"};
+        }
+    }
+    return s;
+}
+
+Status MeasureSession::start_power_monitor(bool keep_all) {
+    if (gpu_indices_.empty()) return {};
+    std::string reasons;
+    bool any = false;
+    for (unsigned i : gpu_indices_) {
+        const auto& support = gpus_[i].capabilities().power(domain_).support;
+        any = any || support.supported;
+        if (!support.supported) reasons += fmt::format("{}GPU {}: {}", reasons.empty() ? "" : "; ", i, support.reason);
+    }
+    if (!any) {
+        return Error{ErrorCode::NotSupported,
+                     fmt::format("--power-domain {}: no selected GPU reports this power ({})", to_string(domain_),
+                                 reasons),
+                     "use --power-domain device_instant or device_average, or select other GPUs"};
+    }
+    PowerMonitorOptions popts;
+    popts.gpu_indices = gpu_indices_;
+    popts.domains = {domain_};
+    popts.max_samples_per_gpu = keep_all ? 0 : 1024;
+    auto pm = PowerMonitor::start(gpus_, std::move(popts));
+    if (!pm) return pm.error();
+    power_monitor_ = std::move(pm).value();
+    return {};
+}
+
+std::vector<std::string> MeasureSession::power_devices() const {
+    std::vector<std::string> devices;
+    for (unsigned i : gpu_indices_) devices.push_back(gpu_label(i));
+    for (unsigned i : cpu_indices_) devices.push_back(cpu_label(i));
+    return devices;
+}
+
+EnergyReport MeasureSession::report(const Measurement& m, std::string command_name) const {
+    EnergyReport r;
+    r.command_name = std::move(command_name);
+    r.start_time = m.start_time;
+    r.time_s = m.time.count();
+    r.warnings = m.warnings;
+    for (const auto& [index, value] : m.gpu_energy) {
+        std::string name = index < gpus_.size() ? gpus_[index].identity().name : std::string();
+        r.devices.push_back({gpu_label(index), "gpu", index, std::move(name), value.energy.count(),
+                             source_key(value.source), value.warnings});
+    }
+    for (const auto& [index, value] : m.cpu_energy) {
+        std::string name = index < cpus_.size() ? cpus_[index].identity().zone_name : std::string();
+        r.devices.push_back({cpu_label(index), "cpu", index, std::move(name), value.energy.count(),
+                             source_key(value.source), value.warnings});
+    }
+    for (const auto& [index, value] : m.dram_energy) {
+        std::string name = index < cpus_.size() ? cpus_[index].identity().zone_name + " DRAM" : std::string("DRAM");
+        r.devices.push_back({fmt::format("DRAM {}", index), "dram", index, std::move(name), value.energy.count(),
+                             source_key(value.source), value.warnings});
+    }
+    for (const auto& [metric, value] : m.soc_energy) {
+        r.devices.push_back({"SoC " + metric, "soc", std::nullopt, soc_ ? std::string(soc_->name()) : std::string(),
+                             value.energy.count(), source_key(value.source), value.warnings});
+    }
+    return r;
+}
+
+CpuPowerSampler::CpuPowerSampler(const Cpus& cpus, std::vector<unsigned> indices)
+    : cpus_(cpus), indices_(std::move(indices)), last_joules_(indices_.size()) {}
+
+std::vector<std::optional<double>> CpuPowerSampler::sample(Timestamp now) {
+    std::vector<std::optional<double>> watts(indices_.size());
+    const double dt = last_time_ ? std::chrono::duration<double>(now - *last_time_).count() : 0.0;
+    for (std::size_t k = 0; k < indices_.size(); ++k) {
+        auto e = cpus_[indices_[k]].package_energy();
+        std::optional<double> joules;
+        if (e) joules = e->count();
+        if (joules && last_joules_[k] && dt > 0) watts[k] = std::max(0.0, (*joules - *last_joules_[k]) / dt);
+        last_joules_[k] = joules;
+    }
+    last_time_ = now;
+    return watts;
+}
+
+}  // namespace zeus::cli

@@ -1,0 +1,98 @@
+// What `zeus power`, `zeus energy` and `zeus run` share: opening and
+// selecting devices, the energy monitor, the output stream, CPU power from
+// energy differences, turning a Measurement into a report, and the trace.
+#pragma once
+
+#include <fstream>
+#include <iosfwd>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "measure_options.hpp"
+#include "report_format.hpp"
+#include "trace_writer.hpp"
+#include "zeus/device/cpu.hpp"
+#include "zeus/device/gpus.hpp"
+#include "zeus/device/soc.hpp"
+#include "zeus/monitor/energy_monitor.hpp"
+#include "zeus/monitor/measurement.hpp"
+#include "zeus/monitor/power_monitor.hpp"
+
+namespace zeus::cli {
+
+// Exit code for an error found before measuring: 2 for bad input (options,
+// environment, files, device indices), 1 for anything else.
+[[nodiscard]] int setup_exit_code(const Error& error);
+
+class MeasureSession {
+  public:
+    // Validates the options and files, opens and selects the devices and
+    // starts an energy monitor over them. Notes about devices left out go to
+    // standard error.
+    static Result<std::unique_ptr<MeasureSession>> open(const MeasureOptions& options, bool want_trace);
+    MeasureSession(const MeasureSession&) = delete;
+    MeasureSession& operator=(const MeasureSession&) = delete;
+    ~MeasureSession();
+
+    [[nodiscard]] const Gpus& gpus() const { return gpus_; }
+    [[nodiscard]] const Cpus& cpus() const { return cpus_; }
+    [[nodiscard]] const std::vector<unsigned>& gpu_indices() const { return gpu_indices_; }
+    [[nodiscard]] const std::vector<unsigned>& cpu_indices() const { return cpu_indices_; }
+    [[nodiscard]] EnergyMonitor& monitor() { return *monitor_; }
+    [[nodiscard]] OutputFormat format() const { return format_; }
+    [[nodiscard]] PowerDomain power_domain() const { return domain_; }
+    [[nodiscard]] std::ostream& out() { return out_file_ ? *out_file_ : *out_; }
+    [[nodiscard]] const std::string& trace_path() const { return trace_path_; }
+
+    // Starts a power monitor over the selected GPUs (none when no GPU is
+    // selected). keep_all: keep every sample (for a trace), otherwise a few.
+    Status start_power_monitor(bool keep_all);
+    [[nodiscard]] PowerMonitor* power_monitor() { return power_monitor_.get(); }
+
+    // The labels of the selected devices, GPUs first: "GPU 0", "CPU 0".
+    [[nodiscard]] std::vector<std::string> power_devices() const;
+
+    [[nodiscard]] EnergyReport report(const Measurement& m, std::string command_name) const;
+
+  private:
+    MeasureSession() = default;
+    Gpus gpus_;
+    Cpus cpus_;
+    std::unique_ptr<Soc> soc_;
+    std::vector<unsigned> gpu_indices_;
+    std::vector<unsigned> cpu_indices_;
+    OutputFormat format_ = OutputFormat::Human;
+    PowerDomain domain_ = PowerDomain::DeviceInstant;
+    std::ostream* out_ = nullptr;
+    std::unique_ptr<std::ofstream> out_file_;
+    std::string trace_path_;
+    // Declared after the devices they read, so they are destroyed (threads joined) first.
+    std::unique_ptr<PowerMonitor> power_monitor_;
+    std::unique_ptr<EnergyMonitor> monitor_;
+};
+
+// Average package power of each selected CPU between two samples, from
+// Cpu::package_energy() differences.
+class CpuPowerSampler {
+  public:
+    CpuPowerSampler(const Cpus& cpus, std::vector<unsigned> indices);
+    // Reads every package now; returns, per selected CPU in order, the
+    // average power since the previous call (nullopt on the first call or a
+    // failed read).
+    std::vector<std::optional<double>> sample(Timestamp now);
+
+  private:
+    const Cpus& cpus_;
+    std::vector<unsigned> indices_;
+    std::vector<std::optional<double>> last_joules_;
+    std::optional<Timestamp> last_time_;
+};
+
+// Labels used everywhere for devices.
+[[nodiscard]] std::string gpu_label(unsigned index);
+[[nodiscard]] std::string cpu_label(unsigned index);
+
+}  // namespace zeus::cli

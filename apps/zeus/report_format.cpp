@@ -1,0 +1,207 @@
+#include "report_format.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <ctime>
+
+namespace zeus::cli {
+namespace {
+
+std::string format_time(std::chrono::system_clock::time_point t, bool utc) {
+    const auto since_epoch = t.time_since_epoch();
+    const auto secs = std::chrono::floor<std::chrono::seconds>(since_epoch);
+    const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(since_epoch - secs).count();
+    const std::time_t tt = static_cast<std::time_t>(secs.count());
+    std::tm tm{};
+    if (utc) {
+        gmtime_r(&tt, &tm);
+    } else {
+        localtime_r(&tt, &tm);
+    }
+    char buffer[32];
+    const std::size_t n = std::strftime(buffer, sizeof buffer, utc ? "%Y-%m-%dT%H:%M:%S" : "%Y-%m-%d %H:%M:%S", &tm);
+    return fmt::format("{}.{:03d}{}", std::string_view(buffer, n), static_cast<int>(ms), utc ? "Z" : "");
+}
+
+double average_power(double energy_j, double time_s) { return time_s > 0 ? energy_j / time_s : 0.0; }
+
+// JSON has no NaN or infinity.
+nlohmann::ordered_json number(double v) {
+    return std::isfinite(v) ? nlohmann::ordered_json(v) : nlohmann::ordered_json();
+}
+
+std::string status_line(const EnergyReport& r) {
+    std::string line;
+    if (r.child) line = r.child->describe();
+    if (r.interrupted_by) {
+        if (!line.empty()) line += "; ";
+        line += fmt::format("measurement interrupted by {}", signal_name(*r.interrupted_by));
+    }
+    return line;
+}
+
+}  // namespace
+
+double EnergyReport::total_energy_j() const {
+    double total = 0.0;
+    for (const auto& d : devices) {
+        if (d.kind != "soc") total += d.energy_j;
+    }
+    return total;
+}
+
+std::string source_label(const std::string& source) {
+    if (source == "energy_counter") return "energy counter";
+    if (source == "integrated_power") return "integrated power";
+    if (source == "instant_power_approximation") return "instant power x time";
+    return source;
+}
+
+std::string iso_utc(std::chrono::system_clock::time_point t) { return format_time(t, true); }
+std::string local_time(std::chrono::system_clock::time_point t) { return format_time(t, false); }
+
+std::string csv_field(const std::string& text) {
+    if (text.find_first_of(",\"\n\r") == std::string::npos) return text;
+    std::string quoted = "\"";
+    for (char c : text) {
+        if (c == '"') quoted += '"';
+        quoted += c;
+    }
+    return quoted + "\"";
+}
+
+nlohmann::ordered_json report_json(const EnergyReport& r) {
+    nlohmann::ordered_json j;
+    j["command"] = r.command_name;
+    if (!r.command.empty()) j["argv"] = r.command;
+    if (r.command_name == "run") {
+        j["exit_code"] = r.child ? nlohmann::ordered_json(r.child->shell_exit_code()) : nlohmann::ordered_json();
+        j["signal"] = r.child && !r.child->exited ? nlohmann::ordered_json(signal_name(r.child->signal))
+                                                  : nlohmann::ordered_json();
+    }
+    j["interrupted"] = r.interrupted_by.has_value();
+    if (r.interrupted_by) j["interrupted_by"] = signal_name(*r.interrupted_by);
+    j["start_time"] = iso_utc(r.start_time);
+    j["time_s"] = number(r.time_s);
+    nlohmann::ordered_json devices = nlohmann::ordered_json::array();
+    for (const auto& d : r.devices) {
+        nlohmann::ordered_json dj;
+        dj["device"] = d.device;
+        dj["kind"] = d.kind;
+        dj["index"] = d.index ? nlohmann::ordered_json(*d.index) : nlohmann::ordered_json();
+        dj["name"] = d.name;
+        dj["energy_j"] = number(d.energy_j);
+        dj["average_power_w"] = number(average_power(d.energy_j, r.time_s));
+        dj["source"] = d.source;
+        dj["warnings"] = d.warnings;
+        devices.push_back(std::move(dj));
+    }
+    j["devices"] = std::move(devices);
+    j["total_energy_j"] = number(r.total_energy_j());
+    j["warnings"] = r.warnings;
+    return j;
+}
+
+std::string render_report(const EnergyReport& r, OutputFormat format, bool json_line) {
+    switch (format) {
+        case OutputFormat::Json: {
+            if (!json_line) return report_json(r).dump(2) + "\n";
+            nlohmann::ordered_json line;
+            line["type"] = "summary";
+            const nlohmann::ordered_json full = report_json(r);
+            for (auto it = full.begin(); it != full.end(); ++it) line[it.key()] = *it;
+            return line.dump() + "\n";
+        }
+        case OutputFormat::Csv: {
+            std::string out = "device,kind,index,name,time_s,energy_j,average_power_w,source,warnings\n";
+            for (const auto& d : r.devices) {
+                std::string warnings;
+                for (const auto& w : d.warnings) warnings += (warnings.empty() ? "" : "; ") + w;
+                out += fmt::format("{},{},{},{},{:.6f},{:.6f},{:.6f},{},{}\n", csv_field(d.device), d.kind,
+                                   d.index ? std::to_string(*d.index) : std::string(), csv_field(d.name), r.time_s,
+                                   d.energy_j, average_power(d.energy_j, r.time_s), d.source, csv_field(warnings));
+            }
+            return out;
+        }
+        case OutputFormat::Human: break;
+    }
+    std::string out;
+    if (!r.command.empty()) {
+        std::string line;
+        for (const auto& a : r.command) {
+            if (!line.empty()) line += ' ';
+            line += a.find_first_of(" \t\"'") == std::string::npos ? a : "'" + a + "'";
+        }
+        out += fmt::format("Command:  {}\n", line);
+    }
+    if (const auto status = status_line(r); !status.empty()) out += fmt::format("Status:   {}\n", status);
+    out += fmt::format("Time:     {:.3f} s\n", r.time_s);
+    if (r.devices.empty()) {
+        out += "No device was measured.\n";
+    } else {
+        std::size_t name_width = 4;
+        for (const auto& d : r.devices) name_width = std::max(name_width, d.name.size());
+        out += fmt::format("{:<8} {:<{}} {:>12} {:>14}  {}\n", "Device", "Name", name_width, "Energy (J)",
+                           "Avg power (W)", "Source");
+        for (const auto& d : r.devices) {
+            out += fmt::format("{:<8} {:<{}} {:>12.3f} {:>14.2f}  {}\n", d.device, d.name, name_width, d.energy_j,
+                               average_power(d.energy_j, r.time_s), source_label(d.source));
+        }
+        const double total = r.total_energy_j();
+        out += fmt::format("{:<8} {:<{}} {:>12.3f} {:>14.2f}\n", "Total", "", name_width, total,
+                           average_power(total, r.time_s));
+    }
+    std::vector<std::string> warnings = r.warnings;
+    for (const auto& d : r.devices) {
+        for (const auto& w : d.warnings) warnings.push_back(d.device + ": " + w);
+    }
+    if (!warnings.empty()) {
+        out += "Warnings:\n";
+        for (const auto& w : warnings) out += "  " + w + "\n";
+    }
+    return out;
+}
+
+std::string render_power_header(const std::vector<std::string>& devices, OutputFormat format) {
+    if (format != OutputFormat::Csv) return {};
+    std::string out = "timestamp,elapsed_s";
+    for (const auto& d : devices) out += "," + csv_field(d + " power (W)");
+    return out + "\n";
+}
+
+std::string render_power_row(const std::vector<std::string>& devices, const PowerRow& row, OutputFormat format) {
+    switch (format) {
+        case OutputFormat::Csv: {
+            std::string out = fmt::format("{},{:.3f}", iso_utc(row.wall), row.elapsed_s);
+            for (std::size_t i = 0; i < devices.size(); ++i) {
+                const auto& w = i < row.watts.size() ? row.watts[i] : std::nullopt;
+                out += w ? fmt::format(",{:.3f}", *w) : std::string(",");
+            }
+            return out + "\n";
+        }
+        case OutputFormat::Json: {
+            nlohmann::ordered_json j;
+            j["type"] = "power";
+            j["timestamp"] = iso_utc(row.wall);
+            j["elapsed_s"] = row.elapsed_s;
+            nlohmann::ordered_json power = nlohmann::ordered_json::object();
+            for (std::size_t i = 0; i < devices.size(); ++i) {
+                const auto& w = i < row.watts.size() ? row.watts[i] : std::nullopt;
+                power[devices[i]] = w ? number(*w) : nlohmann::ordered_json();
+            }
+            j["power_w"] = std::move(power);
+            return j.dump() + "\n";
+        }
+        case OutputFormat::Human: break;
+    }
+    std::string out = local_time(row.wall);
+    for (std::size_t i = 0; i < devices.size(); ++i) {
+        const auto& w = i < row.watts.size() ? row.watts[i] : std::nullopt;
+        out += w ? fmt::format("  {}: {:.1f} W", devices[i], *w) : fmt::format("  {}: n/a", devices[i]);
+    }
+    return out + "\n";
+}
+
+}  // namespace zeus::cli

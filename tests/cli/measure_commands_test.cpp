@@ -1,0 +1,601 @@
+// `zeus power`, `zeus energy` and `zeus run`: their pure parts (option
+// parsing, report formats, child processes and signals) as unit tests, and
+// the commands end to end against the GPU simulator, compared with the
+// simulator's ground-truth energy.
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "child_process.hpp"
+#include "cpu/fake_powercap.hpp"
+#include "measure_options.hpp"
+#include "report_format.hpp"
+
+extern char** environ;
+
+namespace zeus::cli {
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+// ---------------------------------------------------------------- options
+
+TEST(MeasureOptions, IndexListsParse) {
+    EXPECT_FALSE(parse_index_list("--gpus", "all").value().has_value());
+    EXPECT_TRUE(parse_index_list("--gpus", "none").value()->empty());
+    EXPECT_EQ(*parse_index_list("--gpus", "0,2").value(), (std::vector<unsigned>{0, 2}));
+    EXPECT_EQ(*parse_index_list("--gpus", " 3 , 1 ").value(), (std::vector<unsigned>{3, 1}));
+    EXPECT_EQ(*parse_index_list("--cpus", "0").value(), (std::vector<unsigned>{0}));
+}
+
+TEST(MeasureOptions, BadIndexListsNameTheOptionAndTheEntry) {
+    auto r = parse_index_list("--gpus", "0,x");
+    ASSERT_FALSE(r.ok());
+    EXPECT_NE(r.error().message.find("--gpus"), std::string::npos) << r.error().message;
+    EXPECT_NE(r.error().message.find("\"x\""), std::string::npos) << r.error().message;
+    r = parse_index_list("--gpus", "0,,1");
+    ASSERT_FALSE(r.ok());
+    EXPECT_NE(r.error().message.find("entry 2 is empty"), std::string::npos) << r.error().message;
+    r = parse_index_list("--cpus", "-1");
+    ASSERT_FALSE(r.ok());
+    r = parse_index_list("--cpus", "1,1");
+    ASSERT_FALSE(r.ok());
+    EXPECT_NE(r.error().message.find("twice"), std::string::npos) << r.error().message;
+    EXPECT_FALSE(parse_index_list("--gpus", "").ok());
+}
+
+TEST(MeasureOptions, UnknownIndicesNameTheIndexAndTheValidRange) {
+    EXPECT_TRUE(check_indices("--gpus", "GPU", {0, 1}, 2).ok());
+    auto s = check_indices("--gpus", "GPU", {0, 5}, 2);
+    ASSERT_FALSE(s.ok());
+    EXPECT_EQ(s.error().message, "--gpus: no GPU 5; the valid indices are 0-1");
+    s = check_indices("--cpus", "CPU", {1}, 1);
+    ASSERT_FALSE(s.ok());
+    EXPECT_EQ(s.error().message, "--cpus: no CPU 1; the valid indices are 0");
+    s = check_indices("--cpus", "CPU", {0}, 0, "no RAPL zones");
+    ASSERT_FALSE(s.ok());
+    EXPECT_NE(s.error().message.find("there are no CPUs: no RAPL zones"), std::string::npos) << s.error().message;
+    EXPECT_EQ(index_range(0), "none");
+    EXPECT_EQ(index_range(4), "0-3");
+}
+
+TEST(MeasureOptions, FormatsAndDomains) {
+    EXPECT_EQ(parse_format("csv").value(), OutputFormat::Csv);
+    EXPECT_FALSE(parse_format("xml").ok());
+    EXPECT_EQ(parse_power_domain("memory_average").value(), PowerDomain::MemoryAverage);
+    EXPECT_FALSE(parse_power_domain("gpu").ok());
+}
+
+TEST(MeasureOptions, WritableChecksLeaveNothingBehind) {
+    const fs::path dir = fs::temp_directory_path() / ("zeus-writable-" + std::to_string(::getpid()));
+    fs::create_directories(dir);
+    EXPECT_TRUE(check_writable("--output", (dir / "new.txt").string()).ok());
+    EXPECT_FALSE(fs::exists(dir / "new.txt"));
+    std::ofstream(dir / "old.txt") << "keep";
+    EXPECT_TRUE(check_writable("--output", (dir / "old.txt").string()).ok());
+    EXPECT_EQ(fs::file_size(dir / "old.txt"), 4U);  // not truncated
+    auto s = check_writable("--log-file", (dir / "missing" / "log.csv").string());
+    ASSERT_FALSE(s.ok());
+    EXPECT_NE(s.error().message.find("--log-file"), std::string::npos);
+    EXPECT_NE(s.error().message.find("missing/log.csv"), std::string::npos);
+    EXPECT_FALSE(check_writable("--output", dir.string()).ok());  // a directory
+    fs::remove_all(dir);
+}
+
+// ---------------------------------------------------------------- formats
+
+EnergyReport sample_report() {
+    EnergyReport r;
+    r.command_name = "run";
+    r.command = {"python", "train.py", "--epochs 3"};
+    r.child = ChildStatus{true, 0, 0};
+    r.start_time = std::chrono::system_clock::time_point(std::chrono::milliseconds(1'700'000'000'123));
+    r.time_s = 2.0;
+    r.devices.push_back({"GPU 0", "gpu", 0U, "NVIDIA A100-SXM4-40GB", 500.0, "energy_counter", {}});
+    r.devices.push_back({"GPU 1", "gpu", 1U, "Tesla P100, PCIe", 100.0, "integrated_power", {"short window"}});
+    r.devices.push_back({"CPU 0", "cpu", 0U, "package-0", 60.0, "energy_counter", {}});
+    r.devices.push_back({"SoC gpu", "soc", std::nullopt, "NVIDIA Jetson", 5.0, "integrated_power", {}});
+    return r;
+}
+
+TEST(ReportFormat, HumanTableHasEveryDeviceTotalAndWarnings) {
+    const std::string text = render_report(sample_report(), OutputFormat::Human);
+    EXPECT_NE(text.find("Command:  python train.py '--epochs 3'"), std::string::npos) << text;
+    EXPECT_NE(text.find("Status:   exited with code 0"), std::string::npos) << text;
+    EXPECT_NE(text.find("Time:     2.000 s"), std::string::npos) << text;
+    EXPECT_NE(text.find("GPU 0"), std::string::npos) << text;
+    EXPECT_NE(text.find("250.00  energy counter"), std::string::npos) << text;
+    EXPECT_NE(text.find("integrated power"), std::string::npos) << text;
+    // The SoC overlaps the GPUs and CPUs: not in the total.
+    EXPECT_NE(text.find("660.000"), std::string::npos) << text;
+    EXPECT_NE(text.find("GPU 1: short window"), std::string::npos) << text;
+}
+
+TEST(ReportFormat, CsvQuotesFieldsAndHasOneRowPerDevice) {
+    const std::string text = render_report(sample_report(), OutputFormat::Csv);
+    std::istringstream lines(text);
+    std::string line;
+    std::getline(lines, line);
+    EXPECT_EQ(line, "device,kind,index,name,time_s,energy_j,average_power_w,source,warnings");
+    std::vector<std::string> rows;
+    while (std::getline(lines, line)) rows.push_back(line);
+    ASSERT_EQ(rows.size(), 4U);
+    EXPECT_EQ(rows[0], "GPU 0,gpu,0,NVIDIA A100-SXM4-40GB,2.000000,500.000000,250.000000,energy_counter,");
+    EXPECT_EQ(rows[1].substr(0, 30), "GPU 1,gpu,1,\"Tesla P100, PCIe\"");
+    EXPECT_EQ(rows[3].substr(0, 15), "SoC gpu,soc,,NV");
+    EXPECT_EQ(csv_field("a\"b"), "\"a\"\"b\"");
+}
+
+TEST(ReportFormat, JsonCarriesExitStatusAndEnergies) {
+    EnergyReport r = sample_report();
+    r.child = ChildStatus{false, 0, SIGINT};
+    r.interrupted_by = SIGINT;
+    const auto j = nlohmann::json::parse(render_report(r, OutputFormat::Json));
+    EXPECT_EQ(j["command"], "run");
+    EXPECT_EQ(j["argv"][2], "--epochs 3");
+    EXPECT_EQ(j["exit_code"], 130);
+    EXPECT_EQ(j["signal"], "SIGINT");
+    EXPECT_TRUE(j["interrupted"].get<bool>());
+    EXPECT_EQ(j["start_time"], "2023-11-14T22:13:20.123Z");
+    EXPECT_DOUBLE_EQ(j["devices"][0]["average_power_w"].get<double>(), 250.0);
+    EXPECT_TRUE(j["devices"][3]["index"].is_null());
+    EXPECT_DOUBLE_EQ(j["total_energy_j"].get<double>(), 660.0);
+    const auto line = render_report(r, OutputFormat::Json, true);
+    EXPECT_EQ(std::count(line.begin(), line.end(), '\n'), 1);
+    EXPECT_EQ(nlohmann::json::parse(line)["type"], "summary");
+}
+
+TEST(ReportFormat, PowerRowsInEveryFormat) {
+    const std::vector<std::string> devices = {"GPU 0", "CPU 0"};
+    const PowerRow row{std::chrono::system_clock::time_point(std::chrono::seconds(1'700'000'000)), 1.5,
+                       {231.44, std::nullopt}};
+    EXPECT_EQ(render_power_header(devices, OutputFormat::Csv), "timestamp,elapsed_s,GPU 0 power (W),CPU 0 power (W)\n");
+    EXPECT_EQ(render_power_header(devices, OutputFormat::Human), "");
+    EXPECT_EQ(render_power_row(devices, row, OutputFormat::Csv), "2023-11-14T22:13:20.000Z,1.500,231.440,\n");
+    const auto j = nlohmann::json::parse(render_power_row(devices, row, OutputFormat::Json));
+    EXPECT_EQ(j["type"], "power");
+    EXPECT_DOUBLE_EQ(j["power_w"]["GPU 0"].get<double>(), 231.44);
+    EXPECT_TRUE(j["power_w"]["CPU 0"].is_null());
+    const auto human = render_power_row(devices, row, OutputFormat::Human);
+    EXPECT_NE(human.find("GPU 0: 231.4 W  CPU 0: n/a"), std::string::npos) << human;
+}
+
+// ---------------------------------------------------- children and signals
+
+TEST(ChildProcess, MissingAndUnexecutableCommandsAreToldApart) {
+    auto r = spawn_command({"zeus-no-such-command-xyz"});
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(spawn_failure_exit_code(r.error()), 127);
+    EXPECT_NE(r.error().message.find("command not found"), std::string::npos);
+    r = spawn_command({fs::temp_directory_path().string()});  // a directory
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(spawn_failure_exit_code(r.error()), 126) << r.error().message;
+    EXPECT_FALSE(spawn_command({}).ok());
+}
+
+TEST(ChildProcess, ExitCodesAndSignalsBecomeShellStatuses) {
+    auto pid = spawn_command({"sh", "-c", "exit 7"});
+    ASSERT_TRUE(pid.ok()) << pid.error().describe();
+    int raw = 0;
+    ASSERT_EQ(::waitpid(*pid, &raw, 0), *pid);
+    auto status = ChildStatus::from_wait_status(raw);
+    EXPECT_EQ(status.shell_exit_code(), 7);
+    EXPECT_EQ(status.describe(), "exited with code 7");
+
+    pid = spawn_command({"sh", "-c", "kill -TERM $$"});
+    ASSERT_TRUE(pid.ok());
+    ASSERT_EQ(::waitpid(*pid, &raw, 0), *pid);
+    status = ChildStatus::from_wait_status(raw);
+    EXPECT_EQ(status.shell_exit_code(), 128 + SIGTERM);
+    EXPECT_EQ(status.describe(), "killed by signal 15 (SIGTERM)");
+    EXPECT_EQ(signal_name(64), "signal 64");
+}
+
+TEST(ChildProcess, SignalPipeReportsSignalsAndWhoSentThem) {
+    auto pipe = SignalPipe::install({SIGTERM, SIGCHLD});
+    ASSERT_TRUE(pipe.ok()) << pipe.error().describe();
+    EXPECT_FALSE(SignalPipe::install({SIGINT}).ok());  // one at a time
+    EXPECT_TRUE((*pipe)->wait(std::chrono::milliseconds(0)).empty());
+    ::kill(::getpid(), SIGTERM);
+    const auto got = (*pipe)->wait(std::chrono::seconds(5));
+    ASSERT_EQ(got.size(), 1U);
+    EXPECT_EQ(got[0].signal, SIGTERM);
+    EXPECT_TRUE(got[0].from_process);
+    // A child's exit wakes the wait too, and the child does not inherit the handler.
+    auto pid = spawn_command({"sh", "-c", "kill -TERM $$"});
+    ASSERT_TRUE(pid.ok());
+    const auto start = Clock::now();
+    std::vector<ReceivedSignal> chld;
+    while (chld.empty() && Clock::now() - start < std::chrono::seconds(5)) chld = (*pipe)->wait(std::chrono::seconds(1));
+    ASSERT_FALSE(chld.empty());
+    EXPECT_EQ(chld[0].signal, SIGCHLD);
+    int raw = 0;
+    ASSERT_EQ(::waitpid(*pid, &raw, 0), *pid);
+    EXPECT_EQ(ChildStatus::from_wait_status(raw).shell_exit_code(), 128 + SIGTERM);
+}
+
+// ------------------------------------------------------------- end to end
+
+struct Finished {
+    int exit_code = -1;  // 128 + signal when killed
+    std::string output;  // stdout and stderr together
+    double seconds = 0;
+};
+
+Finished run(const std::string& command) {
+    Finished r;
+    const auto start = Clock::now();
+    FILE* pipe = popen((command + " 2>&1").c_str(), "r");
+    if (pipe == nullptr) return r;
+    std::array<char, 4096> buffer{};
+    while (fgets(buffer.data(), static_cast<int>(buffer.size()), pipe) != nullptr) r.output += buffer.data();
+    const int status = pclose(pipe);
+    r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    r.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+    return r;
+}
+
+std::string read_file(const fs::path& path) {
+    std::ifstream in(path);
+    std::stringstream s;
+    s << in.rdbuf();
+    return s.str();
+}
+
+class MeasureCommands : public ::testing::Test {
+  protected:
+    void SetUp() override {
+        dir_ = fs::temp_directory_path() / ("zeus-measure-" + std::to_string(::getpid()) + "-" +
+                                            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+        fs::create_directories(dir_);
+        // A machine with one readable RAPL package whose counter does not move.
+        powercap_.add_zone(0, "package-0", 1'000'000, 262'143'328'850);
+        env_ = "env -u ZEUS_SIMULATE -u CUDA_VISIBLE_DEVICES -u ZEUS_NVML_LIBRARY -u ZEUS_JETSON_SYSFS_ROOT "
+               "ZEUS_SIM_STATE=" + (dir_ / "state").string() + " ZEUS_POWERCAP_ROOT=" + powercap_.root().string() + " ";
+    }
+    void TearDown() override {
+        std::error_code ec;
+        fs::remove_all(dir_, ec);
+    }
+    // Ground-truth energy per simulated GPU, from `zeus-sim status`.
+    std::vector<double> truth() const {
+        const auto r = run(env_ + ZEUS_SIM_CLI " status --format json");
+        std::vector<double> joules;
+        const auto status = nlohmann::json::parse(r.output, nullptr, false);
+        if (status.is_discarded()) return joules;
+        for (const auto& g : status["gpus"]) joules.push_back(g["ground_truth_energy_j"].get<double>());
+        return joules;
+    }
+    // Starts `zeus ARGS` without a shell (so a signal reaches zeus itself),
+    // its stdout and stderr going to files.
+    pid_t start_zeus(const std::vector<std::string>& args) const {
+        // Everything is prepared before fork: the child only calls async-signal-safe functions.
+        std::vector<std::string> env_strings = {"ZEUS_SIM_STATE=" + (dir_ / "state").string(),
+                                                "ZEUS_POWERCAP_ROOT=" + powercap_.root().string()};
+        for (char** e = environ; *e != nullptr; ++e) {
+            const std::string entry(*e);
+            const std::string name = entry.substr(0, entry.find('='));
+            if (name == "ZEUS_SIM_STATE" || name == "ZEUS_POWERCAP_ROOT" || name == "ZEUS_SIMULATE" ||
+                name == "CUDA_VISIBLE_DEVICES" || name == "ZEUS_NVML_LIBRARY" || name == "ZEUS_JETSON_SYSFS_ROOT") {
+                continue;
+            }
+            env_strings.push_back(entry);
+        }
+        std::vector<char*> envp;
+        for (auto& e : env_strings) envp.push_back(e.data());
+        envp.push_back(nullptr);
+        std::vector<char*> argv{const_cast<char*>(ZEUS_CLI)};  // NOLINT: execve's API
+        for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));  // NOLINT
+        argv.push_back(nullptr);
+        const std::string out_path = (dir_ / "stdout").string();
+        const std::string err_path = (dir_ / "stderr").string();
+        const pid_t pid = ::fork();
+        if (pid != 0) return pid;
+        const int out = ::open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        const int err = ::open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        ::dup2(out, STDOUT_FILENO);
+        ::dup2(err, STDERR_FILENO);
+        ::execve(ZEUS_CLI, argv.data(), envp.data());
+        ::_exit(99);
+    }
+    // Waits until zeus has started its command (it is zeus's child), up to 10 s.
+    static bool wait_for_child_of(pid_t pid) {
+        const auto deadline = Clock::now() + std::chrono::seconds(10);
+        const std::string children = "/proc/" + std::to_string(pid) + "/task/" + std::to_string(pid) + "/children";
+        while (Clock::now() < deadline) {
+            if (!read_file(children).empty()) return true;
+            std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        }
+        return false;
+    }
+    static Finished wait_zeus(pid_t pid, const fs::path& dir) {
+        Finished r;
+        int raw = 0;
+        const auto start = Clock::now();
+        ::waitpid(pid, &raw, 0);
+        r.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+        r.exit_code = WIFEXITED(raw) ? WEXITSTATUS(raw) : 128 + WTERMSIG(raw);
+        r.output = read_file(dir / "stdout") + read_file(dir / "stderr");
+        return r;
+    }
+
+    zeus::testing::FakePowercap powercap_;
+    fs::path dir_;
+    std::string env_;
+};
+
+const nlohmann::json* device(const nlohmann::json& report, const std::string& name) {
+    for (const auto& d : report["devices"]) {
+        if (d["device"] == name) return &d;
+    }
+    return nullptr;
+}
+
+TEST_F(MeasureCommands, RunMeasuresABurnCloseToGroundTruth) {
+    const auto before = truth();
+    ASSERT_EQ(before.size(), 2U);
+    const auto report_path = dir_ / "report.json";
+    const auto r = run(env_ + ZEUS_CLI " run --simulate --format json --output " + report_path.string() +
+                       " -- " ZEUS_SIM_CLI " burn --gpu 0 --seconds 1 --util 0.9");
+    const auto after = truth();
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    // The burn's own ground truth covers less than zeus's window, the
+    // status calls around zeus more: the measurement lies in between, give or
+    // take one counter refresh period (100 ms) at each edge of the window.
+    double burn_truth = -1;
+    ASSERT_EQ(std::sscanf(r.output.substr(r.output.find("gpu 0: ")).c_str(), "gpu 0: %lf J", &burn_truth), 1)
+        << r.output;
+    const auto report = nlohmann::json::parse(read_file(report_path));
+    EXPECT_EQ(report["command"], "run");
+    EXPECT_EQ(report["exit_code"], 0);
+    EXPECT_FALSE(report["interrupted"].get<bool>());
+    EXPECT_GE(report["time_s"].get<double>(), 1.0);
+    const auto* gpu0 = device(report, "GPU 0");
+    const auto* gpu1 = device(report, "GPU 1");
+    const auto* cpu0 = device(report, "CPU 0");
+    ASSERT_TRUE(gpu0 && gpu1 && cpu0) << report.dump(1);
+    EXPECT_EQ((*gpu0)["source"], "energy_counter");
+    const double measured = (*gpu0)["energy_j"].get<double>();
+    const double power = (*gpu0)["average_power_w"].get<double>();
+    const double edge = 2 * 0.1 * std::max(power, 1.0);
+    EXPECT_GT(measured, burn_truth - edge) << report.dump(1);
+    EXPECT_LT(measured, after[0] - before[0] + edge) << report.dump(1);
+    EXPECT_GT(power, (*gpu1)["average_power_w"].get<double>());  // the burning GPU draws more than the idle one
+    const double idle = (*gpu1)["energy_j"].get<double>();
+    EXPECT_LT(idle, after[1] - before[1] + 2 * 0.1 * (*gpu1)["average_power_w"].get<double>() + 0.5);
+    EXPECT_GT(idle, 0.0);
+    EXPECT_DOUBLE_EQ((*cpu0)["energy_j"].get<double>(), 0.0);  // the fake counter stands still
+}
+
+TEST_F(MeasureCommands, RunPropagatesTheCommandsExitCodeAndSignal) {
+    auto r = run(env_ + ZEUS_CLI " run --simulate --gpus 0 -- sh -c 'exit 3'");
+    EXPECT_EQ(r.exit_code, 3) << r.output;
+    EXPECT_NE(r.output.find("Status:   exited with code 3"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("GPU 0"), std::string::npos) << r.output;
+    r = run(env_ + ZEUS_CLI " run --simulate --gpus 0 --cpus none --format json -- sh -c 'kill -TERM $$'");
+    EXPECT_EQ(r.exit_code, 128 + SIGTERM) << r.output;
+    const auto j = nlohmann::json::parse(r.output.substr(r.output.find('{')));
+    EXPECT_EQ(j["signal"], "SIGTERM");
+    EXPECT_EQ(j["exit_code"], 143);
+    EXPECT_EQ(device(j, "CPU 0"), nullptr);
+    // Options after the command's name belong to the command.
+    r = run(env_ + ZEUS_CLI " run --simulate --format csv sh -c 'echo child-says-hi --format' ");
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_NE(r.output.find("child-says-hi --format"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("device,kind,index,name"), std::string::npos) << r.output;
+}
+
+TEST_F(MeasureCommands, RunOfAMissingCommandFailsLikeAShell) {
+    auto r = run(env_ + ZEUS_CLI " run --simulate -- zeus-no-such-command-xyz --flag");
+    EXPECT_EQ(r.exit_code, 127) << r.output;
+    EXPECT_NE(r.output.find("zeus-no-such-command-xyz: command not found"), std::string::npos) << r.output;
+    r = run(env_ + ZEUS_CLI " run --simulate -- " + dir_.string());
+    EXPECT_EQ(r.exit_code, 126) << r.output;
+    r = run(env_ + ZEUS_CLI " run --simulate");
+    EXPECT_EQ(r.exit_code, 125) << r.output;
+    EXPECT_NE(r.output.find("needs a command"), std::string::npos) << r.output;
+}
+
+TEST_F(MeasureCommands, CtrlCDuringRunStopsTheCommandAndPrintsThePartialResult) {
+    const pid_t zeus = start_zeus({"run", "--simulate", "--", "sleep", "30"});
+    ASSERT_GT(zeus, 0);
+    ASSERT_TRUE(wait_for_child_of(zeus)) << read_file(dir_ / "stderr");
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    ::kill(zeus, SIGINT);  // to zeus alone, as `kill -INT`: zeus forwards it
+    const auto r = wait_zeus(zeus, dir_);
+    EXPECT_EQ(r.exit_code, 130) << r.output;
+    EXPECT_LT(r.seconds, 10.0);
+    EXPECT_NE(r.output.find("killed by signal 2 (SIGINT); measurement interrupted by SIGINT"), std::string::npos)
+        << r.output;
+    EXPECT_NE(r.output.find("GPU 0"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("Time:"), std::string::npos) << r.output;
+}
+
+TEST_F(MeasureCommands, UnknownDeviceIndicesAreRejectedWithTheValidRange) {
+    auto r = run(env_ + ZEUS_CLI " energy --simulate --gpus 0,5 --duration 0");
+    EXPECT_EQ(r.exit_code, 2) << r.output;
+    EXPECT_NE(r.output.find("--gpus: no GPU 5; the valid indices are 0-1"), std::string::npos) << r.output;
+    r = run(env_ + ZEUS_CLI " power --simulate --cpus 3 --duration 0");
+    EXPECT_EQ(r.exit_code, 2) << r.output;
+    EXPECT_NE(r.output.find("--cpus: no CPU 3; the valid indices are 0"), std::string::npos) << r.output;
+    r = run(env_ + ZEUS_CLI " energy --simulate --gpus one --duration 0");
+    EXPECT_EQ(r.exit_code, 2) << r.output;
+    EXPECT_NE(r.output.find("\"one\" is not a device index"), std::string::npos) << r.output;
+    // run keeps the command's codes for the command: its own failures are 125, and the command never starts.
+    r = run(env_ + ZEUS_CLI " run --simulate --gpus 7 -- touch " + (dir_ / "ran").string());
+    EXPECT_EQ(r.exit_code, 125) << r.output;
+    EXPECT_NE(r.output.find("no GPU 7"), std::string::npos) << r.output;
+    EXPECT_FALSE(fs::exists(dir_ / "ran"));
+    r = run(env_ + ZEUS_CLI " power --simulate --power-domain memory_average --duration 0");
+    EXPECT_EQ(r.exit_code, 2) << r.output;  // A100s report no memory power
+    EXPECT_NE(r.output.find("--power-domain memory_average: no selected GPU reports this power"), std::string::npos)
+        << r.output;
+    r = run(env_ + ZEUS_CLI " energy --simulate --gpus none --cpus none --duration 0");
+    EXPECT_NE(r.exit_code, 0) << r.output;
+    EXPECT_NE(r.output.find("nothing to measure"), std::string::npos) << r.output;
+}
+
+TEST_F(MeasureCommands, UnwritableFilesAreNamedBeforeMeasuring) {
+    auto r = run(env_ + ZEUS_CLI " energy --simulate --duration 0 --log-file /nonexistent-dir/log.csv");
+    EXPECT_EQ(r.exit_code, 2) << r.output;
+    EXPECT_NE(r.output.find("--log-file /nonexistent-dir/log.csv"), std::string::npos) << r.output;
+    r = run(env_ + ZEUS_CLI " run --simulate --trace /nonexistent-dir/t.json -- touch " + (dir_ / "ran").string());
+    EXPECT_EQ(r.exit_code, 125) << r.output;
+    EXPECT_NE(r.output.find("--trace /nonexistent-dir/t.json"), std::string::npos) << r.output;
+    EXPECT_FALSE(fs::exists(dir_ / "ran"));
+    r = run(env_ + ZEUS_CLI " power --simulate --duration 0 --output " + dir_.string());
+    EXPECT_EQ(r.exit_code, 2) << r.output;
+    EXPECT_NE(r.output.find("--output"), std::string::npos) << r.output;
+}
+
+TEST_F(MeasureCommands, EnergyWindowInEveryFormatAndTheLogFile) {
+    const auto log = dir_ / "log.csv";
+    auto r = run(env_ + ZEUS_CLI " energy --simulate --duration 0.3 --format csv --log-file " + log.string());
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_NE(r.output.find("device,kind,index,name,time_s,energy_j,average_power_w,source,warnings\nGPU 0,gpu,0,"),
+              std::string::npos)
+        << r.output;
+    EXPECT_NE(r.output.find("\nGPU 1,gpu,1,"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("\nCPU 0,cpu,0,package-0,"), std::string::npos) << r.output;
+    EXPECT_NE(read_file(log).find("zeus.energy"), std::string::npos) << read_file(log);
+
+    r = run(env_ + ZEUS_CLI " energy --simulate --duration 0.2 --gpus 1 --cpus none --format json");
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    const auto j = nlohmann::json::parse(r.output.substr(r.output.find('{')));
+    ASSERT_EQ(j["devices"].size(), 1U) << j.dump(1);
+    EXPECT_EQ(j["devices"][0]["device"], "GPU 1");
+    EXPECT_GE(j["time_s"].get<double>(), 0.2);
+
+    r = run(env_ + ZEUS_CLI " energy --simulate --duration 0.2");
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_NE(r.output.find("Avg power (W)"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("Total"), std::string::npos) << r.output;
+}
+
+TEST_F(MeasureCommands, PowerPrintsEachPeriodAndTotalsAtCtrlC) {
+    const auto trace_path = dir_ / "power.json";
+    const pid_t zeus = start_zeus({"power", "--simulate", "--interval", "0.1", "--format", "json", "--trace",
+                                   trace_path.string()});
+    ASSERT_GT(zeus, 0);
+    // Wait for a few readings, then Ctrl-C.
+    const auto deadline = Clock::now() + std::chrono::seconds(10);
+    while (Clock::now() < deadline) {
+        const auto text = read_file(dir_ / "stdout");
+        if (std::count(text.begin(), text.end(), '\n') >= 4) break;
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    ::kill(zeus, SIGINT);
+    const auto r = wait_zeus(zeus, dir_);
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    std::istringstream lines(read_file(dir_ / "stdout"));
+    int readings = 0;
+    nlohmann::json summary;
+    for (std::string line; std::getline(lines, line);) {
+        const auto j = nlohmann::json::parse(line);
+        if (j["type"] == "power") {
+            ++readings;
+            EXPECT_GT(j["power_w"]["GPU 0"].get<double>(), 0.0) << line;
+            EXPECT_GT(j["power_w"]["GPU 1"].get<double>(), 0.0) << line;
+            EXPECT_TRUE(j["power_w"].contains("CPU 0")) << line;
+        } else {
+            summary = j;
+        }
+    }
+    EXPECT_GE(readings, 4);
+    ASSERT_EQ(summary["type"], "summary") << r.output;
+    EXPECT_GT(device(summary, "GPU 0")->at("energy_j").get<double>(), 0.0);
+    EXPECT_GE(summary["time_s"].get<double>(), 0.3);
+
+    const auto trace = nlohmann::json::parse(read_file(trace_path));
+    std::set<std::string> tracks;
+    for (const auto& e : trace["traceEvents"]) {
+        if (e["ph"] == "C") tracks.insert(e["name"].get<std::string>());
+    }
+    EXPECT_EQ(tracks, (std::set<std::string>{"GPU 0", "GPU 1", "CPU 0"}));
+
+    // CSV: a header, then one row per reading.
+    const auto csv = run(env_ + ZEUS_CLI " power --simulate --interval 0.1 --duration 0.35 --format csv --cpus none");
+    ASSERT_EQ(csv.exit_code, 0) << csv.output;
+    EXPECT_NE(csv.output.find("timestamp,elapsed_s,GPU 0 power (W),GPU 1 power (W)\n"), std::string::npos)
+        << csv.output;
+}
+
+TEST_F(MeasureCommands, RunTraceOpensAsPowerTracksAndAWindowSpan) {
+    const auto trace_path = dir_ / "run.json";
+    const auto report_path = dir_ / "report.json";
+    const auto r = run(env_ + ZEUS_CLI " run --simulate --format json --output " + report_path.string() +
+                       " --trace " + trace_path.string() + " -- " ZEUS_SIM_CLI
+                       " burn --gpu 0 --seconds 0.6 --util 0.9");
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    const auto report = nlohmann::json::parse(read_file(report_path));
+    const auto trace = nlohmann::json::parse(read_file(trace_path));
+    ASSERT_TRUE(trace["traceEvents"].is_array());
+
+    std::map<std::string, std::vector<std::pair<double, double>>> tracks;  // Perfetto's track names
+    const nlohmann::json* span = nullptr;
+    std::set<std::string> metadata;
+    double last_ts = -1;
+    for (const auto& e : trace["traceEvents"]) {
+        if (e["ph"] == "M") {
+            metadata.insert(e["name"].get<std::string>());
+            continue;
+        }
+        EXPECT_GE(e["ts"].get<double>(), last_ts) << e.dump();
+        last_ts = e["ts"].get<double>();
+        if (e["ph"] == "C") {
+            for (const auto& [key, value] : e["args"].items()) {
+                tracks[e["name"].get<std::string>() + " " + key].emplace_back(e["ts"].get<double>(),
+                                                                              value.get<double>());
+            }
+        } else if (e["ph"] == "X") {
+            span = &e;
+        }
+    }
+    EXPECT_TRUE(metadata.count("process_name") && metadata.count("thread_name"));
+    ASSERT_NE(span, nullptr) << trace.dump(1);
+    EXPECT_NE((*span)["name"].get<std::string>().find("burn"), std::string::npos);
+    const double start = (*span)["ts"].get<double>();
+    const double dur = (*span)["dur"].get<double>();
+    EXPECT_NEAR(dur / 1e6, report["time_s"].get<double>(), 0.02);
+    EXPECT_GE(dur, 0.6e6);
+    for (const auto* name : {"GPU 0", "GPU 1", "CPU 0"}) {
+        EXPECT_DOUBLE_EQ((*span)["args"]["energy_j"][name].get<double>(), device(report, name)->at("energy_j").get<double>());
+    }
+    ASSERT_TRUE(tracks.count("GPU 0 power (W)") && tracks.count("GPU 1 power (W)") && tracks.count("CPU 0 power (W)"))
+        << trace.dump(1);
+    double peak0 = 0, peak1 = 0;
+    for (const auto& [ts, w] : tracks["GPU 0 power (W)"]) {
+        EXPECT_GE(ts, start);
+        EXPECT_LE(ts, start + dur);
+        peak0 = std::max(peak0, w);
+    }
+    for (const auto& [ts, w] : tracks["GPU 1 power (W)"]) peak1 = std::max(peak1, w);
+    EXPECT_GT(tracks["GPU 0 power (W)"].size(), 3U);  // sampled through the burn, not just the edges
+    EXPECT_GT(peak0, peak1);                          // the burn shows on GPU 0's track
+    // The area under GPU 0's track is its energy, to within the sampling.
+    double area = 0;
+    const auto& gpu0 = tracks["GPU 0 power (W)"];
+    for (std::size_t i = 0; i + 1 < gpu0.size(); ++i) area += gpu0[i].second * (gpu0[i + 1].first - gpu0[i].first) / 1e6;
+    const double energy = device(report, "GPU 0")->at("energy_j").get<double>();
+    EXPECT_NEAR(area, energy, 0.2 * peak0 + 0.1 * energy) << trace.dump(1);
+}
+
+}  // namespace
+}  // namespace zeus::cli
