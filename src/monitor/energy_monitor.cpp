@@ -176,6 +176,14 @@ class EnergyMonitorImpl final : public EnergyMonitor {
         const Timestamp end = MonitorClock::now();
         m.time = std::chrono::duration_cast<Seconds>(end - state.start);
 
+        // Formatted once per window, not once per GPU.
+        std::string short_window;
+        if (m.time < kCounterUpdatePeriod && !counter_gpus_.empty()) {
+            short_window = fmt::format(
+                "the window ({:.1f} ms) is shorter than the energy counter's update period (~{} ms): the "
+                "value may be 0 or off by up to one period's energy",
+                m.time.count() * 1e3, kCounterUpdatePeriod.count());
+        }
         for (std::size_t k = 0; k < counter_gpus_.size(); ++k) {
             const unsigned i = counter_gpus_[k];
             auto snapshot = gpus_[i].energy_snapshot();
@@ -185,14 +193,9 @@ class EnergyMonitorImpl final : public EnergyMonitor {
             const auto now = snapshot->refreshed_at ? SystemClock::now() : SystemClock::time_point{};
             EnergyValue value{energy_at(*snapshot, now) - state.gpus[k].energy, EnergySource::HardwareCounter, {}};
             if (value.energy.count() < 0) value.energy = Joules(0.0);
-            if (m.time < kCounterUpdatePeriod) {
-                value.warnings.push_back(fmt::format(
-                    "the window ({:.1f} ms) is shorter than the energy counter's update period (~{} ms): the "
-                    "value may be 0 or off by up to one period's energy",
-                    m.time.count() * 1e3, kCounterUpdatePeriod.count()));
-            }
+            if (!short_window.empty()) value.warnings.push_back(short_window);
             note_counter_events(value, state.gpus[k].stats, gpus_[i].energy_counter_stats());
-            m.gpu_energy[i] = std::move(value);
+            m.gpu_energy.emplace_hint(m.gpu_energy.end(), i, std::move(value));
         }
         if (power_monitor_) {
             auto integrated = power_monitor_->energy(state.start, end);
@@ -234,9 +237,10 @@ class EnergyMonitorImpl final : public EnergyMonitor {
                 after.stats.late_reads != before.stats.late_reads) {
                 value.warnings.push_back("the RAPL counter reset, glitched or was read late during the window");
             }
-            m.cpu_energy[i] = std::move(value);
+            m.cpu_energy.emplace_hint(m.cpu_energy.end(), i, std::move(value));
             if (after.dram && before.dram) {
-                m.dram_energy[i] = EnergyValue{*after.dram - *before.dram, EnergySource::HardwareCounter, {}};
+                m.dram_energy.emplace_hint(m.dram_energy.end(), i,
+                                           EnergyValue{*after.dram - *before.dram, EnergySource::HardwareCounter, {}});
             }
         }
         if (state.soc_start && soc_ != nullptr) {
