@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 #include <zeus_sim/zeus_sim.h>
 
+#include "integration/sim_fixture.hpp"
+
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -16,37 +18,10 @@ namespace {
 
 using namespace std::chrono_literals;
 
-class EnergyMonitorSim : public ::testing::Test {
+// A fresh simulator per test (its own config and state file).
+class EnergyMonitorSim : public testing::SimulatedGpus {
   protected:
-    void SetUp() override {
-        dir_ = std::filesystem::temp_directory_path() /
-               ("zeus-em-" + std::to_string(::getpid()) + "-" +
-                ::testing::UnitTest::GetInstance()->current_test_info()->name());
-        std::filesystem::create_directories(dir_);
-        setenv("ZEUS_SIM_STATE", (dir_ / "state").c_str(), 1);
-        unsetenv("ZEUS_SIM_CONFIG");
-        unsetenv("CUDA_VISIBLE_DEVICES");
-    }
-    void TearDown() override {
-        std::error_code ec;
-        std::filesystem::remove_all(dir_, ec);
-    }
-    void configure(const std::string& json) {
-        std::ofstream(dir_ / "sim.json") << json;
-        setenv("ZEUS_SIM_CONFIG", (dir_ / "sim.json").c_str(), 1);
-    }
-    static Gpus open_gpus() {
-        GpuOptions options;
-        options.simulate = true;
-        options.simulator_library = ZEUS_TEST_SIM_LIBRARY;
-        return Gpus::open(options);
-    }
-    static double truth(unsigned gpu) {
-        double j = 0;
-        EXPECT_EQ(zeusSimGroundTruthEnergy(gpu, &j), ZEUS_SIM_OK) << zeusSimLastError();
-        return j;
-    }
-    std::filesystem::path dir_;
+    static Gpus open_gpus() { return Gpus::open(simulated()); }
 };
 
 // Counter-based windows of 1 s or longer are within 0.1% of ground truth.
