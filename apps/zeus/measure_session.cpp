@@ -1,5 +1,7 @@
 #include "measure_session.hpp"
 
+#include "trace_writer.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -264,6 +266,29 @@ std::vector<std::optional<double>> CpuPowerSampler::sample(Timestamp now) {
     }
     last_time_ = now;
     return watts;
+}
+
+void finish_trace(TraceRecorder& trace, const MeasureSession& session, CpuPowerSampler& cpu_sampler,
+                  Timestamp last_cpu, Timestamp end) {
+    const auto devices = session.power_devices();
+    const std::size_t gpu_count = session.gpu_indices().size();
+    const auto cpu_watts = cpu_sampler.sample(end);
+    for (std::size_t k = 0; k < cpu_watts.size(); ++k) {
+        trace.add_track(devices[gpu_count + k]);
+        if (cpu_watts[k]) trace.add_interval_power(devices[gpu_count + k], last_cpu, *cpu_watts[k]);
+    }
+    trace.finish(end);
+    const PowerMonitor* pm = session.power_monitor();
+    if (pm == nullptr) return;
+    const auto timelines = pm->all_power_timelines();
+    const auto domain = timelines.find(session.power_domain());
+    for (unsigned i : session.gpu_indices()) {
+        std::vector<PowerSample> samples;
+        if (domain != timelines.end()) {
+            if (auto it = domain->second.find(i); it != domain->second.end()) samples = it->second;
+        }
+        trace.add_timeline(gpu_label(i), samples, end);
+    }
 }
 
 }  // namespace zeus::cli

@@ -51,6 +51,7 @@ class MeasureSession {
     // selected). keep_all: keep every sample (for a trace), otherwise a few.
     Status start_power_monitor(bool keep_all);
     [[nodiscard]] PowerMonitor* power_monitor() { return power_monitor_.get(); }
+    [[nodiscard]] const PowerMonitor* power_monitor() const { return power_monitor_.get(); }
 
     // The labels of the selected devices, GPUs first: "GPU 0", "CPU 0".
     [[nodiscard]] std::vector<std::string> power_devices() const;
@@ -90,6 +91,13 @@ class CpuPowerSampler {
     std::vector<std::optional<double>> last_joules_;
     std::optional<Timestamp> last_time_;
 };
+
+class TraceRecorder;
+
+// Completes a trace at `end`: the CPU tracks' last period (since `last_cpu`),
+// then every GPU's power timeline from the session's power monitor.
+void finish_trace(TraceRecorder& trace, const MeasureSession& session, CpuPowerSampler& cpu_sampler,
+                  Timestamp last_cpu, Timestamp end);
 
 // Labels used everywhere for devices.
 [[nodiscard]] std::string gpu_label(unsigned index);

@@ -109,24 +109,7 @@ int run_power(const MeasureOptions& opts) {
     out.flush();
 
     if (trace) {
-        // The CPU tracks: the last period, up to the end.
-        const auto cpu_watts = cpu_sampler.sample(end);
-        for (std::size_t k = 0; k < cpu_watts.size(); ++k) {
-            trace->add_track(devices[gpu_count + k]);
-            if (cpu_watts[k]) trace->add_interval_power(devices[gpu_count + k], last_cpu, *cpu_watts[k]);
-        }
-        trace->finish(end);
-        if (pm != nullptr) {
-            const auto timelines = pm->all_power_timelines();
-            const auto domain = timelines.find(session.power_domain());
-            for (unsigned i : session.gpu_indices()) {
-                std::vector<PowerSample> samples;
-                if (domain != timelines.end()) {
-                    if (auto it = domain->second.find(i); it != domain->second.end()) samples = it->second;
-                }
-                trace->add_timeline(gpu_label(i), samples, end);
-            }
-        }
+        finish_trace(*trace, session, cpu_sampler, last_cpu, end);
         trace->add_window("zeus power", start, end, report);
         trace->writer().set_other_data("start_time", iso_utc(report.start_time));
         trace->writer().set_other_data("power_domain", opts.power_domain);

@@ -143,23 +143,7 @@ int run_command(const RunOptions& opts) {
     out.flush();
 
     if (trace) {
-        const auto cpu_watts = cpu_sampler.sample(end);
-        for (std::size_t k = 0; k < cpu_watts.size(); ++k) {
-            trace->add_track(devices[gpu_count + k]);
-            if (cpu_watts[k]) trace->add_interval_power(devices[gpu_count + k], last_cpu, *cpu_watts[k]);
-        }
-        trace->finish(end);
-        if (pm != nullptr) {
-            const auto timelines = pm->all_power_timelines();
-            const auto domain = timelines.find(session.power_domain());
-            for (unsigned i : session.gpu_indices()) {
-                std::vector<PowerSample> samples;
-                if (domain != timelines.end()) {
-                    if (auto it = domain->second.find(i); it != domain->second.end()) samples = it->second;
-                }
-                trace->add_timeline(gpu_label(i), samples, end);
-            }
-        }
+        finish_trace(*trace, session, cpu_sampler, last_cpu, end);
         trace->add_window(command_line(opts.command), start, end, report);
         trace->writer().set_other_data("start_time", iso_utc(report.start_time));
         trace->writer().set_other_data("command", opts.command);
