@@ -229,18 +229,23 @@ Result<TrialResult> run_trial(const ProfileContext& ctx, const Target& target, d
     return r;
 }
 
-Result<SweepReport> profile_measurement_duration(const ProfileContext& ctx, const Target& target,
-                                                 const MeasurementSweepOptions& o) {
+namespace {
+
+// One sweep over one parameter with the other fixed: what the measurement
+// and the cool-down profilers share.
+template <class Options>
+Result<SweepReport> single_sweep(const ProfileContext& ctx, const Target& target, const Options& o,
+                                 const std::vector<double>& range, double fixed_value, bool is_cooldown_sweep,
+                                 const char* what) {
     if (auto s = check_common(o.num_trials, o.trial_stddev_threshold); !s) return s.error();
     SweepArgs a;
-    a.sweep_values =
-        o.measurement_duration_search_range.empty() ? default_search_range() : o.measurement_duration_search_range;
-    if (auto s = check_durations(a.sweep_values, "measurement durations"); !s) return s.error();
+    a.sweep_values = range.empty() ? default_search_range() : range;
+    if (auto s = check_durations(a.sweep_values, what); !s) return s.error();
     auto iteration = iteration_duration_or_calibrate(ctx, target, o.iteration_duration, o.num_warmup_iterations,
                                                      o.num_calibration_iterations);
     if (!iteration) return iteration.error();
-    a.fixed_value = o.cooldown_duration;
-    a.is_cooldown_sweep = false;
+    a.fixed_value = fixed_value;
+    a.is_cooldown_sweep = is_cooldown_sweep;
     a.num_trials = o.num_trials;
     a.num_warmup_trials = o.num_warmup_trials;
     a.trial_stddev_threshold = o.trial_stddev_threshold;
@@ -249,23 +254,18 @@ Result<SweepReport> profile_measurement_duration(const ProfileContext& ctx, cons
     return sweep(ctx, target, a);
 }
 
+}  // namespace
+
+Result<SweepReport> profile_measurement_duration(const ProfileContext& ctx, const Target& target,
+                                                 const MeasurementSweepOptions& o) {
+    return single_sweep(ctx, target, o, o.measurement_duration_search_range, o.cooldown_duration, false,
+                        "measurement durations");
+}
+
 Result<SweepReport> profile_cooldown_duration(const ProfileContext& ctx, const Target& target,
                                               const CooldownSweepOptions& o) {
-    if (auto s = check_common(o.num_trials, o.trial_stddev_threshold); !s) return s.error();
-    SweepArgs a;
-    a.sweep_values = o.cooldown_duration_search_range.empty() ? default_search_range() : o.cooldown_duration_search_range;
-    if (auto s = check_durations(a.sweep_values, "cooldown durations"); !s) return s.error();
-    auto iteration = iteration_duration_or_calibrate(ctx, target, o.iteration_duration, o.num_warmup_iterations,
-                                                     o.num_calibration_iterations);
-    if (!iteration) return iteration.error();
-    a.fixed_value = o.measurement_duration;
-    a.is_cooldown_sweep = true;
-    a.num_trials = o.num_trials;
-    a.num_warmup_trials = o.num_warmup_trials;
-    a.trial_stddev_threshold = o.trial_stddev_threshold;
-    a.num_warmup_iterations = o.num_warmup_iterations;
-    a.iteration_duration = *iteration;
-    return sweep(ctx, target, a);
+    return single_sweep(ctx, target, o, o.cooldown_duration_search_range, o.measurement_duration, true,
+                        "cooldown durations");
 }
 
 Result<std::pair<SweepReport, SweepReport>> profile_parameters(const ProfileContext& ctx, const Target& target,
