@@ -8,6 +8,9 @@ PACKAGES=(
   libfmt-dev nlohmann-json3-dev libcli11-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   python3 python3-venv
+  libboost-dev libcurl4-openssl-dev libssl-dev libtomlplusplus-dev
+  clang libclang-rt-14-dev
+  openmpi-bin libopenmpi-dev
 )
 
 missing=()
