@@ -9,6 +9,8 @@
 #include <string_view>
 #include <thread>
 
+#include "progress_tracker.hpp"
+
 namespace zeus::profile {
 namespace {
 
@@ -59,6 +61,18 @@ Result<double> average_gpu_temperature(const ProfileContext& ctx) {
     return sum / static_cast<double>(indices.size());
 }
 
+std::string count_of(std::size_t done, std::size_t total) {
+    return std::to_string(done) + "/" + std::to_string(total);
+}
+
+// Combines this rank's values with the other ranks' (nothing to do alone).
+Result<std::vector<double>> reduce(const ProfileContext& ctx, std::vector<double> values, ReduceOp op) {
+    if (ctx.communicator == nullptr) return values;
+    return ctx.communicator->all_reduce(std::move(values), op);
+}
+
+int world_size(const ProfileContext& ctx) { return ctx.communicator == nullptr ? 1 : ctx.communicator->size(); }
+
 Status check_common(std::size_t num_trials, double threshold) {
     if (num_trials == 0) return invalid("num_trials must be at least 1");
     if (std::isnan(threshold)) return invalid("trial_stddev_threshold must be a number");
@@ -83,26 +97,53 @@ struct SweepArgs {
     double iteration_duration = 0.0;
 };
 
-Result<SweepReport> sweep(const ProfileContext& ctx, const Target& target, const SweepArgs& a) {
+double warmup_measurement(const SweepArgs& a) {
+    return a.is_cooldown_sweep ? a.fixed_value : *std::max_element(a.sweep_values.begin(), a.sweep_values.end());
+}
+
+// Adds the sweep's trials to the tracker's plan (for the ETA).
+void plan_sweep(ProgressTracker& progress, const SweepArgs& a) {
+    progress.plan(a.num_warmup_trials, planned_trial_seconds(0.0, warmup_measurement(a), 0, a.iteration_duration));
+    for (const double val : a.sweep_values) {
+        const double cooldown = a.is_cooldown_sweep ? val : a.fixed_value;
+        const double measurement = a.is_cooldown_sweep ? a.fixed_value : val;
+        progress.plan(a.num_trials,
+                      planned_trial_seconds(cooldown, measurement, a.num_warmup_iterations, a.iteration_duration));
+    }
+}
+
+Result<SweepReport> sweep(const ProfileContext& ctx, const Target& target, const SweepArgs& a,
+                          ProgressTracker& progress) {
+    const std::string_view sweep_name = a.is_cooldown_sweep ? kCooldownDuration : kMeasurementDuration;
+    progress.note(std::string(a.is_cooldown_sweep ? "Sweeping cooldown_duration (measurement fixed at "
+                                                  : "Sweeping measurement_duration (cooldown fixed at ") +
+                  fixed(a.fixed_value, 1) + " s)");
     if (a.num_warmup_trials > 0) {
         // Warm-up trials: no cool-down, no warm-up iterations, the longest window.
-        const double warmup_measure =
-            a.is_cooldown_sweep ? a.fixed_value : *std::max_element(a.sweep_values.begin(), a.sweep_values.end());
+        const double measure = warmup_measurement(a);
+        progress.note("Running " + std::to_string(a.num_warmup_trials) + " warmup trial(s)");
         for (std::size_t i = 0; i < a.num_warmup_trials; ++i) {
-            auto trial = run_trial(ctx, target, 0.0, warmup_measure, 0, a.iteration_duration);
+            auto trial = run_trial(ctx, target, 0.0, measure, 0, a.iteration_duration);
             if (!trial) return trial.error();
+            progress.trial_done(planned_trial_seconds(0.0, measure, 0, a.iteration_duration),
+                                "Warmup trial " + count_of(i + 1, a.num_warmup_trials) + " done");
         }
     }
     SweepReport report;
     for (const double val : a.sweep_values) {
         const double cooldown = a.is_cooldown_sweep ? val : a.fixed_value;
         const double measurement = a.is_cooldown_sweep ? a.fixed_value : val;
+        const double planned =
+            planned_trial_seconds(cooldown, measurement, a.num_warmup_iterations, a.iteration_duration);
+        progress.note("Starting " + std::string(sweep_name) + "=" + fixed(val, 1) + " s  [" +
+                      std::to_string(a.num_trials) + " trials]");
         std::vector<TrialResult> trials;
         trials.reserve(a.num_trials);
         for (std::size_t i = 0; i < a.num_trials; ++i) {
             auto trial = run_trial(ctx, target, cooldown, measurement, a.num_warmup_iterations, a.iteration_duration);
             if (!trial) return trial.error();
             trials.push_back(*trial);
+            progress.trial_done(planned, "Trial " + count_of(i + 1, a.num_trials) + " done");
         }
         report.entries.push_back(build_sweep_result(measurement, cooldown, std::move(trials), a.trial_stddev_threshold));
     }
@@ -111,10 +152,18 @@ Result<SweepReport> sweep(const ProfileContext& ctx, const Target& target, const
     return report;
 }
 
+Result<double> calibrate(const ProfileContext& ctx, const Target& target, std::size_t warmup, std::size_t calib,
+                         ProgressTracker& progress) {
+    auto duration = calibrate_iteration_duration(ctx, target, warmup, calib);
+    if (duration) progress.note("Calibrated iteration duration: " + fixed(*duration * 1000.0, 3) + " ms");
+    return duration;
+}
+
 Result<double> iteration_duration_or_calibrate(const ProfileContext& ctx, const Target& target,
-                                               std::optional<double> given, std::size_t warmup, std::size_t calib) {
+                                               std::optional<double> given, std::size_t warmup, std::size_t calib,
+                                               ProgressTracker& progress) {
     if (given) return *given;
-    return calibrate_iteration_duration(ctx, target, warmup, calib);
+    return calibrate(ctx, target, warmup, calib, progress);
 }
 
 }  // namespace
@@ -190,7 +239,10 @@ Result<double> calibrate_iteration_duration(const ProfileContext& ctx, const Tar
     for (std::size_t i = 0; i < num_calibration_iterations; ++i) target();
     if (ctx.sync) ctx.sync(ctx.monitor.gpu_indices());
     const std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - start;
-    return elapsed.count() / static_cast<double>(num_calibration_iterations);
+    // Every rank must run the same number of iterations per window: the slowest rank's time.
+    auto slowest = reduce(ctx, {elapsed.count() / static_cast<double>(num_calibration_iterations)}, ReduceOp::Max);
+    if (!slowest) return slowest.error();
+    return slowest->at(0);
 }
 
 Result<TrialResult> run_trial(const ProfileContext& ctx, const Target& target, double cooldown_duration,
@@ -218,14 +270,22 @@ Result<TrialResult> run_trial(const ProfileContext& ctx, const Target& target, d
     auto after = average_gpu_temperature(ctx);
     if (!after) return after.error();
 
+    // Energy adds up over the ranks' GPUs, the window lasts as long as the
+    // slowest rank's, and temperatures are averaged over the ranks.
+    auto sums = reduce(ctx, {m->total_gpu_energy().count(), *before, *after}, ReduceOp::Sum);
+    if (!sums) return sums.error();
+    auto longest = reduce(ctx, {m->time.count()}, ReduceOp::Max);
+    if (!longest) return longest.error();
+    const auto ranks = static_cast<double>(world_size(ctx));
+
     TrialResult r;
-    r.total_energy = m->total_gpu_energy().count();
-    r.total_time = m->time.count();
+    r.total_energy = sums->at(0);
+    r.total_time = longest->at(0);
     r.iterations = iterations;
     r.energy_per_iter = r.total_energy / static_cast<double>(iterations);
     r.time_per_iter = r.total_time / static_cast<double>(iterations);
-    r.temperature_before = *before;
-    r.temperature_after = *after;
+    r.temperature_before = sums->at(1) / ranks;
+    r.temperature_after = sums->at(2) / ranks;
     return r;
 }
 
@@ -236,13 +296,15 @@ namespace {
 template <class Options>
 Result<SweepReport> single_sweep(const ProfileContext& ctx, const Target& target, const Options& o,
                                  const std::vector<double>& range, double fixed_value, bool is_cooldown_sweep,
-                                 const char* what) {
+                                 const char* what, ProgressTracker* shared_progress) {
+    ProgressTracker own_progress(ctx);
+    ProgressTracker& progress = shared_progress != nullptr ? *shared_progress : own_progress;
     if (auto s = check_common(o.num_trials, o.trial_stddev_threshold); !s) return s.error();
     SweepArgs a;
     a.sweep_values = range.empty() ? default_search_range() : range;
     if (auto s = check_durations(a.sweep_values, what); !s) return s.error();
     auto iteration = iteration_duration_or_calibrate(ctx, target, o.iteration_duration, o.num_warmup_iterations,
-                                                     o.num_calibration_iterations);
+                                                     o.num_calibration_iterations, progress);
     if (!iteration) return iteration.error();
     a.fixed_value = fixed_value;
     a.is_cooldown_sweep = is_cooldown_sweep;
@@ -251,21 +313,33 @@ Result<SweepReport> single_sweep(const ProfileContext& ctx, const Target& target
     a.trial_stddev_threshold = o.trial_stddev_threshold;
     a.num_warmup_iterations = o.num_warmup_iterations;
     a.iteration_duration = *iteration;
-    return sweep(ctx, target, a);
+    // A shared tracker (profile_parameters) has planned both sweeps already.
+    if (shared_progress == nullptr) plan_sweep(progress, a);
+    return sweep(ctx, target, a, progress);
+}
+
+Result<SweepReport> measurement_sweep(const ProfileContext& ctx, const Target& target,
+                                      const MeasurementSweepOptions& o, ProgressTracker* progress) {
+    return single_sweep(ctx, target, o, o.measurement_duration_search_range, o.cooldown_duration, false,
+                        "measurement durations", progress);
+}
+
+Result<SweepReport> cooldown_sweep(const ProfileContext& ctx, const Target& target, const CooldownSweepOptions& o,
+                                   ProgressTracker* progress) {
+    return single_sweep(ctx, target, o, o.cooldown_duration_search_range, o.measurement_duration, true,
+                        "cooldown durations", progress);
 }
 
 }  // namespace
 
 Result<SweepReport> profile_measurement_duration(const ProfileContext& ctx, const Target& target,
                                                  const MeasurementSweepOptions& o) {
-    return single_sweep(ctx, target, o, o.measurement_duration_search_range, o.cooldown_duration, false,
-                        "measurement durations");
+    return measurement_sweep(ctx, target, o, nullptr);
 }
 
 Result<SweepReport> profile_cooldown_duration(const ProfileContext& ctx, const Target& target,
                                               const CooldownSweepOptions& o) {
-    return single_sweep(ctx, target, o, o.cooldown_duration_search_range, o.measurement_duration, true,
-                        "cooldown durations");
+    return cooldown_sweep(ctx, target, o, nullptr);
 }
 
 Result<std::pair<SweepReport, SweepReport>> profile_parameters(const ProfileContext& ctx, const Target& target,
@@ -278,7 +352,8 @@ Result<std::pair<SweepReport, SweepReport>> profile_parameters(const ProfileCont
     if (auto s = check_durations(m_range, "measurement durations"); !s) return s.error();
     if (auto s = check_durations(c_range, "cooldown durations"); !s) return s.error();
 
-    auto iteration = calibrate_iteration_duration(ctx, target, o.num_warmup_iterations, o.num_calibration_iterations);
+    ProgressTracker progress(ctx);
+    auto iteration = calibrate(ctx, target, o.num_warmup_iterations, o.num_calibration_iterations, progress);
     if (!iteration) return iteration.error();
 
     MeasurementSweepOptions mo;
@@ -290,8 +365,6 @@ Result<std::pair<SweepReport, SweepReport>> profile_parameters(const ProfileCont
     mo.num_warmup_iterations = o.num_warmup_iterations;
     mo.num_calibration_iterations = o.num_calibration_iterations;
     mo.iteration_duration = *iteration;
-    auto measurement_report = profile_measurement_duration(ctx, target, mo);
-    if (!measurement_report) return measurement_report.error();
 
     CooldownSweepOptions co;
     co.cooldown_duration_search_range = c_range;
@@ -302,7 +375,22 @@ Result<std::pair<SweepReport, SweepReport>> profile_parameters(const ProfileCont
     co.num_warmup_iterations = o.num_warmup_iterations;
     co.num_calibration_iterations = o.num_calibration_iterations;
     co.iteration_duration = *iteration;
-    auto cooldown_report = profile_cooldown_duration(ctx, target, co);
+
+    // Both sweeps in the plan from the start, so the ETA covers the whole call.
+    for (const bool by_cooldown : {false, true}) {
+        SweepArgs a;
+        a.sweep_values = by_cooldown ? c_range : m_range;
+        a.fixed_value = by_cooldown ? co.measurement_duration : mo.cooldown_duration;
+        a.is_cooldown_sweep = by_cooldown;
+        a.num_trials = o.num_trials;
+        a.num_warmup_trials = by_cooldown ? co.num_warmup_trials : mo.num_warmup_trials;
+        a.num_warmup_iterations = o.num_warmup_iterations;
+        a.iteration_duration = *iteration;
+        plan_sweep(progress, a);
+    }
+    auto measurement_report = measurement_sweep(ctx, target, mo, &progress);
+    if (!measurement_report) return measurement_report.error();
+    auto cooldown_report = cooldown_sweep(ctx, target, co, &progress);
     if (!cooldown_report) return cooldown_report.error();
 
     return std::pair<SweepReport, SweepReport>{std::move(measurement_report).value(),

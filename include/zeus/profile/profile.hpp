@@ -29,6 +29,8 @@
 #include "zeus/device/gpus.hpp"
 #include "zeus/monitor/energy_monitor.hpp"
 #include "zeus/platform/error.hpp"
+#include "zeus/profile/communicator.hpp"
+#include "zeus/profile/progress.hpp"
 
 namespace zeus::profile {
 
@@ -88,6 +90,14 @@ struct ProfileContext {
     // Waits for queued GPU work around the calibration timing (pass the one
     // given to the monitor); empty: none.
     SyncFunction sync = {};
+    // Several processes, each measuring its own GPU(s): trials sum energy,
+    // take the longest time and average temperatures over the ranks, and
+    // the calibrated iteration time is the longest of the ranks'. Every rank
+    // must make the same calls with the same options. Null: this process only.
+    Communicator* communicator = nullptr;
+    // Told about calibration, phases and finished trials; called on rank 0
+    // only. Empty: nothing is reported.
+    ProgressFunction progress = {};
 };
 
 // [1.0, 2.0, ..., 10.0]

@@ -1,0 +1,199 @@
+// Run with `mpirun -np 2`: each rank profiles its own simulated GPU (its own
+// configuration and state file) and the trials must combine the ranks'
+// measurements as the original does: energy summed, time the longest,
+// temperatures averaged; only rank 0 reports progress.
+//
+// Each rank's own measurements are recorded twice: what its profiler handed
+// to the communicator (its monitor's window and temperature readings), and,
+// independently, the simulator's exact energy around each iteration of its
+// workload. Rank 0 gathers both and checks every trial against them.
+#include <mpi.h>
+#include <unistd.h>
+#include <zeus_sim/zeus_sim.h>
+
+#include <algorithm>
+#include <stdexcept>
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "zeus/profile/mpi_communicator.hpp"
+#include "zeus/profile/profile.hpp"
+
+namespace {
+
+using zeus::profile::Communicator;
+using zeus::profile::ReduceOp;
+
+int failures = 0;
+#define CHECK(cond, ...)                                                   \
+    do {                                                                   \
+        if (!(cond)) {                                                     \
+            ++failures;                                                    \
+            std::fprintf(stderr, "%s:%d: CHECK(%s) failed: ", __FILE__, __LINE__, #cond); \
+            std::fprintf(stderr, __VA_ARGS__);                             \
+            std::fprintf(stderr, "\n");                                    \
+        }                                                                  \
+    } while (0)
+
+// Passes everything to the MPI communicator and keeps this rank's inputs.
+class RecordingCommunicator final : public Communicator {
+  public:
+    explicit RecordingCommunicator(Communicator& inner) : inner_(inner) {}
+    [[nodiscard]] int rank() const override { return inner_.rank(); }
+    [[nodiscard]] int size() const override { return inner_.size(); }
+    [[nodiscard]] zeus::Result<std::vector<double>> all_reduce(std::vector<double> values, ReduceOp op) override {
+        // run_trial reduces {energy, temperature before, temperature after} by sum, then {time} by max.
+        if (op == ReduceOp::Sum && values.size() == 3) sums.insert(sums.end(), values.begin(), values.end());
+        if (op == ReduceOp::Max && values.size() == 1) maxima.push_back(values[0]);
+        return inner_.all_reduce(std::move(values), op);
+    }
+    std::vector<double> sums;    // 3 per trial
+    std::vector<double> maxima;  // 1 per trial (no calibration in this test)
+
+  private:
+    Communicator& inner_;
+};
+
+std::vector<double> gather_to_rank0(const std::vector<double>& mine, int size) {
+    std::vector<double> all(mine.size() * static_cast<std::size_t>(size));
+    MPI_Gather(mine.data(), static_cast<int>(mine.size()), MPI_DOUBLE, all.data(), static_cast<int>(mine.size()),
+               MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    return all;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    auto opened = zeus::profile::open_mpi_communicator(&argc, &argv);
+    if (!opened) {
+        std::fprintf(stderr, "%s\n", opened.error().describe().c_str());
+        return 1;
+    }
+    auto comm = std::move(opened).value();
+    const int rank = comm->rank();
+    const int size = comm->size();
+    if (size != 2) {
+        if (rank == 0) std::fprintf(stderr, "run with mpirun -np 2 (got %d ranks)\n", size);
+        return 1;
+    }
+
+    // One simulated GPU per rank, each with its own state: rank 1's GPU
+    // starts 25 °C hotter (20 s time constant: it stays apart) and works at
+    // half utilization, so no rank's numbers equal the combined ones.
+    const auto dir = std::filesystem::temp_directory_path() /
+                     ("zeus-mpi-test-" + std::to_string(::getpid()) + "-rank" + std::to_string(rank));
+    std::filesystem::create_directories(dir);
+    std::ofstream(dir / "sim.json") << R"({"clock": "real", "gpus": [{"model": "A100-SXM4-40GB",
+        "thermal": {"initial_c": )" << (rank == 0 ? 40 : 65) << "}}]}";
+    setenv("ZEUS_SIM_CONFIG", (dir / "sim.json").c_str(), 1);
+    setenv("ZEUS_SIM_STATE", (dir / "state").c_str(), 1);
+    unsetenv("CUDA_VISIBLE_DEVICES");
+
+    zeus::GpuOptions options;
+    options.simulate = true;
+    options.simulator_library = ZEUS_TEST_SIM_LIBRARY;
+    const zeus::Gpus gpus = zeus::Gpus::open(options);
+    CHECK(gpus.size() == 1U, "rank %d sees %zu GPUs", rank, gpus.size());
+    zeus::EnergyMonitorOptions monitor_options;
+    monitor_options.gpu_indices = std::vector<unsigned>{0};
+    auto monitor = zeus::EnergyMonitor::open(gpus, nullptr, nullptr, monitor_options).value();
+
+    RecordingCommunicator recorder(*comm);
+    zeus::profile::ProfileContext ctx{gpus, *monitor};
+    ctx.communicator = &recorder;
+    double progress_events = 0;
+    ctx.progress = [&](const zeus::profile::ProgressEvent&) { progress_events += 1; };
+
+    // Every call of the workload is inside a trial's window (no warm-up
+    // iterations or trials, no calibration), so the simulator's exact energy
+    // of each call adds up to each trial's energy on this rank.
+    const double utilization = rank == 0 ? 1.0 : 0.5;
+    std::vector<double> truth_per_call;
+    const zeus::profile::Target work = [&] {
+        double before = 0;
+        double after = 0;
+        double elapsed = 0;
+        zeusSimGroundTruthEnergy(0, &before);
+        if (zeusSimRunWork(0, 0.02 * utilization, utilization, &elapsed) != ZEUS_SIM_OK) {
+            throw std::runtime_error(zeusSimLastError());
+        }
+        zeusSimGroundTruthEnergy(0, &after);
+        truth_per_call.push_back(after - before);
+    };
+    zeus::profile::MeasurementSweepOptions o;
+    o.measurement_duration_search_range = {0.2, 0.4};
+    o.cooldown_duration = 0.05;
+    o.num_trials = 2;
+    o.num_warmup_trials = 0;
+    o.num_warmup_iterations = 0;
+    o.iteration_duration = 0.02;
+    auto report = zeus::profile::profile_measurement_duration(ctx, work, o);
+    CHECK(report.ok(), "rank %d: %s", rank, report.ok() ? "" : report.error().describe().c_str());
+    if (!report.ok()) MPI_Abort(MPI_COMM_WORLD, 1);
+
+    std::vector<const zeus::profile::TrialResult*> trials;
+    for (const auto& e : report->entries) {
+        for (const auto& t : e.trials) trials.push_back(&t);
+    }
+    // This rank's exact energy per trial, from its own calls.
+    std::vector<double> truth_per_trial;
+    std::size_t call = 0;
+    for (const auto* t : trials) {
+        double sum = 0;
+        for (std::size_t i = 0; i < t->iterations && call < truth_per_call.size(); ++i) sum += truth_per_call[call++];
+        truth_per_trial.push_back(sum);
+    }
+    CHECK(call == truth_per_call.size(), "rank %d: %zu calls, %zu in trials", rank, truth_per_call.size(), call);
+    CHECK(recorder.sums.size() == 3 * trials.size(), "rank %d: %zu sums", rank, recorder.sums.size());
+    CHECK(recorder.maxima.size() == trials.size(), "rank %d: %zu maxima", rank, recorder.maxima.size());
+
+    const auto sums = gather_to_rank0(recorder.sums, size);
+    const auto maxima = gather_to_rank0(recorder.maxima, size);
+    const auto truths = gather_to_rank0(truth_per_trial, size);
+    const auto progress = gather_to_rank0({progress_events}, size);
+
+    if (rank == 0) {
+        const std::size_t n = trials.size();
+        CHECK(progress[0] > 0 && progress[1] == 0, "progress events: rank 0 %g, rank 1 %g", progress[0], progress[1]);
+        for (std::size_t i = 0; i < n; ++i) {
+            const auto& t = *trials[i];
+            const double e0 = sums[3 * i];
+            const double e1 = sums[3 * n + 3 * i];
+            const double tb0 = sums[3 * i + 1];
+            const double tb1 = sums[3 * n + 3 * i + 1];
+            const double ta0 = sums[3 * i + 2];
+            const double ta1 = sums[3 * n + 3 * i + 2];
+            CHECK(t.total_energy == e0 + e1, "trial %zu: energy %g != %g + %g", i, t.total_energy, e0, e1);
+            CHECK(t.total_time == std::max(maxima[i], maxima[n + i]), "trial %zu: time %g vs %g, %g", i, t.total_time,
+                  maxima[i], maxima[n + i]);
+            CHECK(t.temperature_before == (tb0 + tb1) / 2, "trial %zu: before %g vs %g, %g", i, t.temperature_before,
+                  tb0, tb1);
+            CHECK(t.temperature_after == (ta0 + ta1) / 2, "trial %zu: after %g vs %g, %g", i, t.temperature_after, ta0,
+                  ta1);
+            CHECK(std::abs(tb1 - tb0) > 10, "trial %zu: the GPUs should differ by ~25 °C: %g, %g", i, tb0, tb1);
+            CHECK(t.energy_per_iter == t.total_energy / static_cast<double>(t.iterations), "trial %zu", i);
+            // Independently of the profiler: the simulator's exact energy of
+            // both ranks' work. The window also holds the short gaps between
+            // calls (idle power), so allow 15 %.
+            const double truth = truths[i] + truths[n + i];
+            CHECK(std::abs(t.total_energy - truth) < 0.15 * truth, "trial %zu: energy %g J, ground truth %g J", i,
+                  t.total_energy, truth);
+            CHECK(std::abs(e0 - truths[i]) < 0.15 * truths[i] && std::abs(e1 - truths[n + i]) < 0.15 * truths[n + i],
+                  "trial %zu: per rank %g / %g J, truth %g / %g J", i, e0, e1, truths[i], truths[n + i]);
+        }
+        std::printf("%s\n", report->to_string().c_str());
+    }
+    int all_failures = 0;
+    MPI_Allreduce(&failures, &all_failures, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    std::error_code ec;
+    std::filesystem::remove_all(dir, ec);
+    if (rank == 0 && all_failures == 0) std::printf("PASSED\n");
+    if (rank == 0 && all_failures != 0) std::printf("FAILED (%d checks)\n", all_failures);
+    return all_failures == 0 ? 0 : 1;
+}
