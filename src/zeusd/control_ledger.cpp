@@ -1,0 +1,52 @@
+#include "zeusd/control_ledger.hpp"
+
+
+namespace zeus::zeusd {
+
+void ControlLedger::record_change(unsigned gpu, Setting setting, std::optional<std::int64_t> previous,
+                                  ClientId owner) {
+    const std::lock_guard lock(mutex_);
+    auto [it, inserted] = records_.try_emplace({gpu, setting}, SettingRecord{gpu, setting, previous, owner});
+    if (!inserted) it->second.owner = owner;
+}
+
+void ControlLedger::forget(unsigned gpu, Setting setting) {
+    const std::lock_guard lock(mutex_);
+    records_.erase({gpu, setting});
+}
+
+bool ControlLedger::has(unsigned gpu, Setting setting) const {
+    const std::lock_guard lock(mutex_);
+    return records_.contains({gpu, setting});
+}
+
+std::vector<SettingRecord> ControlLedger::take_owned_by(ClientId owner) {
+    const std::lock_guard lock(mutex_);
+    std::vector<SettingRecord> taken;
+    for (auto it = records_.begin(); it != records_.end();) {
+        if (it->second.owner == owner) {
+            taken.push_back(it->second);
+            it = records_.erase(it);
+        } else {
+            ++it;
+        }
+    }
+    return taken;
+}
+
+std::vector<SettingRecord> ControlLedger::take_all() {
+    const std::lock_guard lock(mutex_);
+    std::vector<SettingRecord> taken;
+    for (auto& [key, record] : records_) taken.push_back(record);
+    records_.clear();
+    return taken;
+}
+
+std::vector<SettingRecord> ControlLedger::snapshot() const {
+    const std::lock_guard lock(mutex_);
+    std::vector<SettingRecord> out;
+    for (const auto& [key, record] : records_) out.push_back(record);
+    return out;
+}
+
+}  // namespace zeus::zeusd

@@ -1,0 +1,249 @@
+#include "zeusd/daemon.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <csignal>
+#include <thread>
+#include <vector>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <boost/asio/thread_pool.hpp>
+#include <fmt/format.h>
+
+#include "zeus/device/cpu.hpp"
+#include "zeus/device/gpus.hpp"
+#include "zeusd/auth/signing_key.hpp"
+#include "zeusd/client_watcher.hpp"
+#include "zeusd/log.hpp"
+#include "zeusd/overrides/command_overrides.hpp"
+#include "zeusd/power_streams.hpp"
+#include "zeusd/server.hpp"
+#include "zeusd/unix_socket.hpp"
+
+namespace zeus::zeusd {
+namespace asio = boost::asio;
+
+struct Daemon::Parts {
+    ServeConfig config;
+    std::optional<CommandOverrides> overrides;
+    asio::io_context io;
+    std::optional<asio::executor_work_guard<asio::io_context::executor_type>> work;
+    asio::thread_pool control_pool{2};
+    std::unique_ptr<GpuFleet> gpus;
+    std::unique_ptr<CpuFleet> cpus;
+    std::unique_ptr<PowerStreams> streams;
+    std::unique_ptr<ClientWatcher> watcher;
+    std::unique_ptr<Router> router;
+    std::unique_ptr<Server> server;
+    std::vector<std::thread> workers;
+    bool stopped = false;
+};
+
+namespace {
+
+bool wants_gpus(const ApiGroups& groups) {
+    return groups.contains(ApiGroup::GpuControl) || groups.contains(ApiGroup::GpuRead);
+}
+
+Result<Gpus> open_gpus(const ServeConfig& config) {
+    auto options = GpuOptions::from_environment();
+    if (!options) return options.error();
+    // The daemon serves every GPU by its physical index, and is never a
+    // client of another daemon.
+    options.value().visible_devices.reset();
+    options.value().hip_visible_devices.reset();
+    options.value().zeusd.reset();
+    Gpus gpus = Gpus::open(options.value());
+    if (!gpus.status()) {
+        return Error{gpus.status().error().code,
+                     fmt::format("no GPU backend: {}", gpus.status().error().describe()),
+                     "install the GPU driver, or serve only CPUs with --enable cpu-read"};
+    }
+    const auto& backend = gpus.backend_info().backend;
+    if ((config.gpu_backend == GpuBackendChoice::Nvml && backend != "nvml") ||
+        (config.gpu_backend == GpuBackendChoice::AmdSmi && backend != "amdsmi")) {
+        return Error{ErrorCode::NotFound,
+                     fmt::format("--gpu-backend asked for {} but the GPUs found use {}",
+                                 config.gpu_backend == GpuBackendChoice::Nvml ? "nvml" : "amdsmi", backend),
+                     "use --gpu-backend auto"};
+    }
+    if (gpus.empty()) {
+        return Error{ErrorCode::NotFound, "the GPU backend found no GPUs",
+                     "check nvidia-smi / amd-smi, or serve only CPUs with --enable cpu-read"};
+    }
+    for (const auto& warning : gpus.warnings()) log::warn("{}", warning);
+    return gpus;
+}
+
+Result<Cpus> open_cpus() {
+    auto options = CpuOptions::from_environment();
+    if (!options) return options.error();
+    options.value().zeusd.reset();
+    // Containers mount the host's sysfs at /zeus_sys; the original daemon looks there first.
+    options.value().powercap_search = {"/zeus_sys/class/powercap", "/sys/class/powercap"};
+    Cpus cpus = Cpus::open(options.value());
+    if (!cpus.status()) {
+        return Error{cpus.status().error().code, fmt::format("no RAPL: {}", cpus.status().error().describe()),
+                     "serve without CPUs by leaving cpu-read out of --enable"};
+    }
+    for (const auto& cpu : cpus) {
+        if (!cpu->status()) {
+            return Error{cpu->status().error().code,
+                         fmt::format("CPU {} cannot be read: {}", cpu->identity().index,
+                                     cpu->status().error().describe()),
+                         "run zeusd as root (it reads /sys/class/powercap), or leave cpu-read out of --enable"};
+        }
+    }
+    for (const auto& warning : cpus.warnings()) log::warn("{}", warning);
+    return cpus;
+}
+
+}  // namespace
+
+Daemon::Daemon(std::unique_ptr<Parts> parts) : parts_(std::move(parts)) {}
+
+Daemon::~Daemon() { stop(); }
+
+Result<std::unique_ptr<Daemon>> Daemon::start(const ServeConfig& config) {
+    auto parts = std::make_unique<Parts>();
+    parts->config = config;
+    const ApiGroups enabled =
+        config.enable.value_or(ApiGroups{ApiGroup::GpuControl, ApiGroup::GpuRead, ApiGroup::CpuRead});
+
+    if (config.gpu_command_overrides) {
+        if (!enabled.contains(ApiGroup::GpuControl)) {
+            log::warn("ignoring --gpu-command-overrides: gpu-control is not enabled");
+        } else {
+            auto overrides = CommandOverrides::load(*config.gpu_command_overrides, ::geteuid());
+            if (!overrides) return overrides.error();
+            for (const auto& warning : overrides.value().warnings()) log::warn("{}", warning);
+            parts->overrides = std::move(overrides).value();
+        }
+    }
+
+    std::optional<Gpus> gpus;
+    if (wants_gpus(enabled)) {
+        auto opened = open_gpus(config);
+        if (!opened) return opened.error();
+        gpus = std::move(opened).value();
+    }
+
+    if (::geteuid() != 0 && enabled.contains(ApiGroup::GpuControl)) {
+        const bool overridden = parts->overrides && !parts->overrides->empty();
+        const bool simulated = gpus && gpus->backend_info().simulated;
+        if (!overridden && !simulated) {
+            return Error{ErrorCode::NoPermission, "gpu-control needs zeusd to run as root",
+                         "run zeusd as root (the systemd unit does), configure --gpu-command-overrides, or leave "
+                         "gpu-control out of --enable"};
+        }
+    }
+
+    RouterOptions router_options;
+    router_options.enabled = enabled;
+    router_options.control_users = config.control_users;
+    router_options.control_groups = config.control_groups;
+    router_options.cpu_power_window =
+        std::chrono::microseconds(static_cast<std::int64_t>(1e6 / config.cpu_power_poll_hz));
+    if (config.signing_key_path) {
+        auto key = load_signing_key(*config.signing_key_path);
+        if (!key) return key.error();
+        router_options.signing_key = std::move(key).value();
+    } else if (config.mode == ListenMode::Tcp) {
+        log::warn("serving TCP without --signing-key-path: anyone who can reach {} can use every enabled API group",
+                  config.tcp_bind_address);
+    }
+
+    if (gpus) {
+        OverrideRunner runner;
+        if (parts->overrides && !parts->overrides->empty()) {
+            runner = [overrides = *parts->overrides](const ControlCommand& command) -> std::optional<Status> {
+                if (!overrides.has(command.kind)) return std::nullopt;
+                CommandArguments arguments;
+                arguments.gpu_id = command.gpu;
+                arguments.power_limit_mw = command.power_limit_mw;
+                arguments.min_clock_mhz = command.min_clock_mhz;
+                arguments.max_clock_mhz = command.max_clock_mhz;
+                arguments.enabled = command.enabled;
+                return overrides.run(command.kind, arguments);
+            };
+        }
+        parts->gpus = std::make_unique<GpuFleet>(std::move(*gpus), parts->control_pool.get_executor(), runner);
+        for (const auto& info : parts->gpus->info()) {
+            log::info("GPU {}: {} at {} (cumulative energy {})", info.id, info.name, info.pci_address,
+                      info.cumulative_energy_available ? "available" : "unavailable");
+        }
+    }
+    if (enabled.contains(ApiGroup::CpuRead)) {
+        auto cpus = open_cpus();
+        if (!cpus) return cpus.error();
+        parts->cpus = std::make_unique<CpuFleet>(std::move(cpus).value());
+        log::info("{} CPU package(s) from {}", parts->cpus->size(), parts->cpus->cpus().powercap_root());
+    }
+    parts->streams = std::make_unique<PowerStreams>(
+        enabled.contains(ApiGroup::GpuRead) ? parts->gpus.get() : nullptr, parts->cpus.get(),
+        config.gpu_power_poll_hz, config.cpu_power_poll_hz);
+
+    GpuFleet* fleet = parts->gpus.get();
+    parts->watcher = std::make_unique<ClientWatcher>(parts->io.get_executor(), [fleet](pid_t pid) {
+        log::info("client pid {} exited; restoring what it changed", pid);
+        if (fleet != nullptr) fleet->restore_client(pid);
+    });
+    ClientWatcher* watcher = parts->watcher.get();
+    parts->router = std::make_unique<Router>(router_options, parts->gpus.get(), parts->cpus.get(),
+                                             parts->io.get_executor(), [watcher](const Peer& peer) {
+                                                 if (peer.pid) watcher->watch(*peer.pid);
+                                             });
+    ServerLimits limits;
+    limits.request_timeout = config.request_timeout;
+    parts->server = std::make_unique<Server>(parts->io, *parts->router, parts->streams.get(), limits);
+
+    if (config.mode == ListenMode::UnixSocket) {
+        if (auto prepared = prepare_socket_path(config.socket_path); !prepared) return prepared.error();
+        if (auto listening = parts->server->listen_unix(config.socket_path); !listening) return listening.error();
+        if (auto access = set_socket_access(config.socket_path, config.socket_permissions, config.socket_uid,
+                                            config.socket_gid);
+            !access) {
+            return access.error();
+        }
+        log::info("listening on {} (mode {:o})", config.socket_path, config.socket_permissions);
+    } else {
+        if (auto listening = parts->server->listen_tcp(config.tcp_bind_address); !listening) return listening.error();
+        log::info("listening on {}", config.tcp_bind_address);
+    }
+    log::info("enabled API groups: {}; authentication {}", join(enabled),
+              router_options.signing_key ? "required" : "off");
+
+    parts->work.emplace(parts->io.get_executor());
+    const unsigned workers = config.num_workers > 0 ? config.num_workers : std::max(1U, std::thread::hardware_concurrency());
+    for (unsigned i = 0; i < workers; ++i) {
+        parts->workers.emplace_back([io = &parts->io] { io->run(); });
+    }
+    return std::unique_ptr<Daemon>(new Daemon(std::move(parts)));
+}
+
+void Daemon::run_until_signal() {
+    asio::io_context signal_io;
+    asio::signal_set signals(signal_io, SIGINT, SIGTERM);
+    signals.async_wait([](const boost::system::error_code&, int signal) {
+        log::info("received signal {}; shutting down", signal);
+    });
+    signal_io.run();
+    stop();
+}
+
+void Daemon::stop() {
+    if (!parts_ || parts_->stopped) return;
+    parts_->stopped = true;
+    parts_->server->stop();
+    if (parts_->gpus) parts_->gpus->restore_all();
+    parts_->work.reset();
+    parts_->io.stop();
+    for (auto& worker : parts_->workers) worker.join();
+    parts_->control_pool.join();
+    if (parts_->config.mode == ListenMode::UnixSocket) ::unlink(parts_->config.socket_path.c_str());
+    log::info("stopped");
+}
+
+}  // namespace zeus::zeusd

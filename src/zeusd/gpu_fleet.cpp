@@ -1,0 +1,166 @@
+#include "zeusd/gpu_fleet.hpp"
+
+#include <cstdio>
+#include <future>
+
+#include <boost/asio/post.hpp>
+#include <fmt/format.h>
+
+#include "zeusd/log.hpp"
+
+namespace zeus::zeusd {
+namespace {
+
+std::optional<Setting> setting_of(GpuCommand kind) {
+    switch (kind) {
+        case GpuCommand::SetPowerLimit: return Setting::PowerLimit;
+        case GpuCommand::SetPersistenceMode: return Setting::PersistenceMode;
+        case GpuCommand::SetGpuLockedClocks: return Setting::GpuLockedClocks;
+        case GpuCommand::SetMemLockedClocks: return Setting::MemLockedClocks;
+        default: return std::nullopt;
+    }
+}
+
+}  // namespace
+
+std::string format_pci_address(const std::string& nvml_bus_id) {
+    unsigned domain = 0, bus = 0, device = 0, function = 0;
+    if (std::sscanf(nvml_bus_id.c_str(), "%x:%x:%x.%x", &domain, &bus, &device, &function) >= 3) {
+        return fmt::format("{:04x}:{:02x}:{:02x}.0", domain, bus, device);
+    }
+    return nvml_bus_id;
+}
+
+GpuFleet::GpuFleet(Gpus gpus, boost::asio::any_io_executor control_executor, OverrideRunner overrides)
+    : gpus_(std::move(gpus)), overrides_(std::move(overrides)) {
+    for (unsigned id = 0; id < gpus_.size(); ++id) {
+        const Gpu& gpu = gpus_[id];
+        info_.push_back(GpuInfo{id, gpu.identity().name, format_pci_address(gpu.identity().pci_bus_id),
+                                gpu.total_energy().ok()});
+        strands_.push_back(boost::asio::make_strand(control_executor));
+    }
+}
+
+void GpuFleet::submit(const ControlCommand& command, ClientId client, bool persist,
+                      std::function<void(Status)> done) {
+    boost::asio::post(strands_.at(command.gpu), [this, command, client, persist, done = std::move(done)] {
+        done(execute(command, client, persist));
+    });
+}
+
+Status GpuFleet::execute(const ControlCommand& command, ClientId client, bool persist) {
+    Gpu& device = gpus_[command.gpu];
+    const auto setting = setting_of(command.kind);
+    // The baseline is read before the first change so it can be put back.
+    if (setting && !persist && !ledger_.has(command.gpu, *setting)) {
+        std::optional<std::int64_t> previous;
+        if (*setting == Setting::PowerLimit) {
+            auto limit = device.power_limit();
+            if (!limit) return limit.error();
+            previous = limit.value().count();
+        } else if (*setting == Setting::PersistenceMode) {
+            auto mode = device.persistence_mode();
+            if (mode) previous = mode.value() ? 1 : 0;
+        }
+        Status applied = apply(command);
+        if (!applied) return applied;
+        ledger_.record_change(command.gpu, *setting, previous, client);
+        return read_back(command);
+    }
+    Status applied = apply(command);
+    if (!applied) return applied;
+    if (setting && persist) ledger_.forget(command.gpu, *setting);
+    if (setting && !persist) ledger_.record_change(command.gpu, *setting, std::nullopt, client);
+    // A reset returns the clocks to their defaults, which is what a restore would do.
+    if (command.kind == GpuCommand::ResetGpuLockedClocks || command.kind == GpuCommand::ResetLockedClocks) {
+        ledger_.forget(command.gpu, Setting::GpuLockedClocks);
+    }
+    if (command.kind == GpuCommand::ResetMemLockedClocks || command.kind == GpuCommand::ResetLockedClocks) {
+        ledger_.forget(command.gpu, Setting::MemLockedClocks);
+    }
+    return read_back(command);
+}
+
+Status GpuFleet::apply(const ControlCommand& command) {
+    if (overrides_) {
+        if (auto overridden = overrides_(command)) return *overridden;
+    }
+    Gpu& device = gpus_[command.gpu];
+    switch (command.kind) {
+        case GpuCommand::SetPowerLimit: return device.set_power_limit(Milliwatts(command.power_limit_mw));
+        case GpuCommand::SetPersistenceMode: return device.set_persistence_mode(command.enabled);
+        case GpuCommand::SetGpuLockedClocks:
+            return device.set_gpu_locked_clocks(Megahertz(command.min_clock_mhz), Megahertz(command.max_clock_mhz));
+        case GpuCommand::ResetGpuLockedClocks: return device.reset_gpu_locked_clocks();
+        case GpuCommand::SetMemLockedClocks:
+            return device.set_memory_locked_clocks(Megahertz(command.min_clock_mhz),
+                                                   Megahertz(command.max_clock_mhz));
+        case GpuCommand::ResetMemLockedClocks: return device.reset_memory_locked_clocks();
+        case GpuCommand::ResetLockedClocks: return device.reset_locked_clocks();
+    }
+    return Error{ErrorCode::InvalidArgument, "unknown control command", ""};
+}
+
+Status GpuFleet::read_back(const ControlCommand& command) {
+    Gpu& device = gpus_[command.gpu];
+    if (command.kind == GpuCommand::SetPowerLimit) {
+        auto limit = device.power_limit();
+        if (limit && limit.value().count() != command.power_limit_mw) {
+            return Error{ErrorCode::Unknown,
+                         fmt::format("GPU {} reports a power limit of {} mW after it was set to {} mW", command.gpu,
+                                     limit.value().count(), command.power_limit_mw),
+                         "another process may be changing it, or the driver clamped the value"};
+        }
+    } else if (command.kind == GpuCommand::SetPersistenceMode) {
+        auto mode = device.persistence_mode();
+        if (mode && mode.value() != command.enabled) {
+            return Error{ErrorCode::Unknown,
+                         fmt::format("GPU {} reports persistence mode {} after it was set to {}", command.gpu,
+                                     mode.value() ? "enabled" : "disabled", command.enabled ? "enabled" : "disabled"),
+                         ""};
+        }
+    }
+    return {};
+}
+
+void GpuFleet::restore(const std::vector<SettingRecord>& records, bool wait) {
+    std::vector<std::future<void>> pending;
+    for (const auto& record : records) {
+        auto task = std::make_shared<std::packaged_task<void()>>([this, record] {
+            ControlCommand command;
+            command.gpu = record.gpu;
+            switch (record.setting) {
+                case Setting::PowerLimit:
+                    if (!record.previous) return;
+                    command.kind = GpuCommand::SetPowerLimit;
+                    command.power_limit_mw = static_cast<std::uint32_t>(*record.previous);
+                    break;
+                case Setting::PersistenceMode:
+                    if (!record.previous) return;
+                    command.kind = GpuCommand::SetPersistenceMode;
+                    command.enabled = *record.previous != 0;
+                    break;
+                case Setting::GpuLockedClocks: command.kind = GpuCommand::ResetGpuLockedClocks; break;
+                case Setting::MemLockedClocks: command.kind = GpuCommand::ResetMemLockedClocks; break;
+            }
+            const Status status = apply(command);
+            if (status) {
+                log::info("restored GPU {} with {} (client pid {} is gone)", record.gpu, to_string(command.kind),
+                          record.owner);
+            } else {
+                log::error("could not restore GPU {} with {}: {}", record.gpu, to_string(command.kind),
+                           status.error().describe());
+            }
+        });
+        pending.push_back(task->get_future());
+        boost::asio::post(strands_.at(record.gpu), [task] { (*task)(); });
+    }
+    if (!wait) return;
+    for (auto& future : pending) future.wait();
+}
+
+void GpuFleet::restore_client(ClientId client) { restore(ledger_.take_owned_by(client), false); }
+
+void GpuFleet::restore_all() { restore(ledger_.take_all(), true); }
+
+}  // namespace zeus::zeusd

@@ -1,0 +1,38 @@
+#include "zeusd/http_types.hpp"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+namespace zeus::zeusd {
+
+std::string Peer::describe() const {
+    if (pid) return fmt::format("pid {} uid {} gid {}", *pid, uid.value_or(0), gid.value_or(0));
+    return address;
+}
+
+Response Response::json(std::string body, http::status status) {
+    Response response;
+    response.status = status;
+    response.body = std::move(body);
+    return response;
+}
+
+Response Response::error(http::status status, const std::string& message) {
+    return json(nlohmann::json{{"error", message}}.dump(), status);
+}
+
+Response Response::text(http::status status, std::string body) {
+    Response response;
+    response.status = status;
+    response.content_type = "text/plain; charset=utf-8";
+    response.body = std::move(body);
+    return response;
+}
+
+Response Response::empty_ok() {
+    Response response;
+    response.content_type.clear();
+    return response;
+}
+
+}  // namespace zeus::zeusd

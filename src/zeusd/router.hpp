@@ -1,0 +1,74 @@
+// Turns a request into a response: access checks (API groups, tokens,
+// control allow-lists), then the route. Answers through a callback because
+// control commands and CPU power samples finish later, off the request
+// thread. No sockets here: tests and the fuzzer drive it directly.
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <functional>
+#include <optional>
+#include <set>
+#include <string>
+
+#include <boost/asio/any_io_executor.hpp>
+
+#include "zeusd/api_group.hpp"
+#include "zeusd/auth/jwt.hpp"
+#include "zeusd/cpu_fleet.hpp"
+#include "zeusd/gpu_fleet.hpp"
+#include "zeusd/http_types.hpp"
+
+namespace zeus::zeusd {
+
+struct RouterOptions {
+    ApiGroups enabled;
+    // HMAC key for JWT bearer tokens; nullopt = authentication off.
+    std::optional<std::string> signing_key;
+    // One-shot CPU power: the time between the two energy readings.
+    std::chrono::microseconds cpu_power_window{100000};
+    // When either is non-empty, only these users/groups may use gpu-control.
+    std::set<uid_t> control_users;
+    std::set<gid_t> control_groups;
+};
+
+using Respond = std::function<void(Response)>;
+
+class Router {
+  public:
+    // `gpus`/`cpus` may be null when their groups are off. `on_control`
+    // hears about every client that changed something (to watch its process).
+    Router(RouterOptions options, GpuFleet* gpus, CpuFleet* cpus, boost::asio::any_io_executor executor,
+           std::function<void(const Peer&)> on_control = {});
+
+    void handle(const Request& request, const Peer& peer, Respond respond) const;
+
+    [[nodiscard]] const RouterOptions& options() const { return options_; }
+
+  private:
+    struct Context;
+    using Handler = void (Router::*)(Context&) const;
+
+
+    void discover(Context& context) const;
+    void time(Context& context) const;
+    void whoami(Context& context) const;
+    void gpu_control(Context& context) const;
+    void gpu_read(Context& context) const;
+    void gpu_stream(Context& context) const;
+    void cpu_energy(Context& context) const;
+    void cpu_power(Context& context) const;
+    void cpu_stream(Context& context) const;
+
+    RouterOptions options_;
+    GpuFleet* gpus_;
+    CpuFleet* cpus_;
+    boost::asio::any_io_executor executor_;
+    std::function<void(const Peer&)> on_control_;
+};
+
+// HTTP status for a device error: permission 403, bad input or unsupported 400, else 500.
+[[nodiscard]] http::status status_for(const Error& error);
+
+}  // namespace zeus::zeusd

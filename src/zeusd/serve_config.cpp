@@ -1,0 +1,74 @@
+#include "zeusd/serve_config.hpp"
+
+#include <grp.h>
+#include <pwd.h>
+
+#include <vector>
+
+#include <fmt/format.h>
+
+namespace zeus::zeusd {
+namespace {
+
+std::vector<std::string> split_list(const std::string& list) {
+    std::vector<std::string> items;
+    std::size_t start = 0;
+    while (start <= list.size()) {
+        const auto comma = list.find(',', start);
+        auto item = list.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+        const auto first = item.find_first_not_of(" \t");
+        const auto last = item.find_last_not_of(" \t");
+        items.push_back(first == std::string::npos ? std::string{} : item.substr(first, last - first + 1));
+        if (comma == std::string::npos) break;
+        start = comma + 1;
+    }
+    return items;
+}
+
+bool all_digits(const std::string& text) {
+    return !text.empty() && text.size() <= 10 && text.find_first_not_of("0123456789") == std::string::npos;
+}
+
+}  // namespace
+
+Result<uid_t> parse_user(const std::string& text) {
+    if (all_digits(text)) return static_cast<uid_t>(std::stoul(text));
+    if (const passwd* entry = ::getpwnam(text.c_str()); entry != nullptr) return entry->pw_uid;
+    return Error{ErrorCode::InvalidConfig, fmt::format("no user named '{}'", text),
+                 "give an existing user name or a numeric uid"};
+}
+
+Result<gid_t> parse_group(const std::string& text) {
+    if (all_digits(text)) return static_cast<gid_t>(std::stoul(text));
+    if (const group* entry = ::getgrnam(text.c_str()); entry != nullptr) return entry->gr_gid;
+    return Error{ErrorCode::InvalidConfig, fmt::format("no group named '{}'", text),
+                 "give an existing group name or a numeric gid"};
+}
+
+Result<std::set<uid_t>> parse_users(const std::string& list) {
+    std::set<uid_t> users;
+    for (const auto& item : split_list(list)) {
+        if (item.empty()) {
+            return Error{ErrorCode::InvalidConfig, "empty user in the list", "separate names with single commas"};
+        }
+        auto uid = parse_user(item);
+        if (!uid) return uid.error();
+        users.insert(uid.value());
+    }
+    return users;
+}
+
+Result<std::set<gid_t>> parse_groups(const std::string& list) {
+    std::set<gid_t> groups;
+    for (const auto& item : split_list(list)) {
+        if (item.empty()) {
+            return Error{ErrorCode::InvalidConfig, "empty group in the list", "separate names with single commas"};
+        }
+        auto gid = parse_group(item);
+        if (!gid) return gid.error();
+        groups.insert(gid.value());
+    }
+    return groups;
+}
+
+}  // namespace zeus::zeusd

@@ -1,0 +1,46 @@
+// `zeusd serve`'s settings: the original's flags and defaults (§5.1 of the
+// inventory) plus our additions (control allow-lists, request timeout).
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <optional>
+#include <set>
+#include <string>
+
+#include "zeus/platform/error.hpp"
+#include "zeusd/api_group.hpp"
+
+namespace zeus::zeusd {
+
+enum class ListenMode { UnixSocket, Tcp };
+enum class GpuBackendChoice { Auto, Nvml, AmdSmi };
+
+struct ServeConfig {
+    ListenMode mode = ListenMode::UnixSocket;
+    std::string socket_path = "/run/zeusd/zeusd.sock";
+    mode_t socket_permissions = 0666;
+    std::optional<uid_t> socket_uid;
+    std::optional<gid_t> socket_gid;
+    std::string tcp_bind_address = "127.0.0.1:4938";
+    unsigned num_workers = 0;  // 0: one per logical CPU
+    double gpu_power_poll_hz = 20.0;
+    double cpu_power_poll_hz = 10.0;
+    GpuBackendChoice gpu_backend = GpuBackendChoice::Auto;
+    std::optional<ApiGroups> enable;  // nullopt: the default for what is found
+    std::optional<std::string> gpu_command_overrides;
+    std::optional<std::string> signing_key_path;
+    std::set<uid_t> control_users;
+    std::set<gid_t> control_groups;
+    std::chrono::milliseconds request_timeout{30000};
+};
+
+// Users and groups by name or number ("alice,1001"); unknown names are
+// InvalidConfig errors naming them.
+[[nodiscard]] Result<std::set<uid_t>> parse_users(const std::string& list);
+[[nodiscard]] Result<std::set<gid_t>> parse_groups(const std::string& list);
+[[nodiscard]] Result<uid_t> parse_user(const std::string& text);
+[[nodiscard]] Result<gid_t> parse_group(const std::string& text);
+
+}  // namespace zeus::zeusd

@@ -1,0 +1,344 @@
+#include "zeusd/server.hpp"
+
+#include <sys/socket.h>
+
+#include <deque>
+#include <optional>
+
+#include <boost/asio/dispatch.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/local/stream_protocol.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/asio/write.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <fmt/format.h>
+
+#include "zeusd/log.hpp"
+
+namespace zeus::zeusd {
+namespace {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+using tcp = asio::ip::tcp;
+using unix_socket = asio::local::stream_protocol;
+
+void fill_peer_credentials(int fd, Peer& peer) {
+    ucred credentials{};
+    socklen_t length = sizeof credentials;
+    if (::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &credentials, &length) == 0) {
+        peer.pid = credentials.pid;
+        peer.uid = credentials.uid;
+        peer.gid = credentials.gid;
+    }
+}
+
+template <class Protocol>
+class Session : public std::enable_shared_from_this<Session<Protocol>> {
+  public:
+    using Stream = beast::basic_stream<Protocol, asio::any_io_executor, beast::unlimited_rate_policy>;
+
+    Session(typename Protocol::socket socket, Peer peer, const Router& router, PowerStreams* streams,
+            const ServerLimits& limits, std::shared_ptr<Server::Counters> counters)
+        : stream_(std::move(socket)),
+          peer_(std::move(peer)),
+          router_(router),
+          streams_(streams),
+          limits_(limits),
+          counters_(std::move(counters)) {
+        counters_->open_sessions.fetch_add(1);
+    }
+    ~Session() { counters_->open_sessions.fetch_sub(1); }
+
+    void start() {
+        asio::dispatch(stream_.get_executor(), [self = this->shared_from_this()] { self->read_request(); });
+    }
+
+  private:
+    void read_request() {
+        parser_.emplace();
+        parser_->header_limit(static_cast<std::uint32_t>(limits_.header_limit));
+        parser_->body_limit(limits_.body_limit);
+        stream_.expires_after(limits_.request_timeout);
+        http::async_read(stream_, buffer_, *parser_,
+                         [self = this->shared_from_this()](beast::error_code error, std::size_t) {
+                             self->on_request(error);
+                         });
+    }
+
+    void on_request(beast::error_code error) {
+        if (error == http::error::end_of_stream || error == beast::error::timeout ||
+            error == asio::error::operation_aborted || error == asio::error::connection_reset || error == asio::error::eof) {
+            if (error == beast::error::timeout) log::debug("dropped a slow or idle connection from {}", peer_.describe());
+            close();
+            return;
+        }
+        if (error) {
+            const auto status = error == http::error::header_limit ? http::status::request_header_fields_too_large
+                                : error == http::error::body_limit ? http::status::payload_too_large
+                                                                   : http::status::bad_request;
+            auto response = Response::text(status, fmt::format("{}: {}", http::obsolete_reason(status), error.message()));
+            send(std::move(response), false);
+            return;
+        }
+        request_ = parser_->release();
+        keep_alive_ = request_.keep_alive();
+        version_ = request_.version();
+        auto self = this->shared_from_this();
+        router_.handle(request_, peer_, [self](Response response) {
+            asio::post(self->stream_.get_executor(),
+                       [self, response = std::move(response)]() mutable { self->answer(std::move(response)); });
+        });
+    }
+
+    void answer(Response response) {
+        if (response.stream && streams_ != nullptr) {
+            start_stream(*response.stream);
+            return;
+        }
+        send(std::move(response), keep_alive_);
+    }
+
+    void send(Response response, bool keep_alive) {
+        auto message = std::make_shared<http::response<http::string_body>>(response.status, version_ ? version_ : 11);
+        message->set(http::field::server, "zeusd");
+        if (!response.content_type.empty()) message->set(http::field::content_type, response.content_type);
+        if (response.www_authenticate) message->set(http::field::www_authenticate, "Bearer realm=\"zeusd\"");
+        message->body() = std::move(response.body);
+        message->keep_alive(keep_alive);
+        message->prepare_payload();
+        http::async_write(stream_, *message,
+                          [self = this->shared_from_this(), message, keep_alive](beast::error_code error, std::size_t) {
+                              if (error || !keep_alive) {
+                                  self->close();
+                                  return;
+                              }
+                              self->read_request();
+                          });
+    }
+
+    void start_stream(const StreamSpec& spec) {
+        stream_.expires_never();
+        auto header = std::make_shared<http::response<http::empty_body>>(http::status::ok, version_);
+        header->set(http::field::server, "zeusd");
+        header->set(http::field::content_type, "text/event-stream");
+        header->set(http::field::cache_control, "no-cache");
+        header->chunked(true);
+        auto serializer = std::make_shared<http::response_serializer<http::empty_body>>(*header);
+        std::weak_ptr<Session> weak = this->shared_from_this();
+        auto executor = stream_.get_executor();
+        http::async_write_header(
+            stream_, *serializer,
+            [self = this->shared_from_this(), header, serializer, spec, weak, executor](beast::error_code error,
+                                                                                        std::size_t) {
+                if (error) {
+                    self->close();
+                    return;
+                }
+                self->subscription_ = self->streams_->subscribe(
+                    spec.kind, spec.ids, [weak, executor](const std::string& event) {
+                        asio::post(executor, [weak, text = "data: " + event + "\n\n"]() mutable {
+                            if (auto session = weak.lock()) session->enqueue(std::move(text));
+                        });
+                    });
+                self->watch_for_hangup();
+            });
+    }
+
+    // A stream's client sends nothing; a read that ends means it hung up.
+    void watch_for_hangup() {
+        stream_.async_read_some(asio::buffer(discard_),
+                                [self = this->shared_from_this()](beast::error_code error, std::size_t) {
+                                    if (error) {
+                                        self->close();
+                                        return;
+                                    }
+                                    self->watch_for_hangup();
+                                });
+    }
+
+    void enqueue(std::string event) {
+        if (closed_) return;
+        if (events_.size() >= limits_.max_queued_events) events_.pop_front();
+        events_.push_back(std::move(event));
+        if (!writing_) write_next_event();
+    }
+
+    void write_next_event() {
+        writing_ = true;
+        auto event = std::make_shared<std::string>(std::move(events_.front()));
+        events_.pop_front();
+        asio::async_write(stream_, http::make_chunk(asio::buffer(*event)),
+                          [self = this->shared_from_this(), event](beast::error_code error, std::size_t) {
+                              self->writing_ = false;
+                              if (error) {
+                                  self->close();
+                                  return;
+                              }
+                              if (!self->events_.empty() && !self->closed_) self->write_next_event();
+                          });
+    }
+
+    void close() {
+        if (closed_) return;
+        closed_ = true;
+        subscription_.reset();
+        events_.clear();
+        beast::error_code ignored;
+        stream_.socket().shutdown(Protocol::socket::shutdown_both, ignored);
+        stream_.close();
+    }
+
+    Stream stream_;
+    beast::flat_buffer buffer_;
+    std::optional<http::request_parser<http::string_body>> parser_;
+    Request request_;
+    bool keep_alive_ = false;
+    unsigned version_ = 11;
+    Peer peer_;
+    const Router& router_;
+    PowerStreams* streams_;
+    const ServerLimits& limits_;
+    std::shared_ptr<Server::Counters> counters_;
+    std::unique_ptr<Subscription> subscription_;
+    std::deque<std::string> events_;
+    bool writing_ = false;
+    bool closed_ = false;
+    std::array<char, 256> discard_{};
+};
+
+template <class Protocol>
+class Listener : public std::enable_shared_from_this<Listener<Protocol>> {
+  public:
+    Listener(asio::io_context& io, typename Protocol::acceptor acceptor, const Router& router, PowerStreams* streams,
+             const ServerLimits& limits, std::shared_ptr<Server::Counters> counters)
+        : io_(io),
+          acceptor_(std::move(acceptor)),
+          router_(router),
+          streams_(streams),
+          limits_(limits),
+          counters_(std::move(counters)) {}
+
+    void start() { accept(); }
+    void stop() {
+        asio::post(acceptor_.get_executor(), [self = this->shared_from_this()] {
+            beast::error_code ignored;
+            self->acceptor_.close(ignored);
+        });
+    }
+
+  private:
+    void accept() {
+        acceptor_.async_accept(asio::make_strand(io_), [self = this->shared_from_this()](
+                                                           beast::error_code error, typename Protocol::socket socket) {
+            if (error == asio::error::operation_aborted || !self->acceptor_.is_open()) return;
+            if (!error) self->open_session(std::move(socket));
+            else log::warn("accept failed: {}", error.message());
+            self->accept();
+        });
+    }
+
+    void open_session(typename Protocol::socket socket) {
+        Peer peer;
+        peer.connection_id = counters_->next_connection_id.fetch_add(1);
+        if constexpr (std::is_same_v<Protocol, unix_socket>) {
+            peer.address = "unix";
+            fill_peer_credentials(socket.native_handle(), peer);
+        } else {
+            beast::error_code ignored;
+            const auto remote = socket.remote_endpoint(ignored);
+            peer.address = fmt::format("{}:{}", remote.address().to_string(), remote.port());
+            socket.set_option(tcp::no_delay(true), ignored);
+        }
+        std::make_shared<Session<Protocol>>(std::move(socket), std::move(peer), router_, streams_, limits_, counters_)
+            ->start();
+    }
+
+    asio::io_context& io_;
+    typename Protocol::acceptor acceptor_;
+    const Router& router_;
+    PowerStreams* streams_;
+    const ServerLimits& limits_;
+    std::shared_ptr<Server::Counters> counters_;
+};
+
+}  // namespace
+
+class Server::Listeners {
+  public:
+    std::vector<std::shared_ptr<Listener<tcp>>> tcp_listeners;
+    std::vector<std::shared_ptr<Listener<unix_socket>>> unix_listeners;
+};
+
+Server::Server(asio::io_context& io, const Router& router, PowerStreams* streams, ServerLimits limits)
+    : io_(io),
+      router_(router),
+      streams_(streams),
+      limits_(limits),
+      counters_(std::make_shared<Counters>()),
+      listeners_(std::make_unique<Listeners>()) {}
+
+Server::~Server() { stop(); }
+
+Status Server::listen_tcp(const std::string& address) {
+    const auto colon = address.rfind(':');
+    if (colon == std::string::npos) {
+        return Error{ErrorCode::InvalidConfig, fmt::format("TCP address '{}' has no port", address),
+                     "give it as HOST:PORT, for example 127.0.0.1:4938"};
+    }
+    std::string host = address.substr(0, colon);
+    if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+    beast::error_code error;
+    const auto ip = asio::ip::make_address(host, error);
+    unsigned port = 0;
+    const auto port_text = address.substr(colon + 1);
+    const bool port_ok = !port_text.empty() && port_text.find_first_not_of("0123456789") == std::string::npos &&
+                         port_text.size() <= 5 && (port = static_cast<unsigned>(std::stoul(port_text))) <= 65535;
+    if (error || !port_ok) {
+        return Error{ErrorCode::InvalidConfig, fmt::format("'{}' is not a valid IP address and port", address),
+                     "give it as IP:PORT, for example 127.0.0.1:4938 or [::1]:4938"};
+    }
+    tcp::acceptor acceptor(io_);
+    const tcp::endpoint endpoint(ip, static_cast<unsigned short>(port));
+    acceptor.open(endpoint.protocol(), error);
+    if (!error) acceptor.set_option(asio::socket_base::reuse_address(true), error);
+    if (!error) acceptor.bind(endpoint, error);
+    if (!error) acceptor.listen(asio::socket_base::max_listen_connections, error);
+    if (error) {
+        return Error{ErrorCode::OperatingSystem, fmt::format("cannot listen on {}: {}", address, error.message()),
+                     "pick a free port with --tcp-bind-address"};
+    }
+    auto listener = std::make_shared<Listener<tcp>>(io_, std::move(acceptor), router_, streams_, limits_, counters_);
+    listener->start();
+    listeners_->tcp_listeners.push_back(listener);
+    return {};
+}
+
+Status Server::listen_unix(const std::string& path) {
+    beast::error_code error;
+    unix_socket::acceptor acceptor(io_);
+    const unix_socket::endpoint endpoint(path);
+    acceptor.open(endpoint.protocol(), error);
+    if (!error) acceptor.bind(endpoint, error);
+    if (!error) acceptor.listen(asio::socket_base::max_listen_connections, error);
+    if (error) {
+        return Error{ErrorCode::OperatingSystem, fmt::format("cannot listen on {}: {}", path, error.message()),
+                     "check that the directory is writable and the path is not in use"};
+    }
+    auto listener =
+        std::make_shared<Listener<unix_socket>>(io_, std::move(acceptor), router_, streams_, limits_, counters_);
+    listener->start();
+    listeners_->unix_listeners.push_back(listener);
+    return {};
+}
+
+void Server::stop() {
+    for (auto& listener : listeners_->tcp_listeners) listener->stop();
+    for (auto& listener : listeners_->unix_listeners) listener->stop();
+    listeners_->tcp_listeners.clear();
+    listeners_->unix_listeners.clear();
+}
+
+}  // namespace zeus::zeusd
