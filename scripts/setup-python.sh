@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # NVIDIA's own NVML bindings: a real third-party NVML client for the simulator.
-REQUIREMENTS=(nvidia-ml-py==13.580.82)
+REQUIREMENTS=(nvidia-ml-py==13.580.82 PyJWT==2.10.1)
 
 python=/usr/bin/python3
 if [ ! -x .venv/bin/python ]; then

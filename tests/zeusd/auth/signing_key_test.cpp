@@ -1,0 +1,71 @@
+#include "zeusd/auth/signing_key.hpp"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include "test_support.hpp"
+
+namespace zeus::zeusd {
+namespace {
+
+using testing::TempDir;
+
+bool contains(const std::string& text, std::string_view part) { return text.find(part) != std::string::npos; }
+
+TEST(SigningKey, IsTheFilesRawBytes) {
+    const TempDir dir;
+    const std::string bytes("secret\n\x00\xFF tail \n", 16);
+    EXPECT_EQ(load_signing_key(dir.file("key", bytes)).value(), bytes);
+}
+
+TEST(SigningKey, ReadsLargeKeys) {
+    const TempDir dir;
+    const std::string bytes(100'000, 'k');
+    EXPECT_EQ(load_signing_key(dir.file("key", bytes)).value(), bytes);
+}
+
+TEST(SigningKey, RefusesAnEmptyFile) {
+    const TempDir dir;
+    const auto path = dir.file("empty-key", "");
+    const auto key = load_signing_key(path);
+    ASSERT_FALSE(key);
+    EXPECT_EQ(key.error().code, ErrorCode::InvalidConfig);
+    EXPECT_EQ(key.error().message, "signing key file '" + path + "' is empty");
+    EXPECT_TRUE(contains(key.error().hint, "openssl rand -out " + path + " 32"));
+}
+
+TEST(SigningKey, NamesAMissingPathAndHowToCreateIt) {
+    const TempDir dir;
+    const auto path = (dir.path() / "no-such-key").string();
+    const auto key = load_signing_key(path);
+    ASSERT_FALSE(key);
+    EXPECT_EQ(key.error().code, ErrorCode::NotFound);
+    EXPECT_EQ(key.error().message, "cannot read signing key file '" + path + "': No such file or directory");
+    EXPECT_TRUE(contains(key.error().hint, "--signing-key-path"));
+    EXPECT_TRUE(contains(key.error().hint, "openssl rand"));
+}
+
+TEST(SigningKey, NamesAnUnreadableFile) {
+    if (::geteuid() == 0) GTEST_SKIP() << "root reads files whatever their mode";
+    const TempDir dir;
+    const auto path = dir.file("locked-key", "secret");
+    ASSERT_EQ(::chmod(path.c_str(), 0), 0);
+    const auto key = load_signing_key(path);
+    ASSERT_FALSE(key);
+    EXPECT_EQ(key.error().code, ErrorCode::NoPermission);
+    EXPECT_EQ(key.error().message, "cannot read signing key file '" + path + "': Permission denied");
+    EXPECT_TRUE(contains(key.error().hint, "root"));
+}
+
+TEST(SigningKey, RefusesADirectory) {
+    const TempDir dir;
+    const auto key = load_signing_key(dir.path().string());
+    ASSERT_FALSE(key);
+    EXPECT_EQ(key.error().message, "cannot read signing key file '" + dir.path().string() + "': Is a directory");
+    EXPECT_TRUE(contains(key.error().hint, "regular file"));
+}
+
+}  // namespace
+}  // namespace zeus::zeusd
