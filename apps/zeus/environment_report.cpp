@@ -1,6 +1,10 @@
 #include "environment_report.hpp"
 
+#include <fmt/chrono.h>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <array>
 
 #include "zeus/platform/privileges.hpp"
 #include "zeus/version.hpp"
@@ -28,7 +32,7 @@ nlohmann::ordered_json error_json(const Error& e) {
 
 double watts(Milliwatts mw) { return quantity_cast<Watts>(mw).count(); }
 
-nlohmann::ordered_json gpu_json(Gpu& gpu, bool probe_control) {
+nlohmann::ordered_json gpu_json(Gpu& gpu, const GpuBackendInfo& info, bool probe_control) {
     const GpuIdentity& id = gpu.identity();
     nlohmann::ordered_json j{{"index", id.index}, {"physical_index", id.physical_index}};
     if (auto status = gpu.status(); !status) {
@@ -59,6 +63,11 @@ nlohmann::ordered_json gpu_json(Gpu& gpu, bool probe_control) {
             limit["settable"] = control.ok();
             limit["settable_basis"] = "probe";
             if (!control) limit["not_settable_reason"] = error_json(control.error());
+        } else if (info.zeusd_endpoint) {
+            // Settings go through the daemon: what counts is what it lets this user do.
+            limit["settable"] = info.zeusd_control.ok();
+            limit["settable_basis"] = "zeusd";
+            if (!info.zeusd_control) limit["not_settable_reason"] = error_json(info.zeusd_control.error());
         } else {
             const bool admin = has_cap_sys_admin();
             limit["settable"] = admin;
@@ -145,6 +154,55 @@ nlohmann::ordered_json describe_soc(const Soc& soc) {
     return j;
 }
 
+nlohmann::ordered_json describe_zeusd(const std::optional<ZeusdConfig>& config) {
+    if (!config) return nullptr;
+    nlohmann::ordered_json j{{"endpoint", config->endpoint()}, {"environment", config->as_environment()},
+                             {"token_configured", config->token.has_value()}};
+    auto connected = ZeusdClient::connect(*config);
+    if (!connected) {
+        j["reachable"] = false;
+        j["error"] = error_json(connected.error());
+        return j;
+    }
+    const ZeusdClient& client = **connected;
+    const ZeusdDiscovery& d = client.discovery();
+    j["reachable"] = true;
+    j["version"] = d.version ? nlohmann::ordered_json(*d.version) : nlohmann::ordered_json(nullptr);
+    j["enabled_api_groups"] = d.enabled_api_groups;
+    nlohmann::ordered_json gpus = nlohmann::ordered_json::array();
+    for (const auto& g : d.gpus) {
+        gpus.push_back({{"id", g.id}, {"name", g.name}, {"pci_address", g.pci_address},
+                        {"cumulative_energy_available", g.cumulative_energy_available}});
+    }
+    j["gpus"] = gpus;
+    nlohmann::ordered_json cpus = nlohmann::ordered_json::array();
+    for (const auto& c : d.cpus) cpus.push_back({{"id", c.id}, {"dram_available", c.dram_available}});
+    j["cpus"] = cpus;
+    j["auth_required"] = d.auth_required;
+    if (client.auth_error()) j["auth_error"] = error_json(*client.auth_error());
+    if (const auto& who = client.identity()) {
+        nlohmann::ordered_json user{{"sub", who->sub}, {"scopes", who->scopes}};
+        user["expires"] = who->expires ? nlohmann::ordered_json(fmt::format("{:%Y-%m-%dT%H:%M:%SZ}",
+                                                                            std::chrono::floor<std::chrono::seconds>(
+                                                                                *who->expires)))
+                                       : nlohmann::ordered_json(nullptr);
+        j["user"] = user;
+    }
+    nlohmann::ordered_json capabilities;
+    for (ZeusdApiGroup group : {ZeusdApiGroup::GpuRead, ZeusdApiGroup::GpuControl, ZeusdApiGroup::CpuRead}) {
+        ZeusdRequirements needs;
+        needs.read_gpu = group == ZeusdApiGroup::GpuRead;
+        needs.control_gpu = group == ZeusdApiGroup::GpuControl;
+        needs.read_cpu = group == ZeusdApiGroup::CpuRead;
+        const Status allowed = client.require(needs);
+        nlohmann::ordered_json c{{"permitted", allowed.ok()}};
+        if (!allowed) c["reason"] = error_json(allowed.error());
+        capabilities[std::string(to_string(group))] = c;
+    }
+    j["capabilities"] = capabilities;
+    return j;
+}
+
 nlohmann::ordered_json describe_environment(Gpus& gpus, const GpuOptions& options, bool probe_control) {
     const GpuBackendInfo& info = gpus.backend_info();
     nlohmann::ordered_json backend{{"name", info.backend}, {"library", info.library_path}, {"simulated", info.simulated}};
@@ -164,7 +222,7 @@ nlohmann::ordered_json describe_environment(Gpus& gpus, const GpuOptions& option
     if (!gpus.status()) report["gpu_error"] = error_json(gpus.status().error());
     report["warnings"] = gpus.warnings();
     nlohmann::ordered_json list = nlohmann::ordered_json::array();
-    for (const auto& gpu : gpus) list.push_back(gpu_json(*gpu, probe_control));
+    for (const auto& gpu : gpus) list.push_back(gpu_json(*gpu, info, probe_control));
     report["gpus"] = list;
     return report;
 }
@@ -186,8 +244,49 @@ bool anything_measurable(const nlohmann::ordered_json& report) {
     return false;
 }
 
+std::string render_zeusd(const nlohmann::ordered_json& z) {
+    std::string out = "\n## zeusd (privileged daemon)\n";
+    if (z.is_null()) {
+        return out + "Not configured: GPU settings and CPU energy are accessed directly (set ZEUSD_SOCK_PATH or "
+                     "ZEUSD_HOST_PORT to use a daemon)\n";
+    }
+    out += fmt::format("Endpoint: {} ({})\n", z.at("endpoint").get<std::string>(), z.at("environment").get<std::string>());
+    if (!z.at("reachable").get<bool>()) return out + "Reachable: NO: " + error_line(z.at("error")) + "\n";
+    out += fmt::format("Reachable: yes{}\n", z.at("version").is_null()
+                                                  ? std::string()
+                                                  : ", version " + z.at("version").get<std::string>());
+    std::vector<std::string> groups = z.at("enabled_api_groups").get<std::vector<std::string>>();
+    out += fmt::format("Enabled API groups: {}\n", groups.empty() ? "none" : fmt::format("{}", fmt::join(groups, ", ")));
+    std::vector<std::string> gpus;
+    for (const auto& g : z.at("gpus")) gpus.push_back(std::to_string(g.at("id").get<unsigned>()));
+    std::vector<std::string> cpus;
+    for (const auto& c : z.at("cpus")) cpus.push_back(std::to_string(c.at("id").get<unsigned>()));
+    out += fmt::format("Daemon devices: GPUs [{}], CPUs [{}]\n", fmt::join(gpus, ", "), fmt::join(cpus, ", "));
+    if (!z.at("auth_required").get<bool>()) {
+        out += "Authentication: not required\n";
+    } else if (z.contains("auth_error")) {
+        out += "Authentication: required; NOT AUTHENTICATED: " + error_line(z.at("auth_error")) + "\n";
+    } else if (z.contains("user")) {
+        const auto& u = z.at("user");
+        const auto scopes = u.at("scopes").get<std::vector<std::string>>();
+        out += fmt::format("Authentication: required; user {}, scopes [{}], token expires {}\n",
+                           u.at("sub").get<std::string>(), fmt::join(scopes, ", "),
+                           u.at("expires").is_null() ? "never" : u.at("expires").get<std::string>());
+    }
+    out += "Through zeusd, this process may:\n";
+    for (const auto& [group, label] : {std::pair{"gpu-read", "read GPUs"}, std::pair{"gpu-control", "control GPUs"},
+                                       std::pair{"cpu-read", "read CPUs"}}) {
+        const auto& c = z.at("capabilities").at(group);
+        out += fmt::format("  {:<13} ({:<11}): {}\n", label, group,
+                           c.at("permitted").get<bool>() ? std::string("yes") : "no: " + error_line(c.at("reason")));
+    }
+    return out;
+}
+
 std::string render_human(const nlohmann::ordered_json& r) {
-    std::string out = fmt::format("Zeus {}\n\n## GPUs\n", r.at("zeus_version").get<std::string>());
+    std::string out = fmt::format("Zeus {}\n", r.at("zeus_version").get<std::string>());
+    if (r.contains("zeusd")) out += render_zeusd(r.at("zeusd"));
+    out += "\n## GPUs\n";
     const auto& b = r.at("gpu_backend");
     out += fmt::format("Backend: {}{}\n", b.at("name").get<std::string>(),
                        b.at("simulated").get<bool>() ? " (SIMULATED: the Zeus GPU simulator, not real hardware)" : "");
@@ -225,12 +324,14 @@ std::string render_human(const nlohmann::ordered_json& r) {
         if (pl.at("supported").get<bool>()) {
             out += fmt::format("    power limit:       {} W (range {}–{} W, default {} W)\n", pl.value("current_w", 0.0),
                                pl.value("min_w", 0.0), pl.value("max_w", 0.0), pl.value("default_w", 0.0));
-            const bool probed = pl.value("settable_basis", "") == "probe";
+            const std::string basis = pl.value("settable_basis", "");
             out += fmt::format("    set power limit:   {}{}\n",
                                pl.value("settable", false)
                                    ? std::string("permitted")
                                    : "not permitted: " + error_line(pl.at("not_settable_reason")),
-                               probed ? " (probed)" : " (from process capabilities; --check-control to probe)");
+                               basis == "probe"   ? " (probed)"
+                               : basis == "zeusd" ? " (through zeusd, from its groups and this token's scopes)"
+                                                  : " (from process capabilities; --check-control to probe)");
         } else {
             out += fmt::format("    power limit:       {}\n", capability_line(pl));
         }
@@ -241,7 +342,8 @@ std::string render_human(const nlohmann::ordered_json& r) {
     }
     if (r.contains("cpus")) {
         const auto& c = r.at("cpus");
-        out += "\n## CPUs (RAPL)\n";
+        out += c.value("powercap_root", "").starts_with("zeusd ") ? "\n## CPUs (RAPL, through zeusd)\n"
+                                                                 : "\n## CPUs (RAPL)\n";
         if (c.contains("error")) out += "No CPU energy: " + error_line(c.at("error")) + "\n";
         for (const auto& w : c.at("warnings")) out += "Warning: " + w.get<std::string>() + "\n";
         for (const auto& p : c.at("packages")) {

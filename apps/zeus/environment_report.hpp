@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "zeus/daemon/zeusd_client.hpp"
 #include "zeus/device/cpu.hpp"
 #include "zeus/device/gpus.hpp"
 #include "zeus/device/soc.hpp"
@@ -19,6 +20,12 @@ namespace zeus::cli {
 // The CPU (RAPL) and SoC (Jetson) sections of the same report.
 [[nodiscard]] nlohmann::ordered_json describe_cpus(const Cpus& cpus);
 [[nodiscard]] nlohmann::ordered_json describe_soc(const Soc& soc);
+
+// The zeusd section: null when no daemon is configured; else its endpoint,
+// whether it answered (or why not), its version, groups and devices,
+// whether it requires auth, this user's name, scopes and token expiry, and
+// what this process may do through it, each with the reason when not.
+[[nodiscard]] nlohmann::ordered_json describe_zeusd(const std::optional<ZeusdConfig>& config);
 
 // True when at least one GPU can be measured (energy counter or power).
 [[nodiscard]] bool anything_measurable(const nlohmann::ordered_json& report);

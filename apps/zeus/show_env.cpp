@@ -35,6 +35,7 @@ Command add_show_env(CLI::App& parent) {
         gpu_options.simulate = gpu_options.simulate || opts->device.simulate;
         Gpus gpus = Gpus::open(gpu_options);
         nlohmann::ordered_json report = describe_environment(gpus, gpu_options, opts->check_control);
+        report["zeusd"] = describe_zeusd(gpu_options.zeusd);
         auto cpu_options = CpuOptions::from_environment();
         if (!cpu_options) {
             std::cerr << "zeus: " << cpu_options.error().describe() << "\n";

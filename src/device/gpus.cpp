@@ -6,6 +6,7 @@
 #include <array>
 #include <filesystem>
 
+#include "daemon/zeusd_gpu.hpp"
 #include "device/nvml/nvml_gpu.hpp"
 #include "device/nvml/nvml_library.hpp"
 #include "zeus/device/amd.hpp"
@@ -45,6 +46,9 @@ Result<GpuOptions> GpuOptions::from_environment() {
     options.visible_devices = get_env("CUDA_VISIBLE_DEVICES");
     options.amdsmi_library = non_empty(get_env("ZEUS_AMDSMI_LIBRARY"));
     options.hip_visible_devices = get_env("HIP_VISIBLE_DEVICES");
+    auto zeusd = ZeusdConfig::from_environment();
+    if (!zeusd) return zeusd.error();
+    options.zeusd = *zeusd;
     return options;
 }
 
@@ -101,6 +105,17 @@ Result<Gpu*> Gpus::at(std::size_t index) const {
 Gpu& Gpus::operator[](std::size_t index) const { return *at(index).value(); }
 
 Gpus Gpus::open(const GpuOptions& options) {
+    Gpus gpus = open_local(options);
+    if (!options.zeusd) return gpus;
+    // Readings stay local (and work whatever the daemon allows); only the
+    // settings go through the daemon, which has the privileges to change them.
+    auto summary = daemon::relay_control(gpus.gpus_, gpus.info_.backend, *options.zeusd, gpus.warnings_);
+    gpus.info_.zeusd_endpoint = std::move(summary.endpoint);
+    gpus.info_.zeusd_control = std::move(summary.control);
+    return gpus;
+}
+
+Gpus Gpus::open_local(const GpuOptions& options) {
     GpuBackendInfo info;
     info.backend = "none";
     std::string path = options.nvml_library && !options.nvml_library->empty() ? *options.nvml_library : kDefaultNvml;

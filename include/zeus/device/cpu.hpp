@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "zeus/daemon/zeusd_client.hpp"
 #include "zeus/device/counter_sampler.hpp"
 #include "zeus/platform/error.hpp"
 #include "zeus/platform/units.hpp"
@@ -42,8 +43,15 @@ struct CpuOptions {
     // the power bounds (about 30-60 s on real RAPL). Longer than that risks
     // missed wraps, which are then flagged as late reads.
     std::optional<std::chrono::nanoseconds> sample_period;
+    // When set, energy is read through this zeusd instead of the local
+    // powercap sysfs (which needs root), and only through it: a daemon that
+    // cannot serve cpu-read gives an empty set saying why. See
+    // docs/zeusd-client.md.
+    std::optional<ZeusdConfig> zeusd;
 
-    // ZEUS_POWERCAP_ROOT (empty counts as unset) sets powercap_root.
+    // ZEUS_POWERCAP_ROOT (empty counts as unset) sets powercap_root;
+    // ZEUSD_SOCK_PATH / ZEUSD_HOST_PORT / ZEUSD_TOKEN set zeusd (a malformed
+    // ZEUSD_HOST_PORT is an error).
     static Result<CpuOptions> from_environment();
 };
 

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "zeus/daemon/zeusd_client.hpp"
 #include "zeus/device/gpu.hpp"
 #include "zeus/platform/error.hpp"
 
@@ -29,10 +30,15 @@ struct GpuOptions {
     // CUDA_VISIBLE_DEVICES for AMD GPUs.
     std::optional<std::string> amdsmi_library;
     std::optional<std::string> hip_visible_devices;
+    // When set, GPU settings (power limit, locked clocks, persistence mode)
+    // are changed through this zeusd; readings stay local. See
+    // docs/zeusd-client.md.
+    std::optional<ZeusdConfig> zeusd;
 
     // ZEUS_NVML_LIBRARY, ZEUS_SIMULATE (1/true/yes), ZEUS_SIM_LIBRARY,
-    // ZEUS_AMDSMI_LIBRARY, CUDA_VISIBLE_DEVICES and HIP_VISIBLE_DEVICES.
-    // A malformed ZEUS_SIMULATE is an error; empty paths count as unset.
+    // ZEUS_AMDSMI_LIBRARY, CUDA_VISIBLE_DEVICES, HIP_VISIBLE_DEVICES and
+    // ZEUSD_SOCK_PATH / ZEUSD_HOST_PORT / ZEUSD_TOKEN. A malformed
+    // ZEUS_SIMULATE or ZEUSD_HOST_PORT is an error; empty paths count as unset.
     static Result<GpuOptions> from_environment();
 };
 
@@ -44,6 +50,11 @@ struct GpuBackendInfo {
     std::string nvml_version;
     std::optional<int> cuda_driver_version;  // e.g. 12040
     unsigned physical_gpu_count = 0;
+    // Set when GPU settings are changed through zeusd (GpuOptions::zeusd):
+    // its endpoint, and whether this process may change GPU settings there
+    // (OK, or why not with the fix). Each GPU's own calls say the same.
+    std::optional<std::string> zeusd_endpoint;
+    Status zeusd_control;
 };
 
 class Gpus {
@@ -73,6 +84,9 @@ class Gpus {
          GpuBackendInfo info, std::shared_ptr<void> keep_alive = {});
 
   private:
+    // The GPUs of the local backend (NVML, else AMD SMI), before any zeusd relay.
+    static Gpus open_local(const GpuOptions& options);
+
     std::vector<std::unique_ptr<Gpu>> gpus_;
     Status status_;
     std::vector<std::string> warnings_;

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <filesystem>
 
+#include "daemon/zeusd_cpu.hpp"
 #include "device/cpu/powercap.hpp"
 #include "device/cpu/rapl_cpu.hpp"
 #include "device/cpu/sysfs_file.hpp"
@@ -32,6 +33,9 @@ std::string describe_cpu(const CpuIdentity& id) {
 Result<CpuOptions> CpuOptions::from_environment() {
     CpuOptions options;
     if (auto root = get_env("ZEUS_POWERCAP_ROOT"); root && !root->empty()) options.powercap_root = *root;
+    auto zeusd = ZeusdConfig::from_environment();
+    if (!zeusd) return zeusd.error();
+    options.zeusd = *zeusd;
     return options;
 }
 
@@ -81,6 +85,9 @@ std::optional<std::chrono::nanoseconds> Cpus::sample_period() const {
 Cpus Cpus::open(const CpuOptions& options) {
     if (auto s = check_power_bound("max_package_power", options.max_package_power); !s) return empty_set(s.error());
     if (auto s = check_power_bound("max_dram_power", options.max_dram_power); !s) return empty_set(s.error());
+    // The daemon exists for processes that may not read RAPL themselves;
+    // when it is configured, it is the only source (never a silent mix).
+    if (options.zeusd) return daemon::open_cpus(options);
     auto root = rapl::find_powercap_root(options);
     if (!root) return empty_set(root.error());
 
