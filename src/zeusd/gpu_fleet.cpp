@@ -62,12 +62,14 @@ Status GpuFleet::execute(const ControlCommand& command, ClientId client, bool pe
             auto mode = device.persistence_mode();
             if (mode) previous = mode.value() ? 1 : 0;
         }
-        Status applied = apply(command);
+        bool overridden = false;
+        Status applied = apply(command, &overridden);
         if (!applied) return applied;
         ledger_.record_change(command.gpu, *setting, previous, client);
-        return read_back(command);
+        return overridden ? Status{} : read_back(command);
     }
-    Status applied = apply(command);
+    bool overridden = false;
+    Status applied = apply(command, &overridden);
     if (!applied) return applied;
     if (setting && persist) ledger_.forget(command.gpu, *setting);
     if (setting && !persist) ledger_.record_change(command.gpu, *setting, std::nullopt, client);
@@ -78,12 +80,16 @@ Status GpuFleet::execute(const ControlCommand& command, ClientId client, bool pe
     if (command.kind == GpuCommand::ResetMemLockedClocks || command.kind == GpuCommand::ResetLockedClocks) {
         ledger_.forget(command.gpu, Setting::MemLockedClocks);
     }
-    return read_back(command);
+    // An operator's override may act on something NVML does not see.
+    return overridden ? Status{} : read_back(command);
 }
 
-Status GpuFleet::apply(const ControlCommand& command) {
+Status GpuFleet::apply(const ControlCommand& command, bool* overridden) {
     if (overrides_) {
-        if (auto overridden = overrides_(command)) return *overridden;
+        if (auto result = overrides_(command)) {
+            if (overridden != nullptr) *overridden = true;
+            return *result;
+        }
     }
     Gpu& device = gpus_[command.gpu];
     switch (command.kind) {

@@ -52,7 +52,7 @@ class GpuFleet {
 
   private:
     Status execute(const ControlCommand& command, ClientId client, bool persist);
-    Status apply(const ControlCommand& command);
+    Status apply(const ControlCommand& command, bool* overridden = nullptr);
     Status read_back(const ControlCommand& command);
     void restore(const std::vector<SettingRecord>& records, bool wait);
 

@@ -1,0 +1,159 @@
+// Sockets and the HTTP layer: the Unix socket's life cycle, TCP, keep-alive,
+// and what the server does with oversized, malformed and slow requests.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+
+#include <fstream>
+#include <thread>
+
+#include "zeusd_fixture.hpp"
+
+namespace zeus::testing {
+namespace {
+
+using nlohmann::json;
+
+TEST_F(ZeusdTest, TheSocketGetsTheRequestedModeAndIsRemovedOnExit) {
+    start({"--socket-permissions", "660"});
+    struct stat info {};
+    ASSERT_EQ(::stat(endpoint_.unix_path->c_str(), &info), 0);
+    EXPECT_TRUE(S_ISSOCK(info.st_mode));
+    EXPECT_EQ(info.st_mode & 0777, 0660U);
+    EXPECT_EQ(daemon_->stop(), 0);
+    EXPECT_FALSE(std::filesystem::exists(*endpoint_.unix_path));
+}
+
+TEST_F(ZeusdTest, AStaleSocketIsReplacedButALiveOneIsNot) {
+    start();
+    // A second daemon on the same path must refuse: the first one answers.
+    const auto [status, output] =
+        run_zeusd({"serve", "--socket-path", *endpoint_.unix_path}, daemon_env());
+    EXPECT_EQ(status, 1);
+    EXPECT_NE(output.find("another server is listening on"), std::string::npos) << output;
+    EXPECT_EQ(get("/time").status, 200);
+
+    // kill -9 leaves the socket file behind; the next daemon removes it.
+    ::kill(daemon_->pid(), SIGKILL);
+    daemon_->stop();
+    ASSERT_TRUE(std::filesystem::exists(*endpoint_.unix_path));
+    start();
+    EXPECT_NE(log().find("removed stale socket"), std::string::npos) << log();
+    EXPECT_EQ(get("/time").status, 200);
+}
+
+TEST_F(ZeusdTest, APathThatIsNotASocketIsNeverTouched) {
+    std::ofstream(*endpoint_.unix_path) << "precious";
+    const auto [status, output] = run_zeusd({"serve", "--socket-path", *endpoint_.unix_path}, daemon_env());
+    EXPECT_EQ(status, 1);
+    EXPECT_NE(output.find("exists and is not a socket"), std::string::npos) << output;
+    std::ifstream in(*endpoint_.unix_path);
+    std::string content;
+    in >> content;
+    EXPECT_EQ(content, "precious");
+}
+
+TEST_F(ZeusdTest, MissingSocketDirectoriesAreCreated) {
+    endpoint_.unix_path = (dir_ / "a" / "b" / "zeusd.sock").string();
+    start();
+    EXPECT_EQ(get("/time").status, 200);
+}
+
+TEST_F(ZeusdTest, BadFlagsAreRefusedWithTheFix) {
+    const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+        {{"serve", "--enable", "gpu-read,gpu-write"}, "unknown API group 'gpu-write'"},
+        {{"serve", "--socket-permissions", "999"}, "is not an octal mode"},
+        {{"serve", "--mode", "named-pipe"}, "only on Windows"},
+        {{"serve", "--mode", "tcp", "--tcp-bind-address", "localhost"}, "has no port"},
+        {{"serve", "--mode", "tcp", "--tcp-bind-address", "300.1.1.1:80"}, "not a valid IP address and port"},
+        {{"serve", "--socket-uid", "no-such-user-here"}, "no user named 'no-such-user-here'"},
+        {{"serve", "--gpu-backend", "amdsmi", "--socket-path", "/tmp/x.sock"}, "--gpu-backend asked for amdsmi"},
+        {{"serve", "--signing-key-path", "/nonexistent/key", "--socket-path", "/tmp/x.sock"}, "/nonexistent/key"},
+    };
+    for (const auto& [args, expected] : cases) {
+        const auto [status, output] = run_zeusd(args, daemon_env());
+        EXPECT_NE(status, 0) << output;
+        EXPECT_NE(output.find(expected), std::string::npos) << output;
+    }
+}
+
+TEST_F(ZeusdTest, TcpServesTheSameApi) {
+    // Find a free port by binding port 0 and releasing it.
+    const int probe = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ASSERT_EQ(::bind(probe, reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
+    socklen_t length = sizeof address;
+    ::getsockname(probe, reinterpret_cast<sockaddr*>(&address), &length);
+    const unsigned short port = ntohs(address.sin_port);
+    ::close(probe);
+    Endpoint tcp;
+    tcp.tcp_host = "127.0.0.1";
+    tcp.tcp_port = port;
+    daemon_ = std::make_unique<ZeusdProcess>(
+        std::vector<std::string>{"--mode", "tcp", "--tcp-bind-address", "127.0.0.1:" + std::to_string(port)},
+        daemon_env(), dir_ / "zeusd.log", tcp);
+    const auto reply = http_request(tcp, "GET", "/gpu/get_power_limit?gpu_ids=0");
+    EXPECT_EQ(reply.status, 200) << reply.body;
+    EXPECT_NE(log().find("serving TCP without --signing-key-path"), std::string::npos);
+}
+
+TEST_F(ZeusdTest, KeepAliveConnectionsServeManyRequests) {
+    start();
+    std::string requests;
+    for (int i = 0; i < 20; ++i) requests += "GET /time HTTP/1.1\r\nHost: x\r\n\r\n";
+    requests += "GET /time HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
+    const auto reply = raw_exchange(endpoint_, requests);
+    std::size_t count = 0;
+    for (auto at = reply.find("HTTP/1.1 200 OK"); at != std::string::npos; at = reply.find("HTTP/1.1 200 OK", at + 1)) {
+        ++count;
+    }
+    EXPECT_EQ(count, 21U) << reply;
+}
+
+TEST_F(ZeusdTest, OversizedHeadersAndBodiesAreRefused) {
+    start();
+    const auto big_header = raw_exchange(
+        endpoint_, "GET /time HTTP/1.1\r\nHost: x\r\nX-Padding: " + std::string(20000, 'a') + "\r\n\r\n");
+    EXPECT_EQ(big_header.rfind("HTTP/1.1 431", 0), 0U) << big_header.substr(0, 200);
+    const auto big_body = raw_exchange(endpoint_, "POST /gpu/reset_locked_clocks?gpu_ids=0&block=true HTTP/1.1\r\n"
+                                                  "Host: x\r\nContent-Length: 10000000\r\n\r\n" +
+                                                      std::string(100000, 'b'));
+    EXPECT_EQ(big_body.rfind("HTTP/1.1 413", 0), 0U) << big_body.substr(0, 200);
+    const auto long_target = get("/gpu/get_power?gpu_ids=" + std::string(30000, '0'));
+    EXPECT_EQ(long_target.status, 431);
+    EXPECT_EQ(get("/time").status, 200);  // still serving
+}
+
+TEST_F(ZeusdTest, MalformedRequestsGet400AndDoNotDisturbOthers) {
+    start();
+    for (const std::string& garbage : {std::string("HELLO\r\n\r\n"), std::string("GET / HTTP/9.9\r\n\r\n"),
+                                      std::string("GET /time HTTP/1.1\r\nContent-Length: -1\r\n\r\n"),
+                                      std::string("\x00\x01\x02\r\n\r\n", 7)}) {
+        const auto reply = raw_exchange(endpoint_, garbage);
+        EXPECT_EQ(reply.rfind("HTTP/1.1 400", 0), 0U) << reply;
+    }
+    EXPECT_EQ(get("/time").status, 200);
+}
+
+TEST_F(ZeusdTest, SlowClientsAreDroppedWhileOthersAreServed) {
+    start({"--request-timeout-s", "0.5", "--num-workers", "1"});
+    const int slow = connect_to(endpoint_);
+    ASSERT_GE(slow, 0);
+    const std::string partial = "GET /time HTTP/1.1\r\nHo";
+    ASSERT_GT(::send(slow, partial.data(), partial.size(), MSG_NOSIGNAL), 0);
+    // One worker thread, and yet the stalled request blocks nobody.
+    for (int i = 0; i < 5; ++i) EXPECT_EQ(get("/time").status, 200);
+    const auto started = std::chrono::steady_clock::now();
+    char byte = 0;
+    const auto n = ::recv(slow, &byte, 1, 0);  // blocks until the server closes
+    const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    EXPECT_EQ(n, 0);
+    EXPECT_LT(waited, 3.0);
+    ::close(slow);
+}
+
+}  // namespace
+}  // namespace zeus::testing

@@ -1,0 +1,92 @@
+// A fresh zeusd for each test: its own simulator state (shared with the
+// test through ZEUS_SIM_STATE, so the test reads the same GPUs through the
+// product's NVML backend), its own fake powercap tree and its own socket.
+#pragma once
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <memory>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "cpu/fake_powercap.hpp"
+#include "zeus/device/gpus.hpp"
+#include "zeusd_harness.hpp"
+
+namespace zeus::testing {
+
+class ZeusdTest : public ::testing::Test {
+  protected:
+    // Package counter at daemon start, and its range.
+    static constexpr std::uint64_t kPackageStartUj = 5'000'000;
+    static constexpr std::uint64_t kDramStartUj = 700'000;
+    static constexpr std::uint64_t kRangeUj = 262'143'328'850;
+
+    void SetUp() override {
+        dir_ = std::filesystem::temp_directory_path() /
+               ("zeusd-test-" + std::to_string(::getpid()) + "-" +
+                ::testing::UnitTest::GetInstance()->current_test_info()->name());
+        std::filesystem::create_directories(dir_);
+        ::setenv("ZEUS_SIM_STATE", (dir_ / "sim-state").c_str(), 1);
+        ::unsetenv("ZEUS_SIM_CONFIG");
+        ::unsetenv("CUDA_VISIBLE_DEVICES");
+        ::unsetenv("ZEUSD_SOCK_PATH");
+        ::unsetenv("ZEUSD_HOST_PORT");
+        package_ = powercap_.add_zone(0, "package-0", kPackageStartUj, kRangeUj);
+        dram_ = powercap_.add_subzone(0, 0, kDramStartUj, kRangeUj);
+        endpoint_.unix_path = (dir_ / "zeusd.sock").string();
+    }
+
+    void TearDown() override {
+        daemon_.reset();
+        std::error_code ignored;
+        std::filesystem::remove_all(dir_, ignored);
+    }
+
+    std::map<std::string, std::string> daemon_env() const {
+        return {{"ZEUS_SIMULATE", "1"},
+                {"ZEUS_SIM_LIBRARY", ZEUS_TEST_SIM_LIBRARY},
+                {"ZEUS_POWERCAP_ROOT", powercap_.root().string()},
+                {"RUST_LOG", "debug"}};
+    }
+
+    // zeusd serve on this test's socket with `extra` flags.
+    void start(std::vector<std::string> extra = {}) {
+        std::vector<std::string> args = {"--socket-path", *endpoint_.unix_path};
+        args.insert(args.end(), extra.begin(), extra.end());
+        daemon_ = std::make_unique<ZeusdProcess>(args, daemon_env(), dir_ / "zeusd.log", endpoint_);
+    }
+
+    HttpReply get(const std::string& target, const std::map<std::string, std::string>& headers = {}) const {
+        return http_request(endpoint_, "GET", target, headers);
+    }
+    HttpReply post(const std::string& target, const std::map<std::string, std::string>& headers = {}) const {
+        return http_request(endpoint_, "POST", target, headers);
+    }
+    static nlohmann::json json_of(const HttpReply& reply) { return nlohmann::json::parse(reply.body); }
+
+  public:
+    // The simulated GPUs as this process sees them (same state file as zeusd).
+    static Gpus local_gpus() {
+        GpuOptions options;
+        options.simulate = true;
+        options.simulator_library = ZEUS_TEST_SIM_LIBRARY;
+        return Gpus::open(options);
+    }
+
+  protected:
+    std::string log() const { return daemon_ ? daemon_->log() : std::string{}; }
+
+    std::filesystem::path dir_;
+    FakePowercap powercap_;
+    std::filesystem::path package_;
+    std::filesystem::path dram_;
+    Endpoint endpoint_;
+    std::unique_ptr<ZeusdProcess> daemon_;
+};
+
+}  // namespace zeus::testing

@@ -1,0 +1,196 @@
+#include "zeusd_harness.hpp"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+#include <boost/asio/connect.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/local/stream_protocol.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+
+namespace zeus::testing {
+namespace {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+
+template <class Socket>
+HttpReply exchange(Socket& socket, const std::string& method, const std::string& target,
+                   const std::map<std::string, std::string>& headers) {
+    http::request<http::empty_body> request(http::string_to_verb(method), target, 11);
+    request.set(http::field::host, "localhost");
+    request.set(http::field::connection, "close");
+    for (const auto& [name, value] : headers) request.set(name, value);
+    http::write(socket, request);
+    beast::flat_buffer buffer;
+    http::response<http::string_body> response;
+    beast::error_code error;
+    http::read(socket, buffer, response, error);
+    if (error && error != http::error::end_of_stream) throw std::runtime_error("HTTP read failed: " + error.message());
+    HttpReply reply;
+    reply.status = static_cast<int>(response.result_int());
+    for (const auto& field : response) {
+        std::string name(field.name_string());
+        for (auto& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+        reply.headers[name] = std::string(field.value());
+    }
+    reply.body = response.body();
+    return reply;
+}
+
+std::string slurp(const std::filesystem::path& path) {
+    std::ifstream in(path);
+    std::stringstream text;
+    text << in.rdbuf();
+    return text.str();
+}
+
+}  // namespace
+
+int connect_to(const Endpoint& endpoint) {
+    if (endpoint.unix_path) {
+        const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        sockaddr_un address{};
+        address.sun_family = AF_UNIX;
+        std::strncpy(address.sun_path, endpoint.unix_path->c_str(), sizeof address.sun_path - 1);
+        if (::connect(fd, reinterpret_cast<const sockaddr*>(&address), sizeof address) != 0) {
+            ::close(fd);
+            return -1;
+        }
+        return fd;
+    }
+    const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_port = htons(endpoint.tcp_port);
+    ::inet_pton(AF_INET, endpoint.tcp_host.value_or("127.0.0.1").c_str(), &address.sin_addr);
+    if (::connect(fd, reinterpret_cast<const sockaddr*>(&address), sizeof address) != 0) {
+        ::close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+HttpReply http_request(const Endpoint& endpoint, const std::string& method, const std::string& target,
+                       const std::map<std::string, std::string>& headers) {
+    asio::io_context io;
+    if (endpoint.unix_path) {
+        asio::local::stream_protocol::socket socket(io);
+        socket.connect(asio::local::stream_protocol::endpoint(*endpoint.unix_path));
+        return exchange(socket, method, target, headers);
+    }
+    asio::ip::tcp::socket socket(io);
+    socket.connect(asio::ip::tcp::endpoint(asio::ip::make_address(endpoint.tcp_host.value_or("127.0.0.1")),
+                                           endpoint.tcp_port));
+    return exchange(socket, method, target, headers);
+}
+
+std::string raw_exchange(const Endpoint& endpoint, const std::string& bytes, std::chrono::milliseconds timeout) {
+    const int fd = connect_to(endpoint);
+    if (fd < 0) throw std::runtime_error("cannot connect to zeusd");
+    std::size_t sent = 0;
+    while (sent < bytes.size()) {
+        const auto n = ::send(fd, bytes.data() + sent, bytes.size() - sent, MSG_NOSIGNAL);
+        if (n <= 0) break;  // the server may close early on oversized input
+        sent += static_cast<std::size_t>(n);
+    }
+    std::string received;
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (std::chrono::steady_clock::now() < deadline) {
+        pollfd descriptor{fd, POLLIN, 0};
+        if (::poll(&descriptor, 1, 50) <= 0) continue;
+        char buffer[4096];
+        const auto n = ::recv(fd, buffer, sizeof buffer, 0);
+        if (n <= 0) break;
+        received.append(buffer, static_cast<std::size_t>(n));
+    }
+    ::close(fd);
+    return received;
+}
+
+ZeusdProcess::ZeusdProcess(std::vector<std::string> args, std::map<std::string, std::string> env,
+                           const std::filesystem::path& log_file, std::optional<Endpoint> wait_for)
+    : log_file_(log_file) {
+    args.insert(args.begin(), {ZEUSD_BINARY, "serve"});
+    pid_ = ::fork();
+    if (pid_ == 0) {
+        const int out = ::open(log_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        ::dup2(out, 1);
+        ::dup2(out, 2);
+        for (const auto& [name, value] : env) ::setenv(name.c_str(), value.c_str(), 1);
+        std::vector<char*> argv;
+        for (auto& arg : args) argv.push_back(arg.data());
+        argv.push_back(nullptr);
+        ::execv(argv[0], argv.data());
+        ::_exit(127);
+    }
+    if (!wait_for) return;
+    const bool up = eventually(
+        [&] {
+            int status = 0;
+            if (::waitpid(pid_, &status, WNOHANG) == pid_) {
+                pid_ = -1;
+                return true;
+            }
+            const int fd = connect_to(*wait_for);
+            if (fd < 0) return false;
+            ::close(fd);
+            return true;
+        },
+        std::chrono::milliseconds(10000));
+    if (!up || pid_ < 0) throw std::runtime_error("zeusd did not start:\n" + log());
+}
+
+ZeusdProcess::~ZeusdProcess() { stop(); }
+
+int ZeusdProcess::stop() {
+    if (pid_ <= 0) return 0;
+    ::kill(pid_, SIGTERM);
+    int status = 0;
+    ::waitpid(pid_, &status, 0);
+    pid_ = -1;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -WTERMSIG(status);
+}
+
+std::string ZeusdProcess::log() const { return slurp(log_file_); }
+
+std::pair<int, std::string> run_zeusd(const std::vector<std::string>& args,
+                                      const std::map<std::string, std::string>& env) {
+    const auto output = std::filesystem::temp_directory_path() / ("zeusd-run-" + std::to_string(::getpid()) + ".log");
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+        const int out = ::open(output.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        ::dup2(out, 1);
+        ::dup2(out, 2);
+        for (const auto& [name, value] : env) ::setenv(name.c_str(), value.c_str(), 1);
+        std::vector<std::string> full = args;
+        full.insert(full.begin(), ZEUSD_BINARY);
+        std::vector<char*> argv;
+        for (auto& arg : full) argv.push_back(arg.data());
+        argv.push_back(nullptr);
+        ::execv(argv[0], argv.data());
+        ::_exit(127);
+    }
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    auto text = slurp(output);
+    std::filesystem::remove(output);
+    return {WIFEXITED(status) ? WEXITSTATUS(status) : -WTERMSIG(status), text};
+}
+
+}  // namespace zeus::testing

@@ -1,0 +1,77 @@
+// What the daemon tests need: a real zeusd process on a temporary socket
+// over the GPU simulator (a state file shared with the test, so the test can
+// check the GPUs independently) and a fake powercap tree, and a small
+// blocking HTTP client that can also send raw bytes.
+#pragma once
+
+#include <sys/types.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace zeus::testing {
+
+struct HttpReply {
+    int status = 0;
+    std::map<std::string, std::string> headers;  // names lower-cased
+    std::string body;
+};
+
+struct Endpoint {
+    std::optional<std::string> unix_path;
+    std::optional<std::string> tcp_host;
+    unsigned short tcp_port = 0;
+};
+
+// One request per connection (Connection: close), as httpx does by default
+// for short-lived clients. Throws std::runtime_error on transport errors.
+HttpReply http_request(const Endpoint& endpoint, const std::string& method, const std::string& target,
+                       const std::map<std::string, std::string>& headers = {});
+// Sends `bytes` as they are and returns everything the server sends until
+// it closes the connection or `timeout` passes.
+std::string raw_exchange(const Endpoint& endpoint, const std::string& bytes,
+                         std::chrono::milliseconds timeout = std::chrono::milliseconds(3000));
+// Opens a connection to `endpoint` and returns its file descriptor.
+int connect_to(const Endpoint& endpoint);
+
+class ZeusdProcess {
+  public:
+    // Starts `zeusd serve ARGS` with the environment of this process plus
+    // `env`; returns once the socket answers or throws with its log.
+    ZeusdProcess(std::vector<std::string> args, std::map<std::string, std::string> env,
+                 const std::filesystem::path& log_file, std::optional<Endpoint> wait_for);
+    ~ZeusdProcess();
+    ZeusdProcess(const ZeusdProcess&) = delete;
+    ZeusdProcess& operator=(const ZeusdProcess&) = delete;
+
+    // SIGTERM and wait; returns the exit status (or -signal).
+    int stop();
+    [[nodiscard]] pid_t pid() const { return pid_; }
+    [[nodiscard]] std::string log() const;
+
+  private:
+    pid_t pid_ = -1;
+    std::filesystem::path log_file_;
+};
+
+// Runs `zeusd ARGS` to completion; returns {exit status, stdout+stderr}.
+std::pair<int, std::string> run_zeusd(const std::vector<std::string>& args,
+                                      const std::map<std::string, std::string>& env = {});
+
+// Polls `condition` every 10 ms until it holds or `timeout` passes.
+template <class Condition>
+bool eventually(Condition condition, std::chrono::milliseconds timeout = std::chrono::milliseconds(5000)) {
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (std::chrono::steady_clock::now() < deadline) {
+        if (condition()) return true;
+        ::usleep(10000);
+    }
+    return condition();
+}
+
+}  // namespace zeus::testing
