@@ -18,3 +18,7 @@ write_basic_package_version_file(${PROJECT_BINARY_DIR}/zeusConfigVersion.cmake
   VERSION ${PROJECT_VERSION} COMPATIBILITY SameMajorVersion)
 install(FILES ${PROJECT_BINARY_DIR}/zeusConfig.cmake ${PROJECT_BINARY_DIR}/zeusConfigVersion.cmake
   DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/zeus)
+
+# zeusd's service files (docs/zeusd.md): systemd reads <prefix>/lib/systemd/system.
+install(FILES ${PROJECT_SOURCE_DIR}/packaging/systemd/zeusd.service DESTINATION lib/systemd/system)
+install(FILES ${PROJECT_SOURCE_DIR}/packaging/tmpfiles.d/zeusd.conf DESTINATION lib/tmpfiles.d)
