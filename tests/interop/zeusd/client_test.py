@@ -128,14 +128,21 @@ def body():
     only_dram = client.get_cpu_energy([0], cpu=False, dram=True)
     check(only_dram[0].cpu_energy_uj is None and only_dram[0].dram_energy_uj == cpu2[0].dram_energy_uj, only_dram)
 
+    # /cpu/get_power is the counters' delta over a 100 ms window while a thread
+    # plays 80 W + 12 W on the tree; on a loaded machine one window can catch a
+    # stalled writer, so a few tries.
     with harness.PowerDriver(daemon.powercap, package_w=80.0, dram_w=12.0):
         time.sleep(0.1)
-        cpu_power = client.get_cpu_power()
+        for _ in range(20):
+            cpu_power = client.get_cpu_power()
+            check(set(cpu_power.power_mw) == {0}, cpu_power)
+            reading = cpu_power.power_mw[0]
+            check(isinstance(reading.cpu_mw, int) and isinstance(reading.dram_mw, int), reading)
+            if 40_000 < reading.cpu_mw < 160_000 and 4_000 < reading.dram_mw < 30_000:
+                break
+        else:
+            raise AssertionError(f"/cpu/get_power never near 80 W / 12 W: {cpu_power}")
     check(abs(cpu_power.timestamp_ms / 1000 - time.time()) < 5, cpu_power)
-    check(set(cpu_power.power_mw) == {0}, cpu_power)
-    reading = cpu_power.power_mw[0]
-    check(isinstance(reading.cpu_mw, int) and 20_000 < reading.cpu_mw < 300_000, reading)
-    check(isinstance(reading.dram_mw, int) and 2_000 < reading.dram_mw < 50_000, reading)
     check(set(client.get_cpu_power([0]).power_mw) == {0})
 
     t0 = time.time()
