@@ -18,7 +18,11 @@ Response Response::json(std::string body, http::status status) {
 }
 
 Response Response::error(http::status status, const std::string& message) {
-    return json(nlohmann::json{{"error", message}}.dump(), status);
+    // Messages may quote the request (a path or id list with bytes that are
+    // not UTF-8, e.g. %FF): those become U+FFFD instead of making dump()
+    // throw, which would end a worker thread and the daemon with it.
+    return json(nlohmann::json{{"error", message}}.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace),
+                status);
 }
 
 Response Response::text(http::status status, std::string body) {
