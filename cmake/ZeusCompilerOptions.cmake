@@ -11,3 +11,10 @@ if(ZEUS_SANITIZE)
     -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer)
   target_link_options(zeus_compile_options INTERFACE -fsanitize=address,undefined)
 endif()
+if(ZEUS_FUZZ)
+  # Coverage instrumentation for libFuzzer plus ASan/UBSan in every project
+  # target; only the fuzz executables link the fuzzer runtime itself.
+  target_compile_options(zeus_compile_options INTERFACE
+    -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer)
+  target_link_options(zeus_compile_options INTERFACE -fsanitize=address,undefined)
+endif()
