@@ -21,5 +21,6 @@ Command add_demo(CLI::App& parent);
 Command add_power(CLI::App& parent);
 Command add_energy(CLI::App& parent);
 Command add_run(CLI::App& parent);
+Command add_profile(CLI::App& parent);
 
 }  // namespace zeus::cli
