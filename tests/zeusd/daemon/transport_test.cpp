@@ -25,6 +25,15 @@ TEST_F(ZeusdTest, TheSocketGetsTheRequestedModeAndIsRemovedOnExit) {
     EXPECT_FALSE(std::filesystem::exists(*endpoint_.unix_path));
 }
 
+TEST_F(ZeusdTest, TheSocketGetsTheRequestedOwner) {
+    if (::geteuid() != 0) GTEST_SKIP() << "changing a file's owner needs root";
+    start({"--socket-uid", "4242", "--socket-gid", "4343"});
+    struct stat info {};
+    ASSERT_EQ(::stat(endpoint_.unix_path->c_str(), &info), 0);
+    EXPECT_EQ(info.st_uid, 4242U);
+    EXPECT_EQ(info.st_gid, 4343U);
+}
+
 TEST_F(ZeusdTest, AStaleSocketIsReplacedButALiveOneIsNot) {
     start();
     // A second daemon on the same path must refuse: the first one answers.
