@@ -87,10 +87,20 @@ class Session : public std::enable_shared_from_this<Session<Protocol>> {
         keep_alive_ = request_.keep_alive();
         version_ = request_.version();
         auto self = this->shared_from_this();
-        router_.handle(request_, peer_, [self](Response response) {
+        auto answered = std::make_shared<std::atomic<bool>>(false);
+        auto respond = [self, answered](Response response) {
+            if (answered->exchange(true)) return;  // one answer per request
             asio::post(self->stream_.get_executor(),
                        [self, response = std::move(response)]() mutable { self->answer(std::move(response)); });
-        });
+        };
+        // A bug in one handler must cost one request, never the daemon.
+        try {
+            router_.handle(request_, peer_, respond);
+        } catch (const std::exception& failure) {
+            log::error("{} {} from {} failed: {}", request_.method_string(), request_.target(), peer_.describe(),
+                       failure.what());
+            respond(Response::error(http::status::internal_server_error, "internal error; see the zeusd log"));
+        }
     }
 
     void answer(Response response) {
