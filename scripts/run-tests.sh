@@ -18,3 +18,6 @@ scripts/build.sh --werror --sanitize
 echo "== tests under sanitizers"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --test-dir build-asan --output-on-failure --parallel "$jobs" --timeout 600
+
+echo "== fuzz zeusd request parsing and routing (libFuzzer, bounded)"
+scripts/fuzz.sh "${ZEUS_FUZZ_SECONDS:-60}"
