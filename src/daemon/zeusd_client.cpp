@@ -5,6 +5,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
+#include <limits>
 
 #include "daemon/zeusd_client_internal.hpp"
 #include "daemon/zeusd_reply.hpp"
