@@ -1,5 +1,8 @@
 #!/usr/bin/env bash
-# Configures and builds Zeus. Usage: scripts/build.sh [--sanitize] [--werror] [--build-dir DIR]
+# Configures and builds Zeus. Usage: scripts/build.sh [--sanitize] [--werror] [--ci] [--build-dir DIR]
+# --ci: line tables only (-g1) instead of full debug info, and no benchmarks in
+# the sanitizer build: CI needs readable stack traces, not a debugger, and
+# full DWARF for Beast and GoogleTest templates costs minutes on 2 cores.
 # Default build dir: build/ (build-asan/ with --sanitize). Binaries land in
 # <dir>/bin, libraries in <dir>/lib.
 set -euo pipefail
@@ -7,13 +10,15 @@ cd "$(dirname "$0")/.."
 
 sanitize=OFF
 werror=OFF
+ci=OFF
 dir=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --sanitize) sanitize=ON ;;
     --werror) werror=ON ;;
+    --ci) ci=ON ;;
     --build-dir) dir="$2"; shift ;;
-    *) echo "build.sh: unknown option '$1' (use --sanitize, --werror, --build-dir DIR)" >&2; exit 2 ;;
+    *) echo "build.sh: unknown option '$1' (use --sanitize, --werror, --ci, --build-dir DIR)" >&2; exit 2 ;;
   esac
   shift
 done
@@ -26,6 +31,12 @@ if command -v ninja >/dev/null 2>&1; then generator=(-G Ninja); fi
 build_type=RelWithDebInfo
 if [ "$sanitize" = ON ]; then build_type=Debug; fi
 
+extra=()
+if [ "$ci" = ON ]; then
+  extra+=(-DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG" -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG"
+          -DCMAKE_CXX_FLAGS_DEBUG="-g1" -DCMAKE_C_FLAGS_DEBUG="-g1")
+  if [ "$sanitize" = ON ]; then extra+=(-DZEUS_BUILD_BENCHMARKS=OFF); fi
+fi
 cmake -S . -B "$dir" "${generator[@]}" -DCMAKE_BUILD_TYPE="$build_type" \
-  -DZEUS_WERROR="$werror" -DZEUS_SANITIZE="$sanitize" >/dev/null
+  -DZEUS_WERROR="$werror" -DZEUS_SANITIZE="$sanitize" "${extra[@]}" >/dev/null
 cmake --build "$dir" --parallel "$(nproc)"

@@ -9,12 +9,12 @@ scripts/setup-python.sh
 
 jobs="$(nproc)"
 echo "== build (warnings are errors)"
-scripts/build.sh --werror
+scripts/build.sh --werror --ci
 echo "== tests"
 ctest --test-dir build --output-on-failure --parallel "$jobs" --timeout 300
 
 echo "== build with AddressSanitizer + UndefinedBehaviorSanitizer"
-scripts/build.sh --werror --sanitize
+scripts/build.sh --werror --sanitize --ci
 echo "== tests under sanitizers"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --test-dir build-asan --output-on-failure --parallel "$jobs" --timeout 600
