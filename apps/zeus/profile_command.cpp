@@ -62,6 +62,16 @@ struct SimulatedWork {
     LastError last_error = nullptr;
 };
 
+// The options every sweep shares, from the command line's plan.
+template <class SweepOptions>
+void set_trial_options(SweepOptions& o, const ProfilePlan& p) {
+    o.num_trials = p.trials;
+    o.num_warmup_trials = p.warmup_trials;
+    o.trial_stddev_threshold = p.threshold;
+    o.num_warmup_iterations = p.warmup_iterations;
+    o.num_calibration_iterations = p.calibration_iterations;
+}
+
 Result<profile::Target> simulated_target(const Gpus& gpus, const std::vector<unsigned>& indices, double seconds,
                                          double utilization) {
     if (!gpus.backend_info().simulated) {
@@ -204,11 +214,7 @@ int run_profile(const ProfileOptions& options) {
                 profile::ParameterProfileOptions o;
                 o.measurement_duration_search_range = p.measurement_range;
                 o.cooldown_duration_search_range = p.cooldown_range;
-                o.num_trials = p.trials;
-                o.num_warmup_trials = p.warmup_trials;
-                o.trial_stddev_threshold = p.threshold;
-                o.num_warmup_iterations = p.warmup_iterations;
-                o.num_calibration_iterations = p.calibration_iterations;
+                set_trial_options(o, p);
                 auto r = keep(profile::profile_parameters(ctx, target, o));
                 if (r) {
                     recommendation = profile::recommend(r->first, r->second, p.warmup_iterations);
@@ -220,11 +226,7 @@ int run_profile(const ProfileOptions& options) {
                 profile::MeasurementSweepOptions o;
                 o.measurement_duration_search_range = p.measurement_range;
                 o.cooldown_duration = p.cooldown_duration;
-                o.num_trials = p.trials;
-                o.num_warmup_trials = p.warmup_trials;
-                o.trial_stddev_threshold = p.threshold;
-                o.num_warmup_iterations = p.warmup_iterations;
-                o.num_calibration_iterations = p.calibration_iterations;
+                set_trial_options(o, p);
                 o.iteration_duration = p.iteration_duration;
                 auto r = keep(profile::profile_measurement_duration(ctx, target, o));
                 if (r) reports = {*r};
@@ -234,11 +236,7 @@ int run_profile(const ProfileOptions& options) {
                 profile::CooldownSweepOptions o;
                 o.cooldown_duration_search_range = p.cooldown_range;
                 o.measurement_duration = p.measurement_duration;
-                o.num_trials = p.trials;
-                o.num_warmup_trials = p.warmup_trials;
-                o.trial_stddev_threshold = p.threshold;
-                o.num_warmup_iterations = p.warmup_iterations;
-                o.num_calibration_iterations = p.calibration_iterations;
+                set_trial_options(o, p);
                 o.iteration_duration = p.iteration_duration;
                 auto r = keep(profile::profile_cooldown_duration(ctx, target, o));
                 if (r) reports = {*r};

@@ -45,30 +45,28 @@ Result<gid_t> parse_group(const std::string& text) {
                  "give an existing group name or a numeric gid"};
 }
 
-Result<std::set<uid_t>> parse_users(const std::string& list) {
-    std::set<uid_t> users;
+namespace {
+
+// A comma list of names or numbers, each through `parse_one`.
+template <class Id, class Parse>
+Result<std::set<Id>> parse_list(const std::string& list, const char* what, Parse parse_one) {
+    std::set<Id> ids;
     for (const auto& item : split_list(list)) {
         if (item.empty()) {
-            return Error{ErrorCode::InvalidConfig, "empty user in the list", "separate names with single commas"};
+            return Error{ErrorCode::InvalidConfig, fmt::format("empty {} in the list", what),
+                         "separate names with single commas"};
         }
-        auto uid = parse_user(item);
-        if (!uid) return uid.error();
-        users.insert(uid.value());
+        auto id = parse_one(item);
+        if (!id) return id.error();
+        ids.insert(id.value());
     }
-    return users;
+    return ids;
 }
 
-Result<std::set<gid_t>> parse_groups(const std::string& list) {
-    std::set<gid_t> groups;
-    for (const auto& item : split_list(list)) {
-        if (item.empty()) {
-            return Error{ErrorCode::InvalidConfig, "empty group in the list", "separate names with single commas"};
-        }
-        auto gid = parse_group(item);
-        if (!gid) return gid.error();
-        groups.insert(gid.value());
-    }
-    return groups;
-}
+}  // namespace
+
+Result<std::set<uid_t>> parse_users(const std::string& list) { return parse_list<uid_t>(list, "user", parse_user); }
+
+Result<std::set<gid_t>> parse_groups(const std::string& list) { return parse_list<gid_t>(list, "group", parse_group); }
 
 }  // namespace zeus::zeusd
