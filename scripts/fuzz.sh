@@ -12,6 +12,7 @@
 #
 # zeusd logs on stdout, which the run closes (-close_fd_mask=1) to keep the output readable.
 # Environment: JOBS (build parallelism, default 2), CXX/CC (default clang++/clang),
+# FUZZ_CFLAGS (optimization and debug flags, default -O1 -g1; CI uses -O0 to build faster),
 # FUZZ_ARGS (extra libFuzzer flags).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -33,7 +34,7 @@ if command -v ninja >/dev/null 2>&1; then generator=(-G Ninja); fi
 # -O1 with asserts and line tables: the usual libFuzzer trade-off, and much
 # cheaper to compile than -O2 with full debug info on Beast's templates.
 cmake -S . -B "$dir" "${generator[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1" -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 -g1" \
+  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="${FUZZ_CFLAGS:--O1 -g1}" -DCMAKE_C_FLAGS_RELWITHDEBINFO="${FUZZ_CFLAGS:--O1 -g1}" \
   -DCMAKE_CXX_COMPILER="$cxx" -DCMAKE_C_COMPILER="$cc" \
   -DZEUS_FUZZ=ON -DZEUS_BUILD_TESTS=OFF -DZEUS_BUILD_BENCHMARKS=OFF >/dev/null
 cmake --build "$dir" --target zeusd_request_fuzz -j "${JOBS:-2}"
