@@ -36,6 +36,9 @@ void ProgressTracker::emit(std::string message) {
     // command than calibrated); before any trial, the plan itself.
     const double pace = planned_done_s_ > 0.0 ? e.elapsed_s / planned_done_s_ : 1.0;
     e.remaining_s = planned_left * (std::isfinite(pace) ? pace : 1.0);
+    // The planned seconds are summed in a different order than they are
+    // subtracted, so a finished plan can leave a rounding residue: done is done.
+    if (trials_total_ > 0 && trials_done_ >= trials_total_) e.remaining_s = 0.0;
     report_(e);
 }
 
