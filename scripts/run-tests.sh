@@ -20,5 +20,5 @@ ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:ha
   ctest --test-dir build-asan --output-on-failure --parallel "$jobs" --timeout 600
 
 echo "== fuzz zeusd request parsing and routing (libFuzzer, bounded)"
-# -O0 builds the instrumented library a minute faster; 30 s is ~100k inputs there.
+# -O0: the instrumented library builds faster; a bounded smoke run, not a campaign (docs/fuzzing.md).
 FUZZ_CFLAGS="${FUZZ_CFLAGS:--O0 -g1}" scripts/fuzz.sh "${ZEUS_FUZZ_SECONDS:-30}"
