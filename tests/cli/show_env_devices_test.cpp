@@ -8,6 +8,8 @@
 
 #include <array>
 #include <cstdio>
+
+#include "support/command_output.hpp"
 #include <string>
 
 #include "cpu/fake_powercap.hpp"
@@ -15,17 +17,7 @@
 
 namespace {
 
-std::string capture(const std::string& command, int& exit_code) {
-    std::string out;
-    FILE* pipe = popen((command + " 2>&1").c_str(), "r");
-    std::array<char, 4096> buffer{};
-    while (pipe != nullptr && fgets(buffer.data(), static_cast<int>(buffer.size()), pipe) != nullptr) {
-        out += buffer.data();
-    }
-    const int status = pipe != nullptr ? pclose(pipe) : -1;
-    exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    return out;
-}
+using zeus::testing::capture;
 
 class ShowEnvDevices : public ::testing::Test {
   protected:

@@ -6,6 +6,8 @@
 #include <array>
 #include <cstdio>
 
+#include "support/command_output.hpp"
+
 #include "daemon/fake_zeusd.hpp"
 #include "integration/sim_fixture.hpp"
 
@@ -14,17 +16,7 @@ namespace {
 
 using testing::FakeZeusd;
 
-std::string capture(const std::string& command, int& exit_code) {
-    std::string out;
-    FILE* pipe = popen((command + " 2>&1").c_str(), "r");
-    std::array<char, 4096> buffer{};
-    while (pipe != nullptr && fgets(buffer.data(), static_cast<int>(buffer.size()), pipe) != nullptr) {
-        out += buffer.data();
-    }
-    const int status = pipe != nullptr ? pclose(pipe) : -1;
-    exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    return out;
-}
+using testing::capture;
 
 bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
