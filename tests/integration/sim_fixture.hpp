@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include "zeus/device/gpus.hpp"
 
@@ -51,6 +52,31 @@ class SimulatedGpus : public ::testing::Test {
         EXPECT_EQ(zeusSimGroundTruthEnergy(gpu, &j), ZEUS_SIM_OK) << zeusSimLastError();
         return j;
     }
+    // Ground truth just before and just after one edge of a window, so an
+    // accuracy check stays exact however long the scheduler holds the test
+    // between reading the truth and the monitor reading its counter.
+    struct EdgeTruth {
+        std::vector<double> before;
+        std::vector<double> after;
+    };
+    template <class Action>
+    static EdgeTruth truth_around(unsigned gpu_count, Action&& action) {
+        EdgeTruth edge;
+        for (unsigned g = 0; g < gpu_count; ++g) edge.before.push_back(truth(g));
+        action();
+        for (unsigned g = 0; g < gpu_count; ++g) edge.after.push_back(truth(g));
+        return edge;
+    }
+    // `measured` lies between the shortest and the longest span the two
+    // edges allow, each widened by `tolerance` (relative).
+    static void expect_energy_between(double measured, const EdgeTruth& begin, const EdgeTruth& end, unsigned gpu,
+                                      double tolerance) {
+        const double shortest = end.before.at(gpu) - begin.after.at(gpu);
+        const double longest = end.after.at(gpu) - begin.before.at(gpu);
+        EXPECT_GE(measured, shortest * (1 - tolerance)) << "GPU " << gpu << ": shortest span " << shortest << " J";
+        EXPECT_LE(measured, longest * (1 + tolerance)) << "GPU " << gpu << ": longest span " << longest << " J";
+    }
+
     static void advance(double seconds) { ASSERT_EQ(zeusSimAdvance(seconds), ZEUS_SIM_OK) << zeusSimLastError(); }
 
     std::filesystem::path dir_;
