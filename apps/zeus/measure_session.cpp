@@ -15,6 +15,7 @@ std::string source_key(EnergySource source) {
         case EnergySource::HardwareCounter: return "energy_counter";
         case EnergySource::IntegratedPower: return "integrated_power";
         case EnergySource::InstantPowerApproximation: return "instant_power_approximation";
+        case EnergySource::WindowLog: return "window_log";
     }
     return "unknown";
 }

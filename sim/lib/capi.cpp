@@ -84,6 +84,14 @@ zeusSimStatus_t zeusSimNow(double* seconds) {
   });
 }
 
+zeusSimStatus_t zeusSimUnixTimeUs(long long* unix_us) {
+  return api_call([&] {
+    require(unix_us, "unix_us");
+    const auto sim = open_simulator();
+    *unix_us = sim->unix_us_at(sim->now());
+  });
+}
+
 zeusSimStatus_t zeusSimAdvance(double seconds) {
   return api_call([&] { open_simulator()->advance_virtual(seconds); });
 }

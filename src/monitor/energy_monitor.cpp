@@ -8,6 +8,7 @@
 #include <set>
 #include <unordered_map>
 
+#include "device/simulator_clock.hpp"
 #include "monitor/window_log.hpp"
 #include "zeus/monitor/power_monitor.hpp"
 
@@ -24,10 +25,10 @@ constexpr std::chrono::seconds kMaxRefreshAge{1};
 
 // Energy at `now` from a snapshot: the counter lags real time by the time
 // since its last refresh, during which the GPU drew (about) `power`.
-Joules energy_at(const EnergySnapshot& s, SystemClock::time_point now) {
+Joules energy_at(const EnergySnapshot& s, std::optional<SystemClock::time_point> now) {
     Joules energy = s.energy;
-    if (s.refreshed_at && s.power) {
-        const auto age = now - *s.refreshed_at;
+    if (now && s.refreshed_at && s.power) {
+        const auto age = *now - *s.refreshed_at;
         if (age > SystemClock::duration::zero() && age < kMaxRefreshAge) energy += *s.power * age;
     }
     return energy;
@@ -44,6 +45,7 @@ struct CpuReading {
 struct WindowState {
     Timestamp start;
     SystemClock::time_point start_wall;
+    Seconds start_simulated{0.0};  // on the simulator's virtual clock, when its GPUs are measured
     struct GpuStart {
         Joules energy;
         std::optional<CounterStats> stats;
@@ -56,7 +58,11 @@ struct WindowState {
 class EnergyMonitorImpl final : public EnergyMonitor {
   public:
     EnergyMonitorImpl(const Gpus& gpus, const Cpus* cpus, const Soc* soc, EnergyMonitorOptions options)
-        : gpus_(gpus), cpus_(cpus), soc_(soc), options_(std::move(options)) {}
+        : gpus_(gpus),
+          cpus_(cpus),
+          soc_(soc),
+          options_(std::move(options)),
+          simulator_clock_(SimulatorClock::virtual_clock_of(gpus)) {}
 
     Status init() {
         if (options_.gpu_indices) {
@@ -127,12 +133,12 @@ class EnergyMonitorImpl final : public EnergyMonitor {
         WindowState state;
         state.start_wall = SystemClock::now();
         state.start = MonitorClock::now();
+        if (simulator_clock_) state.start_simulated = simulator_clock_->now();
         state.gpus.reserve(counter_gpus_.size());
         for (unsigned i : counter_gpus_) {
             auto snapshot = gpus_[i].energy_snapshot();
             if (!snapshot) return snapshot.error();
-            const auto now = snapshot->refreshed_at ? SystemClock::now() : state.start_wall;
-            state.gpus.push_back({energy_at(*snapshot, now), gpus_[i].energy_counter_stats()});
+            state.gpus.push_back({energy_at(*snapshot, interpolation_time(*snapshot)), gpus_[i].energy_counter_stats()});
         }
         if (auto s = read_cpus(state.cpus); !s) return s;
         if (soc_ != nullptr && soc_->available()) {
@@ -174,7 +180,8 @@ class EnergyMonitorImpl final : public EnergyMonitor {
         }
         if (sync) synchronize();
         const Timestamp end = MonitorClock::now();
-        m.time = std::chrono::duration_cast<Seconds>(end - state.start);
+        m.time = simulator_clock_ ? simulator_clock_->now() - state.start_simulated
+                                  : std::chrono::duration_cast<Seconds>(end - state.start);
 
         // Formatted once per window, not once per GPU.
         std::string short_window;
@@ -188,10 +195,8 @@ class EnergyMonitorImpl final : public EnergyMonitor {
             const unsigned i = counter_gpus_[k];
             auto snapshot = gpus_[i].energy_snapshot();
             if (!snapshot) return snapshot.error();
-            // Interpolation needs the time right after the read; without a
-            // refresh time there is nothing to interpolate and no clock read.
-            const auto now = snapshot->refreshed_at ? SystemClock::now() : SystemClock::time_point{};
-            EnergyValue value{energy_at(*snapshot, now) - state.gpus[k].energy, EnergySource::HardwareCounter, {}};
+            EnergyValue value{energy_at(*snapshot, interpolation_time(*snapshot)) - state.gpus[k].energy,
+                              EnergySource::HardwareCounter, {}};
             if (value.energy.count() < 0) value.energy = Joules(0.0);
             if (!short_window.empty()) value.warnings.push_back(short_window);
             note_counter_events(value, state.gpus[k].stats, gpus_[i].energy_counter_stats());
@@ -320,6 +325,14 @@ class EnergyMonitorImpl final : public EnergyMonitor {
         }
     }
 
+    // The time right after the read, to interpolate the counter to (none
+    // without a refresh time: no clock read). On the simulator's virtual
+    // clock, its own time: refresh times are on its scale, not the host's.
+    [[nodiscard]] std::optional<SystemClock::time_point> interpolation_time(const EnergySnapshot& snapshot) const {
+        if (!snapshot.refreshed_at) return std::nullopt;
+        return simulator_clock_ ? simulator_clock_->wall_now() : SystemClock::now();
+    }
+
     const Gpus& gpus_;
     const Cpus* cpus_;
     const Soc* soc_;
@@ -329,6 +342,9 @@ class EnergyMonitorImpl final : public EnergyMonitor {
     std::vector<unsigned> counter_gpus_;
     std::vector<unsigned> integrated_gpus_;
     std::unique_ptr<PowerMonitor> power_monitor_;
+    // Set when the GPUs are the simulator's on its virtual clock: window
+    // lengths are then simulated time, like the energy.
+    std::optional<SimulatorClock> simulator_clock_;
     std::unique_ptr<WindowLog> log_;
     mutable std::mutex mutex_;
     std::unordered_map<std::string, WindowState> windows_;

@@ -7,6 +7,7 @@ std::string_view to_string(EnergySource source) {
         case EnergySource::HardwareCounter: return "hardware counter";
         case EnergySource::IntegratedPower: return "integrated power";
         case EnergySource::InstantPowerApproximation: return "instant power approximation";
+        case EnergySource::WindowLog: return "window log";
     }
     return "hardware counter";
 }

@@ -17,6 +17,7 @@ enum class EnergySource {
     HardwareCounter,            // difference of a cumulative hardware energy counter
     IntegratedPower,            // power samples integrated over the window (no counter)
     InstantPowerApproximation,  // one instant power reading × window length
+    WindowLog,                  // read back from a window log (ReplayMonitor)
 };
 [[nodiscard]] std::string_view to_string(EnergySource source);
 

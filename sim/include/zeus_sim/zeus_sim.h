@@ -48,6 +48,10 @@ ZEUS_SIM_API zeusSimStatus_t zeusSimGpuCount(unsigned* count);
 
 /* Simulator clock: seconds since the state was created. */
 ZEUS_SIM_API zeusSimStatus_t zeusSimNow(double* seconds);
+/* The simulator's time now on the scale of NVML's field-value timestamps
+ * (microseconds since the Unix epoch): the host's clock on the real clock,
+ * the state's creation time plus the virtual time on the virtual clock. */
+ZEUS_SIM_API zeusSimStatus_t zeusSimUnixTimeUs(long long* unix_us);
 /* Moves the virtual clock forward; ZEUS_SIM_ERROR_UNSUPPORTED on the real clock. */
 ZEUS_SIM_API zeusSimStatus_t zeusSimAdvance(double seconds);
 

@@ -59,7 +59,8 @@ ErrorCode to_error_code(nvmlReturn_t code) {
 std::string hint_for(nvmlReturn_t code) {
     switch (code) {
         case NVML_ERROR_NO_PERMISSION:
-            return "changing GPU settings needs root (CAP_SYS_ADMIN); run as root or grant the capability";
+            return "changing GPU settings needs root (CAP_SYS_ADMIN): run as root, or let zeusd change them "
+                   "(set ZEUSD_SOCK_PATH; docs/zeusd-client.md)";
         case NVML_ERROR_DRIVER_NOT_LOADED:
             return "the NVIDIA kernel driver is not loaded; check `nvidia-smi` and `lsmod | grep nvidia`";
         case NVML_ERROR_LIB_RM_VERSION_MISMATCH:

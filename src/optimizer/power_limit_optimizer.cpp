@@ -1,0 +1,309 @@
+#include "zeus/optimizer/power_limit_optimizer.hpp"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+
+#include "zeus/optimizer/power_limit_profile.hpp"
+
+namespace zeus::optimizer {
+namespace {
+
+Error invalid(std::string message, std::string hint) {
+    return Error{ErrorCode::InvalidArgument, std::move(message), std::move(hint), 0};
+}
+
+Status check_options(const PowerLimitOptimizerOptions& options) {
+    if (options.profile_steps == 0) {
+        return invalid("profile_steps is 0", "measure each power limit over at least one step (the default is 40)");
+    }
+    if (!(options.pl_step.count() >= 0.001) || !std::isfinite(options.pl_step.count())) {
+        return invalid(fmt::format("pl_step {} W is not a positive power", options.pl_step.count()),
+                       "give the distance between candidate limits in watts, e.g. 25");
+    }
+    return {};
+}
+
+std::string watts_text(Milliwatts limit) { return fmt::format("{:g} W", quantity_cast<Watts>(limit).count()); }
+
+// Candidates from the maximum down; the minimum only when the step lands on it.
+std::vector<Milliwatts> candidate_limits(PowerLimitConstraints constraints, Watts step) {
+    const auto step_mw = static_cast<std::int64_t>(std::llround(step.count() * 1000.0));
+    std::vector<Milliwatts> limits;
+    for (std::int64_t mw = constraints.max.count(); mw >= constraints.min.count(); mw -= step_mw) {
+        limits.emplace_back(mw);
+    }
+    return limits;
+}
+
+// The directory must take a new file now, not after an hour of profiling.
+Status check_writable(const std::filesystem::path& path) {
+    std::error_code ec;
+    const auto dir = path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
+    std::filesystem::create_directories(dir, ec);
+    const auto probe = dir / fmt::format(".{}.probe-{}", path.filename().string(), ::getpid());
+    {
+        std::ofstream out(probe);
+        if (!out) {
+            return Error{ErrorCode::NoPermission,
+                         fmt::format("the power-limit profile {} cannot be written (directory {} does not take new "
+                                     "files)",
+                                     path.string(), dir.string()),
+                         "choose a profile_path in a writable directory, or leave it unset to skip saving", 0};
+        }
+    }
+    std::filesystem::remove(probe, ec);
+    return {};
+}
+
+struct GpuSelection {
+    std::vector<Gpu*> gpus;
+    PowerLimitConstraints constraints;
+};
+
+Result<GpuSelection> monitored_gpus(const Gpus& gpus, const EnergyMonitor& monitor) {
+    const auto& indices = monitor.gpu_indices();
+    if (indices.empty()) {
+        return Error{ErrorCode::NotFound, "the energy monitor watches no GPU, so there is no power limit to optimize",
+                     "open the monitor with the GPUs to optimize (EnergyMonitorOptions::gpu_indices)", 0};
+    }
+    GpuSelection selection;
+    for (unsigned index : indices) {
+        auto gpu = gpus.at(index);
+        if (!gpu) return gpu.error();
+        auto constraints = (*gpu)->power_limit_constraints();
+        if (!constraints) return constraints.error();
+        if (!selection.gpus.empty() && (constraints->min != selection.constraints.min ||
+                                        constraints->max != selection.constraints.max)) {
+            return invalid(
+                fmt::format("GPU {} allows power limits {}–{}, GPU {} allows {}–{}: one limit cannot suit both",
+                            indices.front(), watts_text(selection.constraints.min),
+                            watts_text(selection.constraints.max), index, watts_text(constraints->min),
+                            watts_text(constraints->max)),
+                "monitor GPUs of one model (one optimizer per model), or one GPU per process with a communicator");
+        }
+        selection.constraints = *constraints;
+        selection.gpus.push_back(*gpu);
+    }
+    return selection;
+}
+
+// Every rank must profile the same candidates, or their collectives drift apart.
+Status check_ranks_agree(profile::Communicator& communicator, PowerLimitConstraints c) {
+    const auto max_mw = static_cast<double>(c.max.count());
+    const auto min_mw = static_cast<double>(c.min.count());
+    auto reduced = communicator.all_reduce({max_mw, min_mw, -max_mw, -min_mw}, profile::ReduceOp::Max);
+    if (!reduced) return reduced.error();
+    const auto& r = *reduced;
+    if (r[0] != -r[2] || r[1] != -r[3]) {
+        return Error{ErrorCode::InvalidState, "the ranks' GPUs allow different power limits",
+                     "run one optimizer per GPU model; every rank must profile the same candidate limits", 0};
+    }
+    return {};
+}
+
+}  // namespace
+
+Result<std::unique_ptr<GlobalPowerLimitOptimizer>> GlobalPowerLimitOptimizer::create(
+    const Gpus& gpus, EnergyMonitor& monitor, PowerLimitOptimizerOptions options) {
+    if (auto s = check_options(options); !s) return s.error();
+    auto selection = monitored_gpus(gpus, monitor);
+    if (!selection) return selection.error();
+    std::vector<GpuControl> controls;
+    for (Gpu* gpu : selection->gpus) {
+        if (auto s = gpu->check_power_limit_control(); !s) return s.error();
+        auto before = gpu->power_limit();
+        if (!before) return before.error();
+        controls.push_back({gpu, *before});
+    }
+    int world_size = static_cast<int>(controls.size());
+    if (options.communicator != nullptr) {
+        if (auto s = check_ranks_agree(*options.communicator, selection->constraints); !s) return s.error();
+        auto total = options.communicator->all_reduce({static_cast<double>(world_size)}, profile::ReduceOp::Sum);
+        if (!total) return total.error();
+        world_size = static_cast<int>(std::lround(total->front()));
+    }
+    auto candidates = candidate_limits(selection->constraints, options.pl_step);
+    std::optional<PowerLimitProfile> saved;
+    if (options.profile_path) {
+        std::error_code ec;
+        if (std::filesystem::exists(*options.profile_path, ec)) {
+            auto profile = load_power_limit_profile(*options.profile_path);
+            if (!profile) return profile.error();
+            saved = std::move(profile).value();
+        } else if (auto s = check_writable(*options.profile_path); !s) {
+            return s.error();
+        }
+    }
+    if (!options.selector) {
+        auto selector = zeus_cost(0.5);
+        if (!selector) return selector.error();
+        options.selector = std::move(selector).value();
+    }
+    std::unique_ptr<GlobalPowerLimitOptimizer> optimizer(new GlobalPowerLimitOptimizer(
+        std::move(controls), monitor, std::move(options), std::move(candidates), world_size));
+    if (saved) {
+        optimizer->measurements_ = std::move(saved->measurements);
+        optimizer->report_steps_ = saved->profile_steps;
+        if (auto s = optimizer->choose(/*save=*/false); !s) return s.error();
+    } else if (auto s = optimizer->set_power_limit(optimizer->candidates_.front()); !s) {
+        return s.error();
+    }
+    return optimizer;
+}
+
+GlobalPowerLimitOptimizer::GlobalPowerLimitOptimizer(std::vector<GpuControl> gpus, EnergyMonitor& monitor,
+                                                     PowerLimitOptimizerOptions options,
+                                                     std::vector<Milliwatts> candidates, int world_size)
+    : gpus_(std::move(gpus)),
+      monitor_(monitor),
+      options_(std::move(options)),
+      selector_(options_.selector),
+      candidates_(std::move(candidates)),
+      world_size_(world_size),
+      report_steps_(options_.profile_steps),
+      state_(state::Ready{candidates_.front(), options_.wait_steps + 1}) {}
+
+GlobalPowerLimitOptimizer::~GlobalPowerLimitOptimizer() {
+    if (auto s = close(); !s) {
+        std::fprintf(stderr, "zeus: power-limit optimizer: %s\n", s.error().describe().c_str());
+    }
+}
+
+std::optional<Milliwatts> GlobalPowerLimitOptimizer::optimal_power_limit() const {
+    if (const auto* done = std::get_if<state::Done>(&state_)) return done->optimal;
+    return std::nullopt;
+}
+
+Status GlobalPowerLimitOptimizer::set_power_limit(Milliwatts limit) {
+    if (current_limit_ == limit) return {};
+    current_limit_.reset();  // unknown until every GPU took it
+    for (const auto& control : gpus_) {
+        if (auto s = control.gpu->set_power_limit(limit); !s) {
+            Error e = s.error();
+            e.message = fmt::format("setting GPU {} to {}: {}", control.gpu->identity().index, watts_text(limit),
+                                    e.message);
+            return e;
+        }
+    }
+    current_limit_ = limit;
+    return {};
+}
+
+Status GlobalPowerLimitOptimizer::start_warmup(Milliwatts limit) {
+    if (auto s = set_power_limit(limit); !s) return s;
+    if (options_.warmup_steps == 0) return begin_profiling(limit);
+    state_ = state::Warmup{limit, options_.warmup_steps};
+    return {};
+}
+
+Status GlobalPowerLimitOptimizer::begin_profiling(Milliwatts limit) {
+    if (auto s = monitor_.begin_window(power_limit_window_name(limit)); !s) return s;
+    state_ = state::Profiling{limit, options_.profile_steps};
+    return {};
+}
+
+Status GlobalPowerLimitOptimizer::finish_profiling(Milliwatts limit) {
+    auto m = monitor_.end_window(power_limit_window_name(limit));
+    if (!m) return m.error();
+    double energy = 0;
+    for (const auto& [index, value] : m->gpu_energy) energy += value.energy.count();
+    double time = m->time.count();
+    if (options_.communicator != nullptr) {
+        auto total = options_.communicator->all_reduce({energy}, profile::ReduceOp::Sum);
+        if (!total) return total.error();
+        auto slowest = options_.communicator->all_reduce({time}, profile::ReduceOp::Max);
+        if (!slowest) return slowest.error();
+        energy = total->front();
+        time = slowest->front();
+    }
+    measurements_.push_back({limit, Joules(energy), Seconds(time)});
+    for (const auto& [index, value] : m->gpu_energy) {
+        for (const auto& warning : value.warnings) {
+            warnings_.push_back(fmt::format("{} on GPU {}: {}", watts_text(limit), index, warning));
+        }
+    }
+    const auto it = std::find(candidates_.begin(), candidates_.end(), limit);
+    if (it == candidates_.end() || it + 1 == candidates_.end()) return choose(/*save=*/true);
+    return start_warmup(*(it + 1));
+}
+
+Status GlobalPowerLimitOptimizer::choose(bool save) {
+    auto optimal = selector_->select(measurements_, SelectionContext{world_size_});
+    if (!optimal) {
+        // Training goes on at full power rather than at a half-profiled limit.
+        state_ = state::Done{candidates_.front()};
+        if (auto s = set_power_limit(candidates_.front()); !s) return s;
+        return optimal.error();
+    }
+    state_ = state::Done{*optimal};
+    if (auto s = set_power_limit(*optimal); !s) return s;
+    if (save && options_.profile_path) {
+        return save_power_limit_profile(*options_.profile_path, PowerLimitProfile{measurements_, options_.profile_steps});
+    }
+    return {};
+}
+
+Status GlobalPowerLimitOptimizer::on_step_begin() {
+    if (closed_) return {};
+    if (auto* ready = std::get_if<state::Ready>(&state_)) {
+        if (--ready->steps == 0) return start_warmup(ready->next);
+    } else if (auto* warmup = std::get_if<state::Warmup>(&state_)) {
+        if (--warmup->steps == 0) return begin_profiling(warmup->limit);
+    } else if (auto* profiling = std::get_if<state::Profiling>(&state_)) {
+        if (--profiling->steps == 0) return finish_profiling(profiling->limit);
+    }
+    return {};
+}
+
+Status GlobalPowerLimitOptimizer::on_epoch_end() {
+    if (closed_) return {};
+    std::optional<Milliwatts> interrupted;
+    if (const auto* warmup = std::get_if<state::Warmup>(&state_)) interrupted = warmup->limit;
+    if (const auto* profiling = std::get_if<state::Profiling>(&state_)) {
+        interrupted = profiling->limit;
+        auto cancelled = monitor_.end_window(power_limit_window_name(profiling->limit), /*sync=*/false, /*cancel=*/true);
+        if (!cancelled) return cancelled.error();
+    }
+    if (!interrupted) return {};
+    state_ = state::Ready{*interrupted, 1};
+    return set_power_limit(candidates_.front());
+}
+
+Status GlobalPowerLimitOptimizer::close() {
+    if (closed_) return {};
+    closed_ = true;
+    Status result;
+    if (const auto* profiling = std::get_if<state::Profiling>(&state_)) {
+        auto cancelled = monitor_.end_window(power_limit_window_name(profiling->limit), false, true);
+        if (!cancelled) result = cancelled.error();
+    }
+    for (const auto& control : gpus_) {
+        if (auto s = control.gpu->set_power_limit(control.before); !s && result) {
+            Error e = s.error();
+            e.message = fmt::format("restoring GPU {} to its earlier limit {}: {}", control.gpu->identity().index,
+                                    watts_text(control.before), e.message);
+            result = e;
+        }
+    }
+    current_limit_.reset();
+    return result;
+}
+
+Result<PowerLimitReport> GlobalPowerLimitOptimizer::report(const std::vector<SelectorPtr>& others) const {
+    std::vector<SelectorPtr> selectors{selector_};
+    for (const auto& other : others) {
+        const bool listed = std::any_of(selectors.begin(), selectors.end(),
+                                        [&](const SelectorPtr& s) { return s->name() == other->name(); });
+        if (!listed) selectors.push_back(other);
+    }
+    auto report = make_power_limit_report(measurements_, selectors, SelectionContext{world_size_}, report_steps_);
+    if (report) report.value().warnings = warnings_;
+    return report;
+}
+
+}  // namespace zeus::optimizer

@@ -1,0 +1,471 @@
+// The optimizer's state machine on simulated A40s: which limit is in force
+// at every step, when windows open and close, interruptions at epoch ends,
+// warmup_steps = 0, restoring the earlier limit, the profile file, and the
+// errors a user can run into. Expected schedules come from the closed form
+// in reference/optimizers.md §1.2 (candidate k is set on call w+1+k(u+p),
+// its window covers calls [w+1+k(u+p)+u, w+1+(k+1)(u+p)), Done on call
+// w+1+N(u+p)), not from the code.
+#include <gtest/gtest.h>
+#include <zeus_sim/zeus_sim.h>
+
+#include <cmath>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "optimizer/optimizer_harness.hpp"
+#include "zeus/optimizer/power_limit_profile.hpp"
+
+namespace zeus::optimizer {
+namespace {
+
+using testing::RecordingMonitor;
+using testing::TraceTraining;
+
+constexpr const char* kTwoA40s = R"({"clock": "virtual", "gpus": [{"model": "A40", "count": 2}]})";
+constexpr const char* kOneA40 = R"({"clock": "virtual", "gpus": [{"model": "A40"}]})";
+
+// The closed-form GPU of reference/optimizers.md §6.1 b as a trace: one
+// epoch is 40 steps of 0.1·(190/(p − 60))^0.6 s (0.1 s from 250 W up), drawing
+// min(p, 250) W.
+double step_time(double p) { return p >= 250 ? 0.1 : 0.1 * std::pow(190.0 / (p - 60.0), 0.6); }
+
+int define_model_trace() {
+    std::vector<double> limits, epoch_s, power_w;
+    for (int p = 100; p <= 300; p += 25) {
+        limits.push_back(p);
+        epoch_s.push_back(40 * step_time(p));
+        power_w.push_back(std::min(p, 250));
+    }
+    int id = -1;
+    EXPECT_EQ(zeusSimTraceProfileDefine("model", static_cast<unsigned>(limits.size()), limits.data(), epoch_s.data(),
+                                        power_w.data(), &id),
+              ZEUS_SIM_OK)
+        << zeusSimLastError();
+    return id;
+}
+
+class OptimizerSchedule : public testing::SimulatedGpus {
+  protected:
+    // A fresh simulator (its own state file) with `config`.
+    void open(const char* config) {
+        monitor_.reset();
+        inner_.reset();
+        training_.reset();
+        gpus_ = Gpus();
+        setenv("ZEUS_SIM_STATE", (dir_ / ("state-" + std::to_string(++opened_))).c_str(), 1);
+        configure(config);
+        gpus_ = Gpus::open(simulated());
+        ASSERT_TRUE(gpus_.status().ok()) << gpus_.status().error().describe();
+        inner_ = EnergyMonitor::open(gpus_, nullptr, nullptr).value();
+        monitor_ = std::make_unique<RecordingMonitor>(*inner_, static_cast<unsigned>(gpus_.size()), training().call);
+    }
+    TraceTraining& training() {
+        if (!training_) training_ = std::make_unique<TraceTraining>(gpus_, define_model_trace(), 1.0 / 40);
+        return *training_;
+    }
+    std::unique_ptr<GlobalPowerLimitOptimizer> create(PowerLimitOptimizerOptions options = {}) {
+        auto optimizer = GlobalPowerLimitOptimizer::create(gpus_, *monitor_, std::move(options));
+        EXPECT_TRUE(optimizer.ok()) << optimizer.error().describe();
+        return optimizer.ok() ? std::move(optimizer).value() : nullptr;
+    }
+    std::vector<RecordingMonitor::Event> events(const std::string& what) const {
+        std::vector<RecordingMonitor::Event> out;
+        for (const auto& e : monitor_->events) {
+            if (e.what == what) out.push_back(e);
+        }
+        return out;
+    }
+
+    Gpus gpus_;
+    std::unique_ptr<EnergyMonitor> inner_;
+    std::unique_ptr<RecordingMonitor> monitor_;
+    std::unique_ptr<TraceTraining> training_;
+    int opened_ = 0;
+};
+
+std::vector<Milliwatts> every_25w_from(int max_w, int min_w) {
+    std::vector<Milliwatts> out;
+    for (int p = max_w; p >= min_w; p -= 25) out.emplace_back(p * 1000);
+    return out;
+}
+
+TEST_F(OptimizerSchedule, StepsFollowTheDocumentedSchedule) {
+    open(kTwoA40s);
+    auto optimizer = create();
+    ASSERT_TRUE(optimizer);
+    const auto candidates = every_25w_from(300, 100);
+    ASSERT_EQ(optimizer->candidates(), candidates);
+    EXPECT_EQ(optimizer->world_size(), 2);
+    const int w = 1, u = 10, p = 40, n = static_cast<int>(candidates.size());
+    const int done_call = w + 1 + n * (u + p);
+    ASSERT_EQ(done_call, 452);  // the defaults on a 100–300 W GPU, as the reference says
+    TraceTraining& t = training();
+    t.run_to_done(*optimizer);
+    ASSERT_FALSE(HasFatalFailure());
+    EXPECT_EQ(t.call, done_call);
+    for (int k = 0; k < 5; ++k) t.step(*optimizer);  // the chosen limit stays
+
+    for (int call = 1; call <= t.call; ++call) {
+        Milliwatts expected = candidates.front();
+        if (call >= done_call) {
+            expected = *optimizer->optimal_power_limit();
+        } else if (call > w) {
+            expected = candidates[static_cast<std::size_t>((call - w - 1) / (u + p))];
+        }
+        ASSERT_EQ(t.limit_during[call - 1], expected) << "call " << call;
+    }
+    const auto begins = events("begin");
+    const auto ends = events("end");
+    ASSERT_EQ(begins.size(), candidates.size());
+    ASSERT_EQ(ends.size(), candidates.size());
+    EXPECT_TRUE(events("cancel").empty());
+    ASSERT_EQ(optimizer->measurements().size(), candidates.size());
+    for (int k = 0; k < n; ++k) {
+        const auto& m = optimizer->measurements()[k];
+        EXPECT_EQ(m.power_limit, candidates[k]);
+        EXPECT_EQ(begins[k].call, w + 1 + k * (u + p) + u) << k;
+        EXPECT_EQ(ends[k].call, w + 1 + (k + 1) * (u + p)) << k;
+        EXPECT_EQ(begins[k].name, power_limit_window_name(candidates[k]));
+        // The window holds exactly the p steps before its end call.
+        double seconds = 0;
+        for (int call = begins[k].call; call < ends[k].call; ++call) seconds += t.step_seconds[call - 1];
+        EXPECT_NEAR(m.time.count(), seconds, 1e-6 * seconds) << k;
+        const double truth = ends[k].truth_j - begins[k].truth_j;  // both GPUs
+        EXPECT_NEAR(m.energy.count(), truth, 1e-3 * truth) << k;
+    }
+    // ZeusCost(0.5) over both GPUs, computed here from the measurements.
+    const auto& ms = optimizer->measurements();
+    double best = INFINITY;
+    Milliwatts chosen{0};
+    for (const auto& m : ms) {
+        const double cost = 0.5 * m.energy.count() + 0.5 * 300.0 * 2 * m.time.count();
+        if (cost < best) {
+            best = cost;
+            chosen = m.power_limit;
+        }
+    }
+    EXPECT_EQ(optimizer->optimal_power_limit(), chosen);
+    EXPECT_EQ(optimizer->selector()->name(), "zeus-cost:eta=0.5");
+}
+
+TEST_F(OptimizerSchedule, WithoutWarmupTheWindowOpensWithTheLimit) {
+    open(kOneA40);
+    PowerLimitOptimizerOptions options;
+    options.warmup_steps = 0;
+    options.wait_steps = 3;
+    options.profile_steps = 5;
+    options.pl_step = Watts(50);
+    auto optimizer = create(options);
+    ASSERT_TRUE(optimizer);
+    const auto candidates = std::vector<Milliwatts>{Milliwatts(300000), Milliwatts(250000), Milliwatts(200000),
+                                                    Milliwatts(150000), Milliwatts(100000)};
+    ASSERT_EQ(optimizer->candidates(), candidates);
+    training().run_to_done(*optimizer);
+    const int w = 3, p = 5;
+    EXPECT_EQ(training().call, w + 1 + 5 * p);
+    const auto begins = events("begin");
+    ASSERT_EQ(begins.size(), 5U);
+    for (int k = 0; k < 5; ++k) {
+        EXPECT_EQ(begins[k].call, w + 1 + k * p) << k;
+        EXPECT_EQ(training().limit_during[begins[k].call - 1], candidates[k]) << k;
+    }
+}
+
+// Epoch ends interrupt warm-ups and windows; every measured window must still
+// cover exactly profile_steps steps at its own limit inside one epoch.
+void check_interrupted_run(int steps_per_epoch, GlobalPowerLimitOptimizer& optimizer, TraceTraining& t,
+                           const RecordingMonitor& monitor, const std::vector<Milliwatts>& candidates) {
+    const int p = 40;
+    std::vector<int> epoch_end_after;  // calls after which on_epoch_end ran
+    for (int epoch = 0; epoch < 40 && !optimizer.done(); ++epoch) {
+        ASSERT_TRUE(optimizer.on_epoch_begin().ok());
+        for (int s = 0; s < steps_per_epoch && !optimizer.done(); ++s) {
+            t.step(optimizer);
+            ASSERT_FALSE(::testing::Test::HasFatalFailure());
+        }
+        if (optimizer.done()) break;
+        ASSERT_TRUE(optimizer.on_epoch_end().ok());
+        epoch_end_after.push_back(t.call);
+    }
+    ASSERT_TRUE(optimizer.done()) << steps_per_epoch;
+    std::vector<Milliwatts> measured;
+    for (const auto& m : optimizer.measurements()) measured.push_back(m.power_limit);
+    EXPECT_EQ(measured, candidates) << steps_per_epoch;  // each once, in order
+
+    const RecordingMonitor::Event* open = nullptr;
+    int cancels = 0;
+    for (const auto& e : monitor.events) {
+        if (e.what == "begin") {
+            open = &e;
+            continue;
+        }
+        ASSERT_NE(open, nullptr);
+        ASSERT_EQ(e.name, open->name);
+        if (e.what == "cancel") {
+            ++cancels;
+            // Cancelled exactly at an epoch end, inside the window.
+            EXPECT_NE(std::find(epoch_end_after.begin(), epoch_end_after.end(), e.call), epoch_end_after.end());
+        } else {
+            EXPECT_EQ(e.call - open->call, p) << open->name;
+            for (int call = open->call; call < e.call; ++call) {
+                EXPECT_EQ(power_limit_window_name(t.limit_during[call - 1]), open->name) << call;
+            }
+            for (int end : epoch_end_after) EXPECT_FALSE(end >= open->call && end < e.call) << open->name;
+        }
+        open = nullptr;
+    }
+    // After every interruption the next step runs at the maximum limit only
+    // if nothing was set yet; the step after the epoch end re-sets the
+    // interrupted limit (Ready with one step), so step `end + 1` already
+    // runs at it. Between the epoch end and that step the GPU is at the maximum.
+    for (int end : epoch_end_after) {
+        if (end >= t.call) continue;
+        const Milliwatts before = t.limit_during[end - 1];
+        if (before == candidates.front()) continue;  // nothing was being profiled
+        EXPECT_EQ(t.limit_during[end], before) << "the interrupted limit is retried at step " << end + 1;
+    }
+    if (steps_per_epoch % 50 == 5) {
+        EXPECT_EQ(cancels, 0);  // interrupted in warm-ups only
+    }
+    if (steps_per_epoch % 50 == 15) {
+        EXPECT_GT(cancels, 0);
+    }
+}
+
+TEST_F(OptimizerSchedule, InterruptedLimitsAreRetriedFromTheirWarmup) {
+    for (int steps_per_epoch : {55, 65, 100}) {
+        open(kOneA40);
+        auto optimizer = create();
+        ASSERT_TRUE(optimizer);
+        check_interrupted_run(steps_per_epoch, *optimizer, training(), *monitor_, every_25w_from(300, 100));
+        ASSERT_FALSE(HasFatalFailure()) << steps_per_epoch;
+        optimizer.reset();
+    }
+}
+
+TEST_F(OptimizerSchedule, AnEpochEndPutsTheMaximumBackUntilTheNextStep) {
+    open(kOneA40);
+    auto optimizer = create();
+    ASSERT_TRUE(optimizer);
+    for (int s = 0; s < 60; ++s) training().step(*optimizer);  // inside 275 W's warm-up
+    ASSERT_EQ(gpus_[0].power_limit().value(), Milliwatts(275000));
+    ASSERT_TRUE(optimizer->on_epoch_end().ok());
+    EXPECT_EQ(gpus_[0].power_limit().value(), Milliwatts(300000));
+    ASSERT_TRUE(std::holds_alternative<state::Ready>(optimizer->state()));
+    training().step(*optimizer);
+    EXPECT_EQ(gpus_[0].power_limit().value(), Milliwatts(275000));
+    ASSERT_TRUE(std::holds_alternative<state::Warmup>(optimizer->state()));
+    EXPECT_EQ(std::get<state::Warmup>(optimizer->state()).steps, 10U);
+}
+
+TEST_F(OptimizerSchedule, TheEarlierLimitComesBackWhenClosedOrDestroyed) {
+    open(kTwoA40s);
+    for (const auto& gpu : gpus_) ASSERT_TRUE(gpu->set_power_limit(Milliwatts(220000)).ok());
+    auto optimizer = create();
+    ASSERT_TRUE(optimizer);
+    EXPECT_EQ(gpus_[1].power_limit().value(), Milliwatts(300000));
+    for (int s = 0; s < 30; ++s) training().step(*optimizer);  // inside 300 W's window
+    ASSERT_TRUE(std::holds_alternative<state::Profiling>(optimizer->state()));
+    ASSERT_TRUE(optimizer->close().ok());
+    for (const auto& gpu : gpus_) EXPECT_EQ(gpu->power_limit().value(), Milliwatts(220000));
+    EXPECT_TRUE(inner_->open_windows().empty());  // the open window was cancelled
+    ASSERT_TRUE(optimizer->on_step_begin().ok());  // closed: the hooks do nothing
+    EXPECT_EQ(gpus_[0].power_limit().value(), Milliwatts(220000));
+
+    // Done, then destroyed: the same.
+    auto finished = create();
+    ASSERT_TRUE(finished);
+    training().run_to_done(*finished);
+    ASSERT_TRUE(finished->done());
+    finished.reset();
+    for (const auto& gpu : gpus_) EXPECT_EQ(gpu->power_limit().value(), Milliwatts(220000));
+}
+
+TEST_F(OptimizerSchedule, ASavedProfileSkipsProfilingAndServesAnySelector) {
+    open(kOneA40);
+    const auto path = dir_ / "profiles" / "model.json";
+    PowerLimitOptimizerOptions options;
+    options.profile_path = path;
+    options.warmup_steps = 2;
+    options.profile_steps = 10;
+    auto first = create(options);
+    ASSERT_TRUE(first);
+    EXPECT_FALSE(std::filesystem::exists(path));
+    training().run_to_done(*first);
+    ASSERT_TRUE(std::filesystem::exists(path));
+    const auto saved = load_power_limit_profile(path).value();
+    ASSERT_EQ(saved.measurements.size(), first->measurements().size());
+    EXPECT_EQ(saved.profile_steps, 10U);
+    first.reset();
+
+    for (const SelectorPtr& selector : standard_selectors()) {
+        const auto begun = monitor_->events.size();
+        options.selector = selector;
+        auto second = create(options);
+        ASSERT_TRUE(second);
+        EXPECT_TRUE(second->done());
+        const auto expected = selector->select(saved.measurements, SelectionContext{1}).value();
+        EXPECT_EQ(second->optimal_power_limit(), expected) << selector->name();
+        EXPECT_EQ(gpus_[0].power_limit().value(), expected) << selector->name();
+        EXPECT_EQ(monitor_->events.size(), begun);  // nothing measured
+        const auto report = second->report().value();
+        EXPECT_EQ(report.profile_steps, 10U);
+        EXPECT_EQ(report.choices.front().selector, selector->name());
+    }
+}
+
+TEST_F(OptimizerSchedule, TheReportComparesSelectorsAgainstTheMaximumLimit) {
+    open(kOneA40);
+    PowerLimitOptimizerOptions options;
+    options.warmup_steps = 1;
+    options.profile_steps = 8;
+    auto optimizer = create(options);
+    ASSERT_TRUE(optimizer);
+    EXPECT_FALSE(optimizer->report().ok());  // nothing measured yet
+    training().run_to_done(*optimizer);
+    const auto report = optimizer->report(standard_selectors()).value();
+    const auto& ms = optimizer->measurements();
+    ASSERT_EQ(report.rows.size(), ms.size());
+    EXPECT_EQ(report.choices.size(), 4U);  // zeus-cost once: it is in use and in the standard set
+    EXPECT_TRUE(report.choices.front().in_use);
+    for (std::size_t k = 0; k < ms.size(); ++k) {
+        EXPECT_DOUBLE_EQ(report.rows[k].time_per_step->count(), ms[k].time.count() / 8);
+        EXPECT_DOUBLE_EQ(report.rows[k].energy_per_step->count(), ms[k].energy.count() / 8);
+    }
+    for (const auto& choice : report.choices) {
+        const auto& at = *std::find_if(ms.begin(), ms.end(), [&](auto& m) { return m.power_limit == choice.power_limit; });
+        EXPECT_DOUBLE_EQ(choice.energy_saving, 1 - at.energy.count() / ms.front().energy.count()) << choice.selector;
+        EXPECT_DOUBLE_EQ(choice.slowdown, at.time.count() / ms.front().time.count() - 1) << choice.selector;
+    }
+    const std::string text = report.to_string();
+    for (const auto& m : ms) {
+        EXPECT_NE(text.find(std::to_string(m.power_limit.count() / 1000) + " W"), std::string::npos) << text;
+    }
+    const auto json = nlohmann::json::parse(report.to_json());
+    EXPECT_EQ(json["measurements"].size(), ms.size());
+    EXPECT_EQ(json["choices"][0]["selector"], "zeus-cost:eta=0.5");
+}
+
+// A user-defined rule: the lowest limit within 2% of the least energy.
+class NearlyLeastEnergy final : public OptimumSelector {
+  public:
+    [[nodiscard]] std::string name() const override { return "nearly-least-energy"; }
+    [[nodiscard]] Result<Milliwatts> select(std::span<const PowerLimitMeasurement> ms,
+                                            const SelectionContext&) const override {
+        double least = INFINITY;
+        for (const auto& m : ms) least = std::min(least, m.energy.count());
+        Milliwatts pick = ms.front().power_limit;
+        for (const auto& m : ms) {
+            if (m.energy.count() <= 1.02 * least) pick = std::min(pick, m.power_limit);
+        }
+        return pick;
+    }
+};
+
+TEST_F(OptimizerSchedule, UserDefinedSelectorsPlugIn) {
+    open(kOneA40);
+    PowerLimitOptimizerOptions options;
+    options.selector = std::make_shared<NearlyLeastEnergy>();
+    options.warmup_steps = 1;
+    options.profile_steps = 4;
+    auto optimizer = create(options);
+    ASSERT_TRUE(optimizer);
+    training().run_to_done(*optimizer);
+    EXPECT_EQ(optimizer->optimal_power_limit(), NearlyLeastEnergy().select(optimizer->measurements(), {}).value());
+    EXPECT_EQ(optimizer->report().value().choices.front().selector, "nearly-least-energy");
+}
+
+// Rank 1 of 2 whose partner measured exactly what it did.
+class MirroredRank final : public profile::Communicator {
+  public:
+    [[nodiscard]] int rank() const override { return 1; }
+    [[nodiscard]] int size() const override { return 2; }
+    [[nodiscard]] Result<std::vector<double>> all_reduce(std::vector<double> values, profile::ReduceOp op) override {
+        if (op == profile::ReduceOp::Sum) {
+            for (double& v : values) v *= 2;
+        }
+        return values;
+    }
+};
+
+TEST_F(OptimizerSchedule, RanksSumEnergyTakeTheSlowestTimeAndCountEveryGpu) {
+    open(kOneA40);
+    MirroredRank ranks;
+    PowerLimitOptimizerOptions options;
+    options.communicator = &ranks;
+    options.warmup_steps = 3;  // past the power sensor's 100 ms refresh after each limit change
+    options.profile_steps = 6;
+    auto optimizer = create(options);
+    ASSERT_TRUE(optimizer);
+    EXPECT_EQ(optimizer->world_size(), 2);
+    training().run_to_done(*optimizer);
+    const auto begins = events("begin");
+    const auto ends = events("end");
+    ASSERT_EQ(begins.size(), optimizer->measurements().size());
+    for (std::size_t k = 0; k < begins.size(); ++k) {
+        const double local = ends[k].truth_j - begins[k].truth_j;
+        EXPECT_NEAR(optimizer->measurements()[k].energy.count(), 2 * local, 2e-3 * local);
+    }
+    EXPECT_EQ(optimizer->optimal_power_limit(),
+              zeus_cost(0.5, 2).value()->select(optimizer->measurements(), {}).value());
+}
+
+TEST_F(OptimizerSchedule, BadOptionsAreRefusedBeforeAnythingChanges) {
+    open(kOneA40);
+    ASSERT_TRUE(gpus_[0].set_power_limit(Milliwatts(230000)).ok());
+    const auto refuse = [&](PowerLimitOptimizerOptions options, ErrorCode code, const char* says) {
+        auto optimizer = GlobalPowerLimitOptimizer::create(gpus_, *monitor_, std::move(options));
+        ASSERT_FALSE(optimizer.ok()) << says;
+        EXPECT_EQ(optimizer.error().code, code) << optimizer.error().describe();
+        EXPECT_NE(optimizer.error().message.find(says), std::string::npos) << optimizer.error().message;
+        EXPECT_FALSE(optimizer.error().hint.empty());
+        EXPECT_EQ(gpus_[0].power_limit().value(), Milliwatts(230000));
+    };
+    PowerLimitOptimizerOptions o;
+    o.profile_steps = 0;
+    refuse(o, ErrorCode::InvalidArgument, "profile_steps");
+    o = {};
+    o.pl_step = Watts(0);
+    refuse(o, ErrorCode::InvalidArgument, "pl_step");
+    o = {};
+    o.pl_step = Watts(NAN);
+    refuse(o, ErrorCode::InvalidArgument, "pl_step");
+    o = {};
+    std::ofstream(dir_ / "blocker") << "a file, not a directory";
+    o.profile_path = dir_ / "blocker" / "profile.json";
+    refuse(o, ErrorCode::NoPermission, "cannot be written");
+    o = {};
+    std::ofstream(dir_ / "broken.json") << "{\"measurements\": 5}";
+    o.profile_path = dir_ / "broken.json";
+    refuse(o, ErrorCode::InvalidConfig, "broken.json");
+}
+
+TEST_F(OptimizerSchedule, GpusWithDifferentLimitsCannotShareOneLimit) {
+    open(R"({"clock": "virtual", "gpus": [{"model": "A40"}, {"model": "A40", "power": {"limit_min_w": 150}}]})");
+    auto optimizer = GlobalPowerLimitOptimizer::create(gpus_, *monitor_, {});
+    ASSERT_FALSE(optimizer.ok());
+    EXPECT_EQ(optimizer.error().code, ErrorCode::InvalidArgument);
+    EXPECT_NE(optimizer.error().message.find("100 W–300 W"), std::string::npos) << optimizer.error().message;
+    EXPECT_NE(optimizer.error().message.find("150 W–300 W"), std::string::npos) << optimizer.error().message;
+}
+
+TEST_F(OptimizerSchedule, WithoutPermissionTheErrorSaysHowToGetIt) {
+    open(R"({"clock": "virtual", "gpus": [{"model": "A40", "permissions": {"set_power_limit": false}}]})");
+    auto optimizer = GlobalPowerLimitOptimizer::create(gpus_, *monitor_, {});
+    ASSERT_FALSE(optimizer.ok());
+    EXPECT_EQ(optimizer.error().code, ErrorCode::NoPermission) << optimizer.error().describe();
+    EXPECT_NE(optimizer.error().hint.find("zeusd"), std::string::npos) << optimizer.error().hint;
+}
+
+TEST_F(OptimizerSchedule, AMonitorWithoutGpusIsAnError) {
+    open(kOneA40);
+    EnergyMonitorOptions none;
+    none.gpu_indices = std::vector<unsigned>{};
+    auto empty = EnergyMonitor::open(gpus_, nullptr, nullptr, none).value();
+    auto optimizer = GlobalPowerLimitOptimizer::create(gpus_, *empty, {});
+    ASSERT_FALSE(optimizer.ok());
+    EXPECT_EQ(optimizer.error().code, ErrorCode::NotFound);
+}
+
+}  // namespace
+}  // namespace zeus::optimizer
