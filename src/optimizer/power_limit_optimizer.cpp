@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <utility>
 
 #include "zeus/optimizer/power_limit_profile.hpp"
 
@@ -250,6 +251,7 @@ Status GlobalPowerLimitOptimizer::choose(bool save) {
 
 Status GlobalPowerLimitOptimizer::on_step_begin() {
     if (closed_) return {};
+    ++steps_this_epoch_;
     if (auto* ready = std::get_if<state::Ready>(&state_)) {
         if (--ready->steps == 0) return start_warmup(ready->next);
     } else if (auto* warmup = std::get_if<state::Warmup>(&state_)) {
@@ -262,6 +264,7 @@ Status GlobalPowerLimitOptimizer::on_step_begin() {
 
 Status GlobalPowerLimitOptimizer::on_epoch_end() {
     if (closed_) return {};
+    const std::size_t epoch_steps = std::exchange(steps_this_epoch_, 0);
     std::optional<Milliwatts> interrupted;
     if (const auto* warmup = std::get_if<state::Warmup>(&state_)) interrupted = warmup->limit;
     if (const auto* profiling = std::get_if<state::Profiling>(&state_)) {
@@ -269,7 +272,26 @@ Status GlobalPowerLimitOptimizer::on_epoch_end() {
         auto cancelled = monitor_.end_window(power_limit_window_name(profiling->limit), /*sync=*/false, /*cancel=*/true);
         if (!cancelled) return cancelled.error();
     }
-    if (!interrupted) return {};
+    if (!interrupted) {
+        short_epochs_ = 0;
+        return {};
+    }
+    // A retried limit needs one step to be set, its warm-up and its window
+    // inside one epoch. The original retries forever when epochs are
+    // shorter; two such epochs in a row end profiling instead.
+    const std::size_t needed = 1 + options_.warmup_steps + options_.profile_steps;
+    short_epochs_ = epoch_steps < needed ? short_epochs_ + 1 : 0;
+    if (short_epochs_ >= 2) {
+        state_ = state::Done{candidates_.front()};
+        if (auto s = set_power_limit(candidates_.front()); !s) return s;
+        return Error{ErrorCode::InvalidState,
+                     fmt::format("epochs of {} steps cannot hold one power limit's warm-up and window ({} steps: 1 to "
+                                 "set it, {} warm-up, {} profiled); profiling stopped, training continues at the "
+                                 "maximum limit",
+                                 epoch_steps, needed, options_.warmup_steps, options_.profile_steps),
+                     fmt::format("lower warmup_steps and profile_steps so that they add up to at most {}", epoch_steps - 1),
+                     0};
+    }
     state_ = state::Ready{*interrupted, 1};
     return set_power_limit(candidates_.front());
 }

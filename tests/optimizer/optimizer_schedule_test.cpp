@@ -258,6 +258,39 @@ TEST_F(OptimizerSchedule, AnEpochEndPutsTheMaximumBackUntilTheNextStep) {
     EXPECT_EQ(std::get<state::Warmup>(optimizer->state()).steps, 10U);
 }
 
+TEST_F(OptimizerSchedule, EpochsTooShortForOneLimitEndProfilingWithAReason) {
+    open(kOneA40);
+    auto optimizer = create();  // a limit needs 1 + 10 + 40 steps inside one epoch
+    ASSERT_TRUE(optimizer);
+    Status last;
+    int epochs = 0;
+    for (; epochs < 10 && !optimizer->done(); ++epochs) {
+        for (int s = 0; s < 50; ++s) training().step(*optimizer);
+        last = optimizer->on_epoch_end();
+    }
+    // Both epochs of 50 steps end inside the maximum limit's window, and
+    // both are shorter than the 51 steps a retry needs: stop after the second.
+    EXPECT_EQ(epochs, 2);
+    ASSERT_FALSE(last.ok());
+    EXPECT_EQ(last.error().code, ErrorCode::InvalidState);
+    EXPECT_NE(last.error().message.find("epochs of 50 steps"), std::string::npos) << last.error().message;
+    EXPECT_NE(last.error().hint.find("at most 49"), std::string::npos) << last.error().hint;
+    EXPECT_EQ(optimizer->optimal_power_limit(), Milliwatts(300000));
+    EXPECT_EQ(gpus_[0].power_limit().value(), Milliwatts(300000));
+    // Epochs that fit are fine, however many limits get interrupted.
+    open(kOneA40);
+    auto fits = create();
+    ASSERT_TRUE(fits);
+    for (int epoch = 0; epoch < 40 && !fits->done(); ++epoch) {
+        for (int s = 0; s < 51 && !fits->done(); ++s) training().step(*fits);
+        if (!fits->done()) {
+            ASSERT_TRUE(fits->on_epoch_end().ok()) << epoch;
+        }
+    }
+    EXPECT_TRUE(fits->done());
+    EXPECT_EQ(fits->measurements().size(), 9U);
+}
+
 TEST_F(OptimizerSchedule, TheEarlierLimitComesBackWhenClosedOrDestroyed) {
     open(kTwoA40s);
     for (const auto& gpu : gpus_) ASSERT_TRUE(gpu->set_power_limit(Milliwatts(220000)).ok());

@@ -90,8 +90,11 @@ class GlobalPowerLimitOptimizer {
 
     // Training hooks. on_step_begin drives profiling; on_epoch_end cancels a
     // limit's unfinished warm-up or window (it is retried from its warm-up
-    // at the next step, the maximum limit is set meanwhile). The others do
-    // nothing and exist so that callers can wire every hook.
+    // at the next step, the maximum limit is set meanwhile). When two epochs
+    // in a row are too short to hold one limit's warm-up and window,
+    // on_epoch_end ends profiling at the maximum limit and says so (the
+    // original retries forever). The others do nothing and exist so that
+    // callers can wire every hook.
     Status on_epoch_begin() { return {}; }
     Status on_step_begin();
     Status on_step_end() { return {}; }
@@ -144,6 +147,8 @@ class GlobalPowerLimitOptimizer {
     std::vector<std::string> warnings_;
     PowerLimitState state_;
     std::optional<Milliwatts> current_limit_;  // what was last set on every GPU
+    std::size_t steps_this_epoch_ = 0;
+    int short_epochs_ = 0;  // consecutive epochs too short to profile one limit
     bool closed_ = false;
 };
 

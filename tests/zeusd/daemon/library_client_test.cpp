@@ -8,6 +8,8 @@
 
 #include "zeus/daemon/zeusd_client.hpp"
 #include "zeus/device/cpu.hpp"
+#include "zeus/monitor/energy_monitor.hpp"
+#include "zeus/optimizer/power_limit_optimizer.hpp"
 #include "zeusd_fixture.hpp"
 
 namespace zeus::testing {
@@ -96,6 +98,55 @@ TEST_F(LibraryClientTest, GpuSettingsGoThroughTheDaemonAndAreUndoneWhenTheProces
     EXPECT_NE(log().find("POST /gpu/set_power_limit?gpu_ids=0"), std::string::npos) << log();
     // The child has exited: the daemon puts the limit back.
     EXPECT_TRUE(eventually([&] { return local_gpus()[0].power_limit().value().count() == baseline; })) << log();
+}
+
+// The optimizer's promise beyond the original: a training process that dies
+// mid-profiling (no destructor, no atexit) does not leave its GPUs throttled.
+TEST_F(LibraryClientTest, APowerLimitOptimizerKilledMidProfilingLeavesNoLimitBehind) {
+    start();
+    std::vector<std::int64_t> before;
+    for (const auto& gpu : local_gpus()) {
+        const auto limit = middle_limit(*gpu);
+        ASSERT_TRUE(gpu->set_power_limit(Milliwatts(limit)));  // set locally: the daemon has no record of it
+        before.push_back(limit);
+    }
+    int ready[2];
+    ASSERT_EQ(::pipe(ready), 0);
+    const pid_t child = ::fork();
+    if (child == 0) {
+        ::close(ready[0]);
+        ::setenv("ZEUSD_SOCK_PATH", endpoint_.unix_path->c_str(), 1);
+        auto options = GpuOptions::from_environment().value();
+        options.simulate = true;
+        options.simulator_library = ZEUS_TEST_SIM_LIBRARY;
+        const Gpus gpus = Gpus::open(options);
+        auto monitor = EnergyMonitor::open(gpus, nullptr, nullptr).value();
+        optimizer::PowerLimitOptimizerOptions o;
+        o.warmup_steps = 1;
+        o.profile_steps = 1;
+        auto plo = optimizer::GlobalPowerLimitOptimizer::create(gpus, *monitor, o);
+        if (!plo) ::_exit(2);
+        // Call 4 closes the maximum's window and sets the second candidate.
+        for (int call = 0; call < 4; ++call) {
+            if (!(*plo)->on_step_begin()) ::_exit(3);
+        }
+        const char lowered = gpus[0].power_limit().value() == (*plo)->candidates().at(1) ? 'y' : 'n';
+        (void)!::write(ready[1], &lowered, 1);
+        ::kill(::getpid(), SIGKILL);
+    }
+    ::close(ready[1]);
+    char lowered = 0;
+    ASSERT_EQ(::read(ready[0], &lowered, 1), 1) << log();
+    ::close(ready[0]);
+    int status = 0;
+    ::waitpid(child, &status, 0);
+    ASSERT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+    EXPECT_EQ(lowered, 'y') << "the optimizer had lowered the limit through zeusd";
+    for (std::size_t g = 0; g < before.size(); ++g) {
+        EXPECT_TRUE(eventually([&] { return local_gpus()[g].power_limit().value().count() == before[g]; }))
+            << "GPU " << g << "\n"
+            << log();
+    }
 }
 
 TEST_F(LibraryClientTest, MeasuringNeedsNoGpuControl) {
