@@ -22,5 +22,6 @@ Command add_power(CLI::App& parent);
 Command add_energy(CLI::App& parent);
 Command add_run(CLI::App& parent);
 Command add_profile(CLI::App& parent);
+Command add_power_limit(CLI::App& parent);
 
 }  // namespace zeus::cli

@@ -20,7 +20,8 @@ const PowerLimitRow* row_at(const std::vector<PowerLimitRow>& rows, Milliwatts l
     return it == rows.end() ? nullptr : &*it;
 }
 
-std::string percent(double fraction) { return fmt::format("{:+.1f}%", fraction * 100.0); }
+// + 0.0 turns -0.0 into 0.0: no "-0.0%" for the maximum limit itself.
+std::string percent(double fraction) { return fmt::format("{:+.1f}%", fraction * 100.0 + 0.0); }
 
 }  // namespace
 

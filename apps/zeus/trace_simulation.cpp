@@ -1,0 +1,224 @@
+#include "trace_simulation.hpp"
+
+#include <fmt/format.h>
+#include <stdlib.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <utility>
+
+#include "zeus/device/gpus.hpp"
+#include "zeus/monitor/energy_monitor.hpp"
+#include "zeus/platform/dynamic_library.hpp"
+
+namespace zeus::cli {
+namespace {
+
+constexpr std::string_view kHeader = "dataset,network,batch_size,optimizer,power_limit,time_per_epoch,average_power";
+
+Error bad_trace(const std::string& path, std::size_t line, const std::string& what) {
+    return Error{ErrorCode::InvalidConfig, fmt::format("power trace {} line {}: {}", path, line, what),
+                 fmt::format("give a trace CSV with the columns {} (data/power-traces/)", kHeader), 0};
+}
+
+std::vector<std::string> split(const std::string& line) {
+    std::vector<std::string> fields;
+    std::stringstream in(line);
+    std::string field;
+    while (std::getline(in, field, ',')) fields.push_back(field);
+    return fields;
+}
+
+// A temporary directory removed with everything in it when this goes.
+class ScratchDirectory {
+  public:
+    static Result<ScratchDirectory> create() {
+        std::error_code ec;
+        std::string pattern = (std::filesystem::temp_directory_path(ec) / "zeus-power-limit-XXXXXX").string();
+        if (ec || ::mkdtemp(pattern.data()) == nullptr) {
+            return Error{ErrorCode::OperatingSystem, "cannot create a temporary directory for the simulator",
+                         "set TMPDIR to a writable directory", 0};
+        }
+        return ScratchDirectory(pattern);
+    }
+    ScratchDirectory(ScratchDirectory&& other) noexcept : path_(std::exchange(other.path_, {})) {}
+    ScratchDirectory(const ScratchDirectory&) = delete;
+    ScratchDirectory& operator=(const ScratchDirectory&) = delete;
+    ScratchDirectory& operator=(ScratchDirectory&&) = delete;
+    ~ScratchDirectory() {
+        std::error_code ec;
+        if (!path_.empty()) std::filesystem::remove_all(path_, ec);
+    }
+    [[nodiscard]] const std::filesystem::path& path() const { return path_; }
+
+  private:
+    explicit ScratchDirectory(std::filesystem::path path) : path_(std::move(path)) {}
+    std::filesystem::path path_;
+};
+
+// The simulator's workload API, from the library the GPUs were opened with.
+struct TraceWorkApi {
+    using ProfileLoad = int (*)(const char*, const char*, int, const char*, int*);
+    using LoadBegin = int (*)(unsigned, int, int*);
+    using RunWork = int (*)(unsigned, int, double, double*);
+    using LastError = const char* (*)();
+
+    static Result<TraceWorkApi> open(const Gpus& gpus) {
+        auto library = DynamicLibrary::open(gpus.backend_info().library_path);
+        if (!library) return library.error();
+        TraceWorkApi api{std::move(library).value()};
+        api.profile_load = api.library.function<ProfileLoad>("zeusSimTraceProfileLoad");
+        api.load_begin = api.library.function<LoadBegin>("zeusSimTraceLoadBegin");
+        api.run_work = api.library.function<RunWork>("zeusSimRunTraceWork");
+        api.last_error = api.library.function<LastError>("zeusSimLastError");
+        if (!api.profile_load || !api.load_begin || !api.run_work || !api.last_error) {
+            return Error{ErrorCode::FunctionNotFound,
+                         gpus.backend_info().library_path + " lacks the simulator's trace workload API",
+                         "rebuild the simulator (sim/) with this version of zeus", 0};
+        }
+        return api;
+    }
+    Error failure(const std::string& what) const {
+        return Error{ErrorCode::Unknown, fmt::format("simulator: {}: {}", what, last_error()), "", 0};
+    }
+
+    DynamicLibrary library;
+    ProfileLoad profile_load = nullptr;
+    LoadBegin load_begin = nullptr;
+    RunWork run_work = nullptr;
+    LastError last_error = nullptr;
+};
+
+std::string simulator_config(const TraceSimulationPlan& plan, const TraceWorkload& workload) {
+    const double min_w = workload.limits_w.front();
+    const double max_w = workload.limits_w.back();
+    return fmt::format(
+        R"({{"clock": "virtual", "gpus": [{{"model": "{}", "count": {}, "power": {{"limit_min_w": {}, "limit_max_w": {}, "limit_default_w": {}}}}}]}})",
+        plan.gpu_model, plan.gpu_count, min_w, max_w, max_w);
+}
+
+}  // namespace
+
+std::string TraceWorkload::name() const {
+    return fmt::format("{}/{} batch {} {}", dataset, network, batch_size, optimizer);
+}
+
+std::string gpu_model_of_trace(const std::string& csv_path) {
+    std::string file = std::filesystem::path(csv_path).filename().string();
+    std::transform(file.begin(), file.end(), file.begin(), [](unsigned char c) { return std::tolower(c); });
+    if (file.find("a40") != std::string::npos) return "A40";
+    if (file.find("v100") != std::string::npos) return "V100-SXM2-16GB";
+    return {};
+}
+
+Result<std::vector<TraceWorkload>> read_trace_workloads(const std::string& csv_path) {
+    std::ifstream in(csv_path);
+    if (!in) {
+        return Error{ErrorCode::NotFound, fmt::format("cannot open power trace {}", csv_path),
+                     "check the path (the traces are in data/power-traces/)", 0};
+    }
+    std::string line;
+    if (!std::getline(in, line) || line.rfind(kHeader, 0) != 0) {
+        return bad_trace(csv_path, 1, fmt::format("the header is not '{}'", kHeader));
+    }
+    std::vector<TraceWorkload> workloads;
+    std::map<std::string, std::size_t> index;
+    for (std::size_t number = 2; std::getline(in, line); ++number) {
+        if (!line.empty() && line.back() == '\r') line.pop_back();
+        if (line.empty()) continue;
+        const auto f = split(line);
+        if (f.size() != 7) return bad_trace(csv_path, number, fmt::format("{} fields, expected 7", f.size()));
+        double limit = 0;
+        int batch = 0;
+        try {
+            std::size_t used = 0;
+            batch = std::stoi(f[2], &used);
+            if (used != f[2].size() || batch <= 0) throw std::invalid_argument("batch");
+            limit = std::stod(f[4], &used);
+            if (used != f[4].size() || !(limit > 0)) throw std::invalid_argument("limit");
+        } catch (const std::exception&) {
+            return bad_trace(csv_path, number, "batch_size and power_limit must be positive numbers");
+        }
+        const std::string key = f[0] + "," + f[1] + "," + f[2] + "," + f[3];
+        auto [it, added] = index.emplace(key, workloads.size());
+        if (added) workloads.push_back(TraceWorkload{f[0], f[1], batch, f[3], {}});
+        workloads[it->second].limits_w.push_back(limit);
+    }
+    if (workloads.empty()) return bad_trace(csv_path, 2, "the trace has no rows");
+    for (auto& w : workloads) {
+        std::sort(w.limits_w.begin(), w.limits_w.end());
+        if (w.limits_w.size() < 2) {
+            return bad_trace(csv_path, 2, fmt::format("{} has fewer than two power limits", w.name()));
+        }
+    }
+    return workloads;
+}
+
+Result<optimizer::PowerLimitReport> simulate_trace(const TraceSimulationPlan& plan, const TraceWorkload& workload) {
+    auto scratch = ScratchDirectory::create();
+    if (!scratch) return scratch.error();
+    const auto config = scratch->path() / "simulator.json";
+    std::ofstream(config) << simulator_config(plan, workload);
+    ::setenv("ZEUS_SIM_CONFIG", config.c_str(), 1);
+    ::setenv("ZEUS_SIM_STATE", (scratch->path() / "state").c_str(), 1);
+
+    auto environment = GpuOptions::from_environment();
+    if (!environment) return environment.error();
+    GpuOptions options;
+    options.simulate = true;
+    options.simulator_library = environment->simulator_library;
+    const Gpus gpus = Gpus::open(options);
+    if (!gpus.status()) return gpus.status().error();
+    auto api = TraceWorkApi::open(gpus);
+    if (!api) return api.error();
+
+    int profile = -1;
+    const std::string name = workload.dataset + "/" + workload.network;
+    if (api->profile_load(plan.csv_path.c_str(), name.c_str(), workload.batch_size, workload.optimizer.c_str(),
+                          &profile) != 0) {
+        return api->failure("loading " + workload.name());
+    }
+    // Data parallel: every other GPU runs the same work alongside GPU 0.
+    for (std::size_t g = 1; g < gpus.size(); ++g) {
+        int load = -1;
+        if (api->load_begin(gpus[g].identity().physical_index, profile, &load) != 0) {
+            return api->failure("starting the load on GPU " + std::to_string(g));
+        }
+    }
+    auto monitor = EnergyMonitor::open(gpus, nullptr, nullptr);
+    if (!monitor) return monitor.error();
+    optimizer::PowerLimitOptimizerOptions o = plan.optimizer;
+    if (o.pl_step.count() == 0) {
+        o.pl_step = Watts(workload.limits_w.back() - workload.limits_w[workload.limits_w.size() - 2]);
+    }
+    auto created = optimizer::GlobalPowerLimitOptimizer::create(gpus, **monitor, o);
+    if (!created) return created.error();
+    auto& optimizer = **created;
+    const double epochs_per_step = 1.0 / static_cast<double>(plan.steps_per_epoch);
+    const unsigned gpu0 = gpus[0].identity().physical_index;
+    constexpr int kMaxEpochs = 10000;
+    for (int epoch = 0; epoch < kMaxEpochs && !optimizer.done(); ++epoch) {
+        if (auto s = optimizer.on_epoch_begin(); !s) return s.error();
+        for (std::size_t step = 0; step < plan.steps_per_epoch && !optimizer.done(); ++step) {
+            if (auto s = optimizer.on_step_begin(); !s) return s.error();
+            double elapsed = 0;
+            if (api->run_work(gpu0, profile, epochs_per_step, &elapsed) != 0) return api->failure("running a step");
+            if (auto s = optimizer.on_step_end(); !s) return s.error();
+        }
+        if (!optimizer.done()) {
+            if (auto s = optimizer.on_epoch_end(); !s) return s.error();
+        }
+    }
+    if (!optimizer.done()) {
+        return Error{ErrorCode::Timeout, fmt::format("profiling did not finish in {} epochs", kMaxEpochs),
+                     "lower --warmup-steps and --profile-steps", 0};
+    }
+    return optimizer.report(plan.report_selectors);
+}
+
+}  // namespace zeus::cli

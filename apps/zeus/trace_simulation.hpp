@@ -1,0 +1,54 @@
+// `zeus power-limit simulate`: the power-limit optimizer run for real on a
+// private simulated GPU whose work follows a measured power trace (time per
+// epoch and average power versus power limit, data/power-traces), on the
+// simulator's virtual clock, so a whole profile takes a fraction of a second.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "zeus/optimizer/power_limit_optimizer.hpp"
+#include "zeus/optimizer/power_limit_report.hpp"
+#include "zeus/platform/error.hpp"
+
+namespace zeus::cli {
+
+struct TraceWorkload {
+    std::string dataset;
+    std::string network;
+    int batch_size = 0;
+    std::string optimizer;
+    std::vector<double> limits_w;  // the traced power limits, ascending
+
+    // "cifar100/shufflenetv2 batch 1024 adadelta"
+    [[nodiscard]] std::string name() const;
+};
+
+// The workloads of a trace CSV (columns dataset,network,batch_size,optimizer,
+// power_limit,time_per_epoch,average_power), in file order. Errors name the
+// file, the line and the column.
+[[nodiscard]] Result<std::vector<TraceWorkload>> read_trace_workloads(const std::string& csv_path);
+
+// The simulator preset for the GPU a trace was measured on, from the file
+// name (summary_power_a40.csv → A40); empty when it cannot be told.
+[[nodiscard]] std::string gpu_model_of_trace(const std::string& csv_path);
+
+struct TraceSimulationPlan {
+    std::string csv_path;
+    std::string gpu_model;  // simulator preset, e.g. "A40"
+    unsigned gpu_count = 1;
+    // pl_step is replaced by the trace's own spacing when it is 0.
+    optimizer::PowerLimitOptimizerOptions optimizer;
+    std::size_t steps_per_epoch = 100;
+    std::vector<optimizer::SelectorPtr> report_selectors;
+};
+
+// Runs the optimizer over `workload` until it is done; returns its report.
+// The simulator is private to the call (its own configuration and state in
+// a temporary directory); ZEUS_SIM_CONFIG and ZEUS_SIM_STATE are overridden
+// for this process.
+[[nodiscard]] Result<optimizer::PowerLimitReport> simulate_trace(const TraceSimulationPlan& plan,
+                                                                 const TraceWorkload& workload);
+
+}  // namespace zeus::cli

@@ -1,0 +1,163 @@
+// `zeus power-limit report` and `zeus power-limit simulate`, run as a user
+// would: expected limits come from the data files, parsed here.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "support/command_output.hpp"
+
+namespace zeus::testing {
+namespace {
+
+namespace fs = std::filesystem;
+
+const std::string kData = ZEUS_TEST_DATA_DIR;
+
+struct CliRun {
+    int exit_code = 0;
+    std::string output;
+};
+
+CliRun zeus(const std::string& args) {
+    CliRun r;
+    r.output = capture(std::string(ZEUS_CLI) + " power-limit " + args, r.exit_code);
+    return r;
+}
+
+std::vector<std::string> fields(const std::string& line) {
+    std::vector<std::string> out;
+    std::stringstream in(line);
+    std::string f;
+    while (std::getline(in, f, ',')) out.push_back(f);
+    return out;
+}
+
+// {limit W, energy, time} rows of a recorded log, in file order.
+std::vector<std::array<double, 3>> log_rows(const std::string& path) {
+    std::ifstream in(path);
+    std::string line;
+    std::getline(in, line);
+    std::vector<std::array<double, 3>> rows;
+    while (std::getline(in, line)) {
+        const auto f = fields(line);
+        double energy = 0;
+        for (std::size_t k = 3; k < f.size(); ++k) energy += std::stod(f[k]);
+        rows.push_back({std::stod(f[1].substr(f[1].rfind('_') + 1)), energy, std::stod(f[2])});
+    }
+    return rows;
+}
+
+double argmin_limit(const std::vector<std::array<double, 3>>& rows, int column) {
+    const auto* best = &rows.front();
+    for (const auto& r : rows) {
+        if (r[column] < (*best)[column]) best = &r;
+    }
+    return (*best)[0];
+}
+
+const nlohmann::json& choice(const nlohmann::json& report, const std::string& selector) {
+    for (const auto& c : report["choices"]) {
+        if (c["selector"] == selector) return c;
+    }
+    throw std::runtime_error("no choice for " + selector);
+}
+
+TEST(PowerLimitCli, ReportOnARecordedLogPicksWhatTheNumbersSay) {
+    const std::string log = kData + "/replay-logs/A40+bert-base-uncased+gpu0.csv";
+    const CliRun r = zeus("report --log '" + log + "' --format json");
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    const auto report = nlohmann::json::parse(r.output);
+    const auto rows = log_rows(log);
+    ASSERT_EQ(report["measurements"].size(), rows.size());
+    EXPECT_EQ(report["world_size"], 1);
+    EXPECT_EQ(choice(report, "energy")["power_limit_w"].get<double>(), argmin_limit(rows, 1));
+    EXPECT_EQ(choice(report, "time")["power_limit_w"].get<double>(), argmin_limit(rows, 2));
+    const auto& energy = choice(report, "energy");
+    const double e_max = rows.front()[1];
+    const double e_chosen = std::find_if(rows.begin(), rows.end(), [&](auto& x) {
+                                return x[0] == energy["power_limit_w"].get<double>();
+                            })->at(1);
+    EXPECT_NEAR(energy["energy_saving"].get<double>(), 1 - e_chosen / e_max, 1e-12);
+}
+
+TEST(PowerLimitCli, ReportOnASavedProfileWithChosenSelectors) {
+    const fs::path dir = fs::temp_directory_path() / ("zeus-plcli-" + std::to_string(::getpid()));
+    fs::create_directories(dir);
+    const auto path = dir / "profile.json";
+    std::ofstream(path) << R"({"measurements": [{"power_limit": 300, "energy": 1000, "time": 10},
+        {"power_limit": 250, "energy": 900, "time": 10.5}, {"power_limit": 200, "energy": 850, "time": 12}],
+        "profile_steps": 40})";
+    const CliRun r = zeus("report --profile " + path.string() + " --selector max-slowdown:1.1 --selector energy");
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_NE(r.output.find("40 steps per limit"), std::string::npos) << r.output;
+    // 1.1 × 10 s allows 250 W (10.5 s) but not 200 W (12 s); energy is least at 200 W.
+    EXPECT_NE(r.output.find("* max-slowdown:1.1      250 W"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("  energy                200 W"), std::string::npos) << r.output;
+    fs::remove_all(dir);
+}
+
+TEST(PowerLimitCli, ReportInputErrorsSayWhatToGive) {
+    struct Case {
+        std::string args;
+        std::string says;
+    };
+    for (const Case& c : std::vector<Case>{
+             {"report", "exactly one of --profile and --log"},
+             {"report --profile a.json --log b.csv", "exactly one of --profile and --log"},
+             {"report --profile /nonexistent/p.json", "cannot open power-limit profile /nonexistent/p.json"},
+             {"report --log '" + kData + "/replay-logs/A40+resnet18+gpu0.csv' --selector fastest", "unknown selector"},
+         }) {
+        const CliRun r = zeus(c.args);
+        EXPECT_EQ(r.exit_code, 2) << c.args << "\n" << r.output;
+        EXPECT_NE(r.output.find(c.says), std::string::npos) << c.args << "\n" << r.output;
+    }
+}
+
+TEST(PowerLimitCli, SimulateProfilesTheTraceAndFindsItsLeastEnergy) {
+    const std::string trace = kData + "/power-traces/summary_power_v100.csv";
+    const CliRun r = zeus("simulate --trace " + trace +
+                       " --workload imagenet/resnet50 --batch-size 256 --optimizer adadelta --format json --gpus 2");
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    const auto report = nlohmann::json::parse(r.output);
+    // The trace rows of that workload: energy per epoch = time × power.
+    std::ifstream in(trace);
+    std::string line;
+    std::vector<std::array<double, 3>> rows;
+    while (std::getline(in, line)) {
+        const auto f = fields(line);
+        if (f[0] == "imagenet" && f[1] == "resnet50" && f[2] == "256" && f[3] == "adadelta") {
+            rows.push_back({std::stod(f[4]), std::stod(f[5]) * std::stod(f[6]), std::stod(f[5])});
+        }
+    }
+    ASSERT_FALSE(rows.empty()) << "the trace changed";
+    EXPECT_EQ(report["measurements"].size(), rows.size());
+    EXPECT_EQ(report["world_size"], 2);
+    EXPECT_EQ(choice(report, "energy")["power_limit_w"].get<double>(), argmin_limit(rows, 1));
+    EXPECT_TRUE(report["choices"][0]["in_use"].get<bool>());
+    EXPECT_EQ(report["choices"][0]["selector"], "zeus-cost:eta=0.5");
+}
+
+TEST(PowerLimitCli, SimulateNamesWhatTheTraceHolds) {
+    const std::string trace = kData + "/power-traces/summary_power_a40.csv";
+    CliRun r = zeus("simulate --trace " + trace + " --workload imagenet/vgg16 --batch-size 64");
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_NE(r.output.find("workloads in this trace: cifar100/shufflenetv2"), std::string::npos) << r.output;
+    r = zeus("simulate --trace " + trace);
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_NE(r.output.find("--all"), std::string::npos) << r.output;
+    r = zeus("simulate --trace /nonexistent.csv --all");
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_NE(r.output.find("cannot open power trace /nonexistent.csv"), std::string::npos) << r.output;
+    r = zeus("simulate --trace " + trace + " --all --workload cifar100/shufflenetv2");
+    EXPECT_EQ(r.exit_code, 2);
+    r = zeus("simulate --trace " + trace + " --workload cifar100/shufflenetv2 --batch-size 1024 --steps-per-epoch 20");
+    EXPECT_EQ(r.exit_code, 1);
+    EXPECT_NE(r.output.find("epochs of 20 steps"), std::string::npos) << r.output;
+}
+
+}  // namespace
+}  // namespace zeus::testing
