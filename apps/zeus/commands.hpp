@@ -2,9 +2,14 @@
 // returns the process exit code when run.
 #pragma once
 
-#include <CLI/CLI.hpp>
 
 #include <functional>
+
+// CLI11 is heavy to parse (seconds per file): only files that register
+// options include it.
+namespace CLI {
+class App;
+}  // namespace CLI
 
 namespace zeus::cli {
 

@@ -2,6 +2,7 @@
 // uses on every visible GPU. On a machine without a usable NVIDIA GPU it says
 // so and runs on the GPU simulator, where it also shows the simulator's
 // ground-truth energy so the measurement error is visible.
+#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <fcntl.h>
 #include <spawn.h>

@@ -1,4 +1,5 @@
 // `zeus energy`: one energy window from start until Ctrl-C (or --duration).
+#include <CLI/CLI.hpp>
 #include <signal.h>
 
 #include <algorithm>

@@ -1,3 +1,4 @@
+#include <CLI/CLI.hpp>
 #include "measure_options.hpp"
 
 #include <fcntl.h>

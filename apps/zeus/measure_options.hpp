@@ -3,7 +3,6 @@
 // checking text against device counts, so it is unit-tested without devices.
 #pragma once
 
-#include <CLI/CLI.hpp>
 
 #include <cstddef>
 #include <optional>
@@ -14,6 +13,12 @@
 #include "commands.hpp"
 #include "zeus/device/gpu.hpp"
 #include "zeus/platform/error.hpp"
+
+// CLI11 is heavy to parse (seconds per file): only files that register
+// options include it.
+namespace CLI {
+class App;
+}  // namespace CLI
 
 namespace zeus::cli {
 

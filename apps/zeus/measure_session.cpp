@@ -1,3 +1,4 @@
+#include <CLI/CLI.hpp>
 #include "measure_session.hpp"
 
 #include "trace_writer.hpp"

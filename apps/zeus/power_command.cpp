@@ -2,6 +2,7 @@
 // period until Ctrl-C (or --duration), then the total time and energy per
 // device. GPU power comes from a PowerMonitor; CPU power is the package
 // energy difference over the period.
+#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <signal.h>
 

@@ -2,6 +2,7 @@
 // profile or a recorded window log, and what it saves.
 // `zeus power-limit simulate`: the optimizer on a simulated GPU following a
 // measured power trace (docs/power-limit-optimizer.md).
+#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include <iostream>

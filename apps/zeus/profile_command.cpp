@@ -4,6 +4,7 @@
 // --simulated-work, a fixed amount of work on every selected simulated GPU.
 // Reports go to standard output (human: the original's text; json), progress
 // to standard error when it is a terminal.
+#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <sys/wait.h>
 #include <unistd.h>

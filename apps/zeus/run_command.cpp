@@ -5,6 +5,7 @@
 // reaches both; zeus then only waits for the command to finish. A SIGINT or
 // SIGTERM sent to zeus alone (kill) is forwarded to the command. Either way
 // the partial measurement is printed once the command has ended.
+#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <signal.h>
 #include <sys/wait.h>
