@@ -135,6 +135,17 @@ Result<std::unique_ptr<GlobalPowerLimitOptimizer>> GlobalPowerLimitOptimizer::cr
         if (std::filesystem::exists(*options.profile_path, ec)) {
             auto profile = load_power_limit_profile(*options.profile_path);
             if (!profile) return profile.error();
+            for (const auto& m : profile->measurements) {
+                if (m.power_limit < selection->constraints.min || m.power_limit > selection->constraints.max) {
+                    return Error{ErrorCode::InvalidConfig,
+                                 fmt::format("power-limit profile {} holds {}, outside what these GPUs allow ({}–{}): it "
+                                             "was measured on other GPUs",
+                                             options.profile_path->string(), watts_text(m.power_limit),
+                                             watts_text(selection->constraints.min),
+                                             watts_text(selection->constraints.max)),
+                                 "give a profile measured on this GPU model, or delete the file to profile again", 0};
+                }
+            }
             saved = std::move(profile).value();
         } else if (auto s = check_writable(*options.profile_path); !s) {
             return s.error();

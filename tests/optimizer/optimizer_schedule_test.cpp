@@ -471,6 +471,10 @@ TEST_F(OptimizerSchedule, BadOptionsAreRefusedBeforeAnythingChanges) {
     std::ofstream(dir_ / "broken.json") << "{\"measurements\": 5}";
     o.profile_path = dir_ / "broken.json";
     refuse(o, ErrorCode::InvalidConfig, "broken.json");
+    o = {};  // measured on a GPU that allows 400 W; this A40 stops at 300 W
+    std::ofstream(dir_ / "a100.json") << R"({"measurements": [{"power_limit": 400, "energy": 9, "time": 1}]})";
+    o.profile_path = dir_ / "a100.json";
+    refuse(o, ErrorCode::InvalidConfig, "400 W, outside what these GPUs allow (100 W–300 W)");
 }
 
 TEST_F(OptimizerSchedule, GpusWithDifferentLimitsCannotShareOneLimit) {
