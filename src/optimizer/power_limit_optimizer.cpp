@@ -111,61 +111,78 @@ Status check_ranks_agree(profile::Communicator& communicator, PowerLimitConstrai
 
 Result<std::unique_ptr<GlobalPowerLimitOptimizer>> GlobalPowerLimitOptimizer::create(
     const Gpus& gpus, EnergyMonitor& monitor, PowerLimitOptimizerOptions options) {
-    if (auto s = check_options(options); !s) return s.error();
-    auto selection = monitored_gpus(gpus, monitor);
-    if (!selection) return selection.error();
-    std::vector<GpuControl> controls;
-    for (Gpu* gpu : selection->gpus) {
-        if (auto s = gpu->check_power_limit_control(); !s) return s.error();
-        auto before = gpu->power_limit();
-        if (!before) return before.error();
-        controls.push_back({gpu, *before});
-    }
-    int world_size = static_cast<int>(controls.size());
+    auto local = prepare_locally(gpus, monitor, options);
     if (options.communicator != nullptr) {
-        if (auto s = check_ranks_agree(*options.communicator, selection->constraints); !s) return s.error();
+        // Every rank learns whether all of them got this far, so that one
+        // rank's bad option fails them all instead of leaving the others
+        // waiting in a collective forever.
+        auto failed = options.communicator->all_reduce({local ? 0.0 : 1.0}, profile::ReduceOp::Max);
+        if (!failed) return failed.error();
+        if (!local) return local.error();
+        if (failed->front() != 0.0) {
+            return Error{ErrorCode::InvalidState, "another rank could not set up its power-limit optimizer",
+                         "see that rank's error; every rank must be able to change its GPUs' limits", 0};
+        }
+    }
+    if (!local) return local.error();
+    int world_size = static_cast<int>(local->controls.size());
+    if (options.communicator != nullptr) {
+        if (auto s = check_ranks_agree(*options.communicator, local->constraints); !s) return s.error();
         auto total = options.communicator->all_reduce({static_cast<double>(world_size)}, profile::ReduceOp::Sum);
         if (!total) return total.error();
         world_size = static_cast<int>(std::lround(total->front()));
     }
-    auto candidates = candidate_limits(selection->constraints, options.pl_step);
-    std::optional<PowerLimitProfile> saved;
-    if (options.profile_path) {
-        std::error_code ec;
-        if (std::filesystem::exists(*options.profile_path, ec)) {
-            auto profile = load_power_limit_profile(*options.profile_path);
-            if (!profile) return profile.error();
-            for (const auto& m : profile->measurements) {
-                if (m.power_limit < selection->constraints.min || m.power_limit > selection->constraints.max) {
-                    return Error{ErrorCode::InvalidConfig,
-                                 fmt::format("power-limit profile {} holds {}, outside what these GPUs allow ({}–{}): it "
-                                             "was measured on other GPUs",
-                                             options.profile_path->string(), watts_text(m.power_limit),
-                                             watts_text(selection->constraints.min),
-                                             watts_text(selection->constraints.max)),
-                                 "give a profile measured on this GPU model, or delete the file to profile again", 0};
-                }
-            }
-            saved = std::move(profile).value();
-        } else if (auto s = check_writable(*options.profile_path); !s) {
-            return s.error();
-        }
-    }
+    auto candidates = candidate_limits(local->constraints, options.pl_step);
     if (!options.selector) {
         auto selector = zeus_cost(0.5);
         if (!selector) return selector.error();
         options.selector = std::move(selector).value();
     }
     std::unique_ptr<GlobalPowerLimitOptimizer> optimizer(new GlobalPowerLimitOptimizer(
-        std::move(controls), monitor, std::move(options), std::move(candidates), world_size));
-    if (saved) {
-        optimizer->measurements_ = std::move(saved->measurements);
-        optimizer->report_steps_ = saved->profile_steps;
+        std::move(local->controls), monitor, std::move(options), std::move(candidates), world_size));
+    if (local->saved) {
+        optimizer->measurements_ = std::move(local->saved->measurements);
+        optimizer->report_steps_ = local->saved->profile_steps;
         if (auto s = optimizer->choose(/*save=*/false); !s) return s.error();
     } else if (auto s = optimizer->set_power_limit(optimizer->candidates_.front()); !s) {
         return s.error();
     }
     return optimizer;
+}
+
+Result<GlobalPowerLimitOptimizer::Prepared> GlobalPowerLimitOptimizer::prepare_locally(
+    const Gpus& gpus, const EnergyMonitor& monitor, const PowerLimitOptimizerOptions& options) {
+    if (auto s = check_options(options); !s) return s.error();
+    auto selection = monitored_gpus(gpus, monitor);
+    if (!selection) return selection.error();
+    Prepared prepared;
+    prepared.constraints = selection->constraints;
+    for (Gpu* gpu : selection->gpus) {
+        if (auto s = gpu->check_power_limit_control(); !s) return s.error();
+        auto before = gpu->power_limit();
+        if (!before) return before.error();
+        prepared.controls.push_back({gpu, *before});
+    }
+    if (!options.profile_path) return prepared;
+    std::error_code ec;
+    if (!std::filesystem::exists(*options.profile_path, ec)) {
+        if (auto s = check_writable(*options.profile_path); !s) return s.error();
+        return prepared;
+    }
+    auto profile = load_power_limit_profile(*options.profile_path);
+    if (!profile) return profile.error();
+    for (const auto& m : profile->measurements) {
+        if (m.power_limit < prepared.constraints.min || m.power_limit > prepared.constraints.max) {
+            return Error{ErrorCode::InvalidConfig,
+                         fmt::format("power-limit profile {} holds {}, outside what these GPUs allow ({}–{}): it was "
+                                     "measured on other GPUs",
+                                     options.profile_path->string(), watts_text(m.power_limit),
+                                     watts_text(prepared.constraints.min), watts_text(prepared.constraints.max)),
+                         "give a profile measured on this GPU model, or delete the file to profile again", 0};
+        }
+    }
+    prepared.saved = std::move(profile).value();
+    return prepared;
 }
 
 GlobalPowerLimitOptimizer::GlobalPowerLimitOptimizer(std::vector<GpuControl> gpus, EnergyMonitor& monitor,

@@ -443,6 +443,39 @@ TEST_F(OptimizerSchedule, RanksSumEnergyTakeTheSlowestTimeAndCountEveryGpu) {
               zeus_cost(0.5, 2).value()->select(optimizer->measurements(), {}).value());
 }
 
+// Rank 0 of 2 whose partner failed its own checks: the first collective
+// (the setup agreement) says so.
+class FailedPartner final : public profile::Communicator {
+  public:
+    [[nodiscard]] int rank() const override { return 0; }
+    [[nodiscard]] int size() const override { return 2; }
+    [[nodiscard]] Result<std::vector<double>> all_reduce(std::vector<double> values, profile::ReduceOp op) override {
+        if (calls++ == 0 && op == profile::ReduceOp::Max) values.assign(values.size(), 1.0);
+        return values;
+    }
+    int calls = 0;
+};
+
+TEST_F(OptimizerSchedule, WhenAnotherRankFailsEveryRankSaysSoInsteadOfWaiting) {
+    open(kOneA40);
+    FailedPartner partner;
+    PowerLimitOptimizerOptions options;
+    options.communicator = &partner;
+    auto optimizer = GlobalPowerLimitOptimizer::create(gpus_, *monitor_, options);
+    ASSERT_FALSE(optimizer.ok());
+    EXPECT_EQ(optimizer.error().code, ErrorCode::InvalidState);
+    EXPECT_NE(optimizer.error().message.find("another rank"), std::string::npos);
+    EXPECT_EQ(partner.calls, 1);  // no further collective that the failed rank would never join
+    // This rank's own failure still takes part in the agreement, then is reported as itself.
+    FailedPartner fine_partner;
+    options.communicator = &fine_partner;
+    options.profile_steps = 0;
+    auto refused = GlobalPowerLimitOptimizer::create(gpus_, *monitor_, options);
+    ASSERT_FALSE(refused.ok());
+    EXPECT_NE(refused.error().message.find("profile_steps"), std::string::npos);
+    EXPECT_EQ(fine_partner.calls, 1);
+}
+
 TEST_F(OptimizerSchedule, BadOptionsAreRefusedBeforeAnythingChanges) {
     open(kOneA40);
     ASSERT_TRUE(gpus_[0].set_power_limit(Milliwatts(230000)).ok());

@@ -32,6 +32,7 @@
 #include "zeus/device/gpus.hpp"
 #include "zeus/monitor/energy_monitor.hpp"
 #include "zeus/optimizer/optimum_selector.hpp"
+#include "zeus/optimizer/power_limit_profile.hpp"
 #include "zeus/optimizer/power_limit_report.hpp"
 #include "zeus/platform/error.hpp"
 #include "zeus/profile/communicator.hpp"
@@ -79,7 +80,8 @@ class GlobalPowerLimitOptimizer {
     // or to the optimum of an existing profile. Errors: bad options, GPUs
     // with different limit constraints, no permission to change the limit
     // (with the fixes), an unreadable profile, a profile path that cannot be
-    // written. With a communicator, every rank must call it.
+    // written. With a communicator, every rank must call it; when one rank
+    // fails, every rank returns an error (none is left waiting).
     [[nodiscard]] static Result<std::unique_ptr<GlobalPowerLimitOptimizer>> create(const Gpus& gpus,
                                                                                   EnergyMonitor& monitor,
                                                                                   PowerLimitOptimizerOptions options = {});
@@ -129,6 +131,15 @@ class GlobalPowerLimitOptimizer {
     };
     GlobalPowerLimitOptimizer(std::vector<GpuControl> gpus, EnergyMonitor& monitor, PowerLimitOptimizerOptions options,
                               std::vector<Milliwatts> candidates, int world_size);
+
+    // What create() checks and reads on this rank alone, before any collective.
+    struct Prepared {
+        std::vector<GpuControl> controls;
+        PowerLimitConstraints constraints;
+        std::optional<PowerLimitProfile> saved;
+    };
+    static Result<Prepared> prepare_locally(const Gpus& gpus, const EnergyMonitor& monitor,
+                                            const PowerLimitOptimizerOptions& options);
 
     Status set_power_limit(Milliwatts limit);
     Status start_warmup(Milliwatts limit);
