@@ -278,6 +278,7 @@ TEST_F(OptimizerSchedule, EpochsTooShortForOneLimitEndProfilingWithAReason) {
     EXPECT_EQ(optimizer->optimal_power_limit(), Milliwatts(300000));
     EXPECT_EQ(gpus_[0].power_limit().value(), Milliwatts(300000));
     // Epochs that fit are fine, however many limits get interrupted.
+    optimizer.reset();  // it restores its limits through the GPUs open() is about to close
     open(kOneA40);
     auto fits = create();
     ASSERT_TRUE(fits);

@@ -80,7 +80,9 @@ class GlobalPowerLimitOptimizer {
     // or to the optimum of an existing profile. Errors: bad options, GPUs
     // with different limit constraints, no permission to change the limit
     // (with the fixes), an unreadable profile, a profile path that cannot be
-    // written. With a communicator, every rank must call it; when one rank
+    // written. `gpus` and `monitor` must outlive the optimizer: its
+    // destructor puts the limits back through them. With a communicator,
+    // every rank must call it; when one rank
     // fails, every rank returns an error (none is left waiting).
     [[nodiscard]] static Result<std::unique_ptr<GlobalPowerLimitOptimizer>> create(const Gpus& gpus,
                                                                                   EnergyMonitor& monitor,
