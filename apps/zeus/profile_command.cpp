@@ -21,7 +21,7 @@
 #include "measure_session.hpp"
 #include "profile_options.hpp"
 #include "profile_output.hpp"
-#include "zeus/platform/dynamic_library.hpp"
+#include "simulator_api.hpp"
 #include "zeus/profile/recommendation.hpp"
 
 namespace zeus::cli {
@@ -53,16 +53,6 @@ profile::Target command_target(const std::vector<std::string>& argv) {
     };
 }
 
-using RunWork = int (*)(unsigned, double, double, double*);
-using LastError = const char* (*)();
-
-// The simulator's workload API, from the library the GPUs were opened with.
-struct SimulatedWork {
-    DynamicLibrary library;
-    RunWork run_work = nullptr;
-    LastError last_error = nullptr;
-};
-
 // The options every sweep shares, from the command line's plan.
 template <class SweepOptions>
 void set_trial_options(SweepOptions& o, const ProfilePlan& p) {
@@ -79,16 +69,9 @@ Result<profile::Target> simulated_target(const Gpus& gpus, const std::vector<uns
         return Error{ErrorCode::InvalidArgument, "--simulated-work needs the GPU simulator, but these GPUs are real",
                      "add --simulate (or set ZEUS_SIMULATE=1), or profile a command after --"};
     }
-    // The library the GPUs were opened with (already loaded: this only takes a reference).
-    const std::string path = gpus.backend_info().library_path;
-    auto lib = DynamicLibrary::open(path);
-    if (!lib) return lib.error();
-    auto work = std::make_shared<SimulatedWork>(SimulatedWork{std::move(lib).value(), nullptr, nullptr});
-    work->run_work = work->library.function<RunWork>("zeusSimRunWork");
-    work->last_error = work->library.function<LastError>("zeusSimLastError");
-    if (work->run_work == nullptr || work->last_error == nullptr) {
-        return Error{ErrorCode::FunctionNotFound, path + " has no zeusSimRunWork", "rebuild the simulator"};
-    }
+    auto api = SimulatorApi::open(gpus);
+    if (!api) return api.error();
+    auto work = std::make_shared<SimulatorApi>(std::move(api).value());
     std::vector<unsigned> physical;
     for (const unsigned i : indices) physical.push_back(gpus[i].identity().physical_index);
     const double units = seconds * utilization;  // work at `utilization` that takes `seconds` at the maximum clock

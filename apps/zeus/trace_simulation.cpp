@@ -12,9 +12,9 @@
 #include <sstream>
 #include <utility>
 
+#include "simulator_api.hpp"
 #include "zeus/device/gpus.hpp"
 #include "zeus/monitor/energy_monitor.hpp"
-#include "zeus/platform/dynamic_library.hpp"
 
 namespace zeus::cli {
 namespace {
@@ -59,39 +59,6 @@ class ScratchDirectory {
   private:
     explicit ScratchDirectory(std::filesystem::path path) : path_(std::move(path)) {}
     std::filesystem::path path_;
-};
-
-// The simulator's workload API, from the library the GPUs were opened with.
-struct TraceWorkApi {
-    using ProfileLoad = int (*)(const char*, const char*, int, const char*, int*);
-    using LoadBegin = int (*)(unsigned, int, int*);
-    using RunWork = int (*)(unsigned, int, double, double*);
-    using LastError = const char* (*)();
-
-    static Result<TraceWorkApi> open(const Gpus& gpus) {
-        auto library = DynamicLibrary::open(gpus.backend_info().library_path);
-        if (!library) return library.error();
-        TraceWorkApi api{std::move(library).value()};
-        api.profile_load = api.library.function<ProfileLoad>("zeusSimTraceProfileLoad");
-        api.load_begin = api.library.function<LoadBegin>("zeusSimTraceLoadBegin");
-        api.run_work = api.library.function<RunWork>("zeusSimRunTraceWork");
-        api.last_error = api.library.function<LastError>("zeusSimLastError");
-        if (!api.profile_load || !api.load_begin || !api.run_work || !api.last_error) {
-            return Error{ErrorCode::FunctionNotFound,
-                         gpus.backend_info().library_path + " lacks the simulator's trace workload API",
-                         "rebuild the simulator (sim/) with this version of zeus", 0};
-        }
-        return api;
-    }
-    Error failure(const std::string& what) const {
-        return Error{ErrorCode::Unknown, fmt::format("simulator: {}: {}", what, last_error()), "", 0};
-    }
-
-    DynamicLibrary library;
-    ProfileLoad profile_load = nullptr;
-    LoadBegin load_begin = nullptr;
-    RunWork run_work = nullptr;
-    LastError last_error = nullptr;
 };
 
 std::string simulator_config(const TraceSimulationPlan& plan, const TraceWorkload& workload) {
@@ -174,19 +141,19 @@ Result<optimizer::PowerLimitReport> simulate_trace(const TraceSimulationPlan& pl
     options.simulator_library = environment->simulator_library;
     const Gpus gpus = Gpus::open(options);
     if (!gpus.status()) return gpus.status().error();
-    auto api = TraceWorkApi::open(gpus);
+    auto api = SimulatorApi::open(gpus);
     if (!api) return api.error();
 
     int profile = -1;
     const std::string name = workload.dataset + "/" + workload.network;
-    if (api->profile_load(plan.csv_path.c_str(), name.c_str(), workload.batch_size, workload.optimizer.c_str(),
+    if (api->trace_profile_load(plan.csv_path.c_str(), name.c_str(), workload.batch_size, workload.optimizer.c_str(),
                           &profile) != 0) {
         return api->failure("loading " + workload.name());
     }
     // Data parallel: every other GPU runs the same work alongside GPU 0.
     for (std::size_t g = 1; g < gpus.size(); ++g) {
         int load = -1;
-        if (api->load_begin(gpus[g].identity().physical_index, profile, &load) != 0) {
+        if (api->trace_load_begin(gpus[g].identity().physical_index, profile, &load) != 0) {
             return api->failure("starting the load on GPU " + std::to_string(g));
         }
     }
@@ -207,7 +174,7 @@ Result<optimizer::PowerLimitReport> simulate_trace(const TraceSimulationPlan& pl
         for (std::size_t step = 0; step < plan.steps_per_epoch && !optimizer.done(); ++step) {
             if (auto s = optimizer.on_step_begin(); !s) return s.error();
             double elapsed = 0;
-            if (api->run_work(gpu0, profile, epochs_per_step, &elapsed) != 0) return api->failure("running a step");
+            if (api->run_trace_work(gpu0, profile, epochs_per_step, &elapsed) != 0) return api->failure("running a step");
             if (auto s = optimizer.on_step_end(); !s) return s.error();
         }
         if (!optimizer.done()) {

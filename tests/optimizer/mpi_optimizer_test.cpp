@@ -16,21 +16,13 @@
 #include <string>
 #include <vector>
 
+#include "support/mpi_check.hpp"
 #include "zeus/optimizer/power_limit_optimizer.hpp"
 #include "zeus/profile/mpi_communicator.hpp"
 
 namespace {
 
-int failures = 0;
-#define CHECK(cond, ...)                                                                   \
-    do {                                                                                   \
-        if (!(cond)) {                                                                     \
-            ++failures;                                                                    \
-            std::fprintf(stderr, "%s:%d: CHECK(%s) failed: ", __FILE__, __LINE__, #cond); \
-            std::fprintf(stderr, __VA_ARGS__);                                             \
-            std::fprintf(stderr, "\n");                                                    \
-        }                                                                                  \
-    } while (0)
+using zeus::testing::gather_to_rank0;
 
 // Keeps what this rank's monitor measured for each window it ended.
 class LocalWindows final : public zeus::EnergyMonitor {
@@ -57,13 +49,6 @@ class LocalWindows final : public zeus::EnergyMonitor {
   private:
     zeus::EnergyMonitor& inner_;
 };
-
-std::vector<double> gather_to_rank0(const std::vector<double>& mine, int size) {
-    std::vector<double> all(mine.size() * static_cast<std::size_t>(size));
-    MPI_Gather(mine.data(), static_cast<int>(mine.size()), MPI_DOUBLE, all.data(), static_cast<int>(mine.size()),
-               MPI_DOUBLE, 0, MPI_COMM_WORLD);
-    return all;
-}
 
 }  // namespace
 
@@ -154,11 +139,7 @@ int main(int argc, char** argv) {
     }
     CHECK(gpus[0].power_limit().value() == *plo.optimal_power_limit(), "rank %d runs at another limit", rank);
     created.value().reset();  // restores the limit before the simulator goes
-    int all_failures = 0;
-    MPI_Allreduce(&failures, &all_failures, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     std::error_code ec;
     std::filesystem::remove_all(dir, ec);
-    if (rank == 0 && all_failures == 0) std::printf("PASSED\n");
-    if (rank == 0 && all_failures != 0) std::printf("FAILED (%d checks)\n", all_failures);
-    return all_failures == 0 ? 0 : 1;
+    return zeus::testing::mpi_verdict(rank);
 }

@@ -214,10 +214,9 @@ void check_interrupted_run(int steps_per_epoch, GlobalPowerLimitOptimizer& optim
         }
         open = nullptr;
     }
-    // After every interruption the next step runs at the maximum limit only
-    // if nothing was set yet; the step after the epoch end re-sets the
-    // interrupted limit (Ready with one step), so step `end + 1` already
-    // runs at it. Between the epoch end and that step the GPU is at the maximum.
+    // An interrupted limit is set again by the first step of the next epoch
+    // (Ready with one step), so that step already runs at it; between the
+    // epoch end and that step the GPU is at the maximum.
     for (int end : epoch_end_after) {
         if (end >= t.call) continue;
         const Milliwatts before = t.limit_during[end - 1];

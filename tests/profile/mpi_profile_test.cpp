@@ -22,24 +22,16 @@
 #include <string>
 #include <vector>
 
+#include "support/mpi_check.hpp"
 #include "zeus/profile/mpi_communicator.hpp"
 #include "zeus/profile/profile.hpp"
 
 namespace {
 
+using zeus::testing::gather_to_rank0;
+
 using zeus::profile::Communicator;
 using zeus::profile::ReduceOp;
-
-int failures = 0;
-#define CHECK(cond, ...)                                                   \
-    do {                                                                   \
-        if (!(cond)) {                                                     \
-            ++failures;                                                    \
-            std::fprintf(stderr, "%s:%d: CHECK(%s) failed: ", __FILE__, __LINE__, #cond); \
-            std::fprintf(stderr, __VA_ARGS__);                             \
-            std::fprintf(stderr, "\n");                                    \
-        }                                                                  \
-    } while (0)
 
 // Passes everything to the MPI communicator and keeps this rank's inputs.
 class RecordingCommunicator final : public Communicator {
@@ -59,13 +51,6 @@ class RecordingCommunicator final : public Communicator {
   private:
     Communicator& inner_;
 };
-
-std::vector<double> gather_to_rank0(const std::vector<double>& mine, int size) {
-    std::vector<double> all(mine.size() * static_cast<std::size_t>(size));
-    MPI_Gather(mine.data(), static_cast<int>(mine.size()), MPI_DOUBLE, all.data(), static_cast<int>(mine.size()),
-               MPI_DOUBLE, 0, MPI_COMM_WORLD);
-    return all;
-}
 
 }  // namespace
 
@@ -189,11 +174,7 @@ int main(int argc, char** argv) {
         }
         std::printf("%s\n", report->to_string().c_str());
     }
-    int all_failures = 0;
-    MPI_Allreduce(&failures, &all_failures, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     std::error_code ec;
     std::filesystem::remove_all(dir, ec);
-    if (rank == 0 && all_failures == 0) std::printf("PASSED\n");
-    if (rank == 0 && all_failures != 0) std::printf("FAILED (%d checks)\n", all_failures);
-    return all_failures == 0 ? 0 : 1;
+    return zeus::testing::mpi_verdict(rank);
 }
