@@ -4,7 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "zeus/daemon/zeusd_client.hpp"
+#include "zeus/device/zeusd_client.hpp"
 #include "zeus/device/cpu.hpp"
 #include "zeus/device/gpus.hpp"
 #include "zeus/device/soc.hpp"

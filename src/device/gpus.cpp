@@ -6,7 +6,7 @@
 #include <array>
 #include <filesystem>
 
-#include "daemon/zeusd_gpu.hpp"
+#include "device/zeusd/zeusd_gpu.hpp"
 #include "device/nvml/nvml_gpu.hpp"
 #include "device/nvml/nvml_library.hpp"
 #include "zeus/device/amd.hpp"
@@ -109,7 +109,7 @@ Gpus Gpus::open(const GpuOptions& options) {
     if (!options.zeusd) return gpus;
     // Readings stay local (and work whatever the daemon allows); only the
     // settings go through the daemon, which has the privileges to change them.
-    auto summary = daemon::relay_control(gpus.gpus_, gpus.info_.backend, *options.zeusd, gpus.warnings_);
+    auto summary = zeusd_backend::relay_control(gpus.gpus_, gpus.info_.backend, *options.zeusd, gpus.warnings_);
     gpus.info_.zeusd_endpoint = std::move(summary.endpoint);
     gpus.info_.zeusd_control = std::move(summary.control);
     return gpus;

@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "zeus/daemon/zeusd_client.hpp"
+#include "zeus/device/zeusd_client.hpp"
 #include "zeus/device/counter_sampler.hpp"
 #include "zeus/platform/error.hpp"
 #include "zeus/platform/units.hpp"

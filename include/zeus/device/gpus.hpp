@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "zeus/daemon/zeusd_client.hpp"
+#include "zeus/device/zeusd_client.hpp"
 #include "zeus/device/gpu.hpp"
 #include "zeus/platform/error.hpp"
 

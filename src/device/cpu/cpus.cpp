@@ -4,7 +4,7 @@
 #include <cmath>
 #include <filesystem>
 
-#include "daemon/zeusd_cpu.hpp"
+#include "device/zeusd/zeusd_cpu.hpp"
 #include "device/cpu/powercap.hpp"
 #include "device/cpu/rapl_cpu.hpp"
 #include "device/cpu/sysfs_file.hpp"
@@ -87,7 +87,7 @@ Cpus Cpus::open(const CpuOptions& options) {
     if (auto s = check_power_bound("max_dram_power", options.max_dram_power); !s) return empty_set(s.error());
     // The daemon exists for processes that may not read RAPL themselves;
     // when it is configured, it is the only source (never a silent mix).
-    if (options.zeusd) return daemon::open_cpus(options);
+    if (options.zeusd) return zeusd_backend::open_cpus(options);
     auto root = rapl::find_powercap_root(options);
     if (!root) return empty_set(root.error());
 

@@ -6,7 +6,7 @@
 
 #include <cstdlib>
 
-#include "zeus/daemon/zeusd_client.hpp"
+#include "zeus/device/zeusd_client.hpp"
 #include "zeus/device/cpu.hpp"
 #include "zeus/monitor/energy_monitor.hpp"
 #include "zeus/optimizer/power_limit_optimizer.hpp"

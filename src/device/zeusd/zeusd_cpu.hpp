@@ -8,11 +8,11 @@
 
 #include <memory>
 
-#include "zeus/daemon/zeusd_client.hpp"
+#include "zeus/device/zeusd_client.hpp"
 #include "zeus/device/counter_sampler.hpp"
 #include "zeus/device/cpu.hpp"
 
-namespace zeus::daemon {
+namespace zeus::zeusd_backend {
 
 class ZeusdCpu final : public Cpu {
   public:
@@ -48,4 +48,4 @@ class ZeusdCpu final : public Cpu {
 // host) and the fix.
 [[nodiscard]] Cpus open_cpus(const CpuOptions& options);
 
-}  // namespace zeus::daemon
+}  // namespace zeus::zeusd_backend

@@ -1,6 +1,6 @@
 // Connecting to zeusd: GET /discover, GET /auth/whoami, and what this client
 // may do (the original's ZeusdClient.__init__ and require_capabilities).
-#include "zeus/daemon/zeusd_client.hpp"
+#include "zeus/device/zeusd_client.hpp"
 
 #include <fmt/format.h>
 
@@ -8,8 +8,8 @@
 #include <array>
 #include <limits>
 
-#include "daemon/zeusd_client_internal.hpp"
-#include "daemon/zeusd_reply.hpp"
+#include "device/zeusd/zeusd_client_internal.hpp"
+#include "device/zeusd/zeusd_reply.hpp"
 
 namespace zeus {
 namespace {
@@ -34,7 +34,7 @@ Error older_daemon(const ZeusdConfig& config, std::string_view problem) {
 Result<ZeusdGpuInfo> parse_gpu(const json& j) {
     if (!j.is_object()) return Error{ErrorCode::InvalidState, "a GPU entry that is not an object", "", 0};
     ZeusdGpuInfo gpu;
-    auto id = daemon::unsigned_field(j, "id", std::numeric_limits<unsigned>::max());
+    auto id = zeusd_backend::unsigned_field(j, "id", std::numeric_limits<unsigned>::max());
     if (!id) return id.error();
     gpu.id = static_cast<unsigned>(*id);
     for (const char* key : {"name", "pci_address"}) {
@@ -55,7 +55,7 @@ Result<ZeusdGpuInfo> parse_gpu(const json& j) {
 Result<ZeusdCpuInfo> parse_cpu(const json& j) {
     if (!j.is_object()) return Error{ErrorCode::InvalidState, "a CPU entry that is not an object", "", 0};
     ZeusdCpuInfo cpu;
-    auto id = daemon::unsigned_field(j, "id", std::numeric_limits<unsigned>::max());
+    auto id = zeusd_backend::unsigned_field(j, "id", std::numeric_limits<unsigned>::max());
     if (!id) return id.error();
     cpu.id = static_cast<unsigned>(*id);
     if (!j.contains("dram_available") || !j.at("dram_available").is_boolean()) {
@@ -105,7 +105,7 @@ Result<ZeusdIdentity> parse_identity(const json& j) {
         who.scopes.push_back(s.get<std::string>());
     }
     if (auto exp = j.find("exp"); exp != j.end() && !exp->is_null()) {
-        auto seconds = daemon::unsigned_field(j, "exp", std::numeric_limits<std::int64_t>::max() / 1000);
+        auto seconds = zeusd_backend::unsigned_field(j, "exp", std::numeric_limits<std::int64_t>::max() / 1000);
         if (!seconds) return seconds.error();
         who.expires = std::chrono::system_clock::time_point(std::chrono::seconds(*seconds));
     }
@@ -143,7 +143,7 @@ Status ZeusdClient::connect_and_discover() {
     auto reply = transport_->connection.request("GET", target, config_.read_timeout);
     if (!reply) return reply.error();
     if (reply->status != 200) {
-        return older_daemon(config_, fmt::format("answered {}: {}", reply->status, daemon::daemon_words(*reply, target)));
+        return older_daemon(config_, fmt::format("answered {}: {}", reply->status, zeusd_backend::daemon_words(*reply, target)));
     }
     const auto j = json::parse(reply->body, nullptr, /*allow_exceptions=*/false);
     if (j.is_discarded()) return older_daemon(config_, "answered a body that is not JSON");
@@ -168,14 +168,14 @@ void ZeusdClient::who_am_i() {
         auth_error_ = reply.error();
         return;
     }
-    auto j = daemon::parse_body(config_, "check the token", reply->target, reply->http);
+    auto j = zeusd_backend::parse_body(config_, "check the token", reply->target, reply->http);
     if (!j) {
         auth_error_ = j.error();
         return;
     }
     auto who = parse_identity(*j);
     if (!who) {
-        auth_error_ = daemon::malformed_reply(config_, "check the token", reply->target, who.error().message);
+        auth_error_ = zeusd_backend::malformed_reply(config_, "check the token", reply->target, who.error().message);
         return;
     }
     identity_ = std::move(who).value();

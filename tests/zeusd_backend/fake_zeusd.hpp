@@ -1,4 +1,4 @@
-// Runs tests/daemon/fake_zeusd.py as a real process on a temporary Unix
+// Runs tests/zeusd_backend/fake_zeusd.py as a real process on a temporary Unix
 // socket (or a TCP port on 127.0.0.1) and reads back the requests it got.
 #pragma once
 
@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "zeus/daemon/zeusd_client.hpp"
+#include "zeus/device/zeusd_client.hpp"
 
 namespace zeus::testing {
 

@@ -4,7 +4,7 @@
 
 #include <cstdlib>
 
-#include "zeus/daemon/zeusd_client.hpp"
+#include "zeus/device/zeusd_client.hpp"
 #include "zeus/device/cpu.hpp"
 #include "zeus/device/gpus.hpp"
 

@@ -7,9 +7,9 @@
 #include <functional>
 #include <limits>
 
-#include "daemon/zeusd_client_internal.hpp"
-#include "daemon/zeusd_reply.hpp"
-#include "zeus/daemon/zeusd_client.hpp"
+#include "device/zeusd/zeusd_client_internal.hpp"
+#include "device/zeusd/zeusd_reply.hpp"
+#include "zeus/device/zeusd_client.hpp"
 
 namespace zeus {
 namespace {
@@ -39,7 +39,7 @@ Result<std::map<unsigned, T>> id_map(const json& object, const std::vector<unsig
     if (!object.is_object()) return Error{ErrorCode::InvalidState, "a body that is not a JSON object", "", 0};
     std::map<unsigned, T> out;
     for (const auto& [key, value] : object.items()) {
-        auto id = daemon::id_key(key);
+        auto id = zeusd_backend::id_key(key);
         if (!id) return id.error();
         auto parsed = value_of(value);
         if (!parsed) {
@@ -58,7 +58,7 @@ Result<std::map<unsigned, T>> id_map(const json& object, const std::vector<unsig
 template <class Q>
 Result<Q> unsigned_as(const json& object, std::string_view key, std::uint64_t max) {
     if (!object.is_object()) return Error{ErrorCode::InvalidState, "an entry that is not an object: " + object.dump(), "", 0};
-    auto value = daemon::unsigned_field(object, key, max);
+    auto value = zeusd_backend::unsigned_field(object, key, max);
     if (!value) return value.error();
     return Q(static_cast<typename Q::rep>(*value));
 }
@@ -66,7 +66,7 @@ Result<Q> unsigned_as(const json& object, std::string_view key, std::uint64_t ma
 // `{"timestamp_ms": N, "power_mw": {...}}`: the timestamp.
 Result<std::chrono::system_clock::time_point> timestamp_of(const json& body) {
     if (!body.is_object()) return Error{ErrorCode::InvalidState, "a body that is not a JSON object", "", 0};
-    auto ms = daemon::unsigned_field(body, "timestamp_ms", kI64Max);
+    auto ms = zeusd_backend::unsigned_field(body, "timestamp_ms", kI64Max);
     if (!ms) return ms.error();
     return std::chrono::system_clock::time_point(
         std::chrono::duration_cast<std::chrono::system_clock::duration>(std::chrono::milliseconds(*ms)));
@@ -75,7 +75,7 @@ Result<std::chrono::system_clock::time_point> timestamp_of(const json& body) {
 Result<std::optional<Microjoules>> optional_microjoules(const json& entry, std::string_view key) {
     if (!entry.contains(key)) return Error{ErrorCode::InvalidState, fmt::format("no \"{}\"", key), "", 0};
     if (entry.at(key).is_null()) return std::optional<Microjoules>();
-    auto value = daemon::unsigned_field(entry, key, kI64Max);
+    auto value = zeusd_backend::unsigned_field(entry, key, kI64Max);
     if (!value) return value.error();
     return std::optional<Microjoules>(Microjoules(static_cast<std::int64_t>(*value)));
 }
@@ -96,7 +96,7 @@ Result<ZeusdClient::Reply> ZeusdClient::get(std::string_view op, const std::stri
         e.message = fmt::format("Failed to {}: {}", op, e.message);
         return e;
     }
-    if (http->status != 200) return daemon::http_error(config_, op, "GET", reply.target, *http);
+    if (http->status != 200) return zeusd_backend::http_error(config_, op, "GET", reply.target, *http);
     reply.http = std::move(http).value();
     return reply;
 }
@@ -114,7 +114,7 @@ Status ZeusdClient::post(std::string_view op, const std::string& path, const std
         e.message = fmt::format("Failed to {}: {}", op, e.message);
         return e;
     }
-    if (http->status != 200) return daemon::http_error(config_, op, "POST", target, *http);
+    if (http->status != 200) return zeusd_backend::http_error(config_, op, "POST", target, *http);
     return {};
 }
 
@@ -160,7 +160,7 @@ Status ZeusdClient::reset_locked_clocks(const std::vector<unsigned>& gpu_ids, bo
 
 // The reads share one shape: GET, parse, map by id; the op names the route in errors.
 #define ZEUS_PARSE_OR_FAIL(op, reply, body_var)                                          \
-    auto body_var = daemon::parse_body(config_, op, (reply)->target, (reply)->http);    \
+    auto body_var = zeusd_backend::parse_body(config_, op, (reply)->target, (reply)->http);    \
     if (!body_var) return body_var.error()
 
 Result<std::map<unsigned, Millijoules>> ZeusdClient::gpu_energy(const std::vector<unsigned>& gpu_ids) {
@@ -169,7 +169,7 @@ Result<std::map<unsigned, Millijoules>> ZeusdClient::gpu_energy(const std::vecto
     if (!reply) return reply.error();
     ZEUS_PARSE_OR_FAIL(op, reply, body);
     auto map = id_map<Millijoules>(*body, gpu_ids, [](const json& e) { return unsigned_as<Millijoules>(e, "energy_mj", kI64Max); });
-    if (!map) return daemon::malformed_reply(config_, op, reply->target, map.error().message);
+    if (!map) return zeusd_backend::malformed_reply(config_, op, reply->target, map.error().message);
     return map;
 }
 
@@ -179,13 +179,13 @@ Result<ZeusdGpuPower> ZeusdClient::gpu_power(const std::vector<unsigned>& gpu_id
     if (!reply) return reply.error();
     ZEUS_PARSE_OR_FAIL(op, reply, body);
     auto when = timestamp_of(*body);
-    if (!when) return daemon::malformed_reply(config_, op, reply->target, when.error().message);
+    if (!when) return zeusd_backend::malformed_reply(config_, op, reply->target, when.error().message);
     auto map = id_map<Milliwatts>(body->value("power_mw", json()), gpu_ids, [](const json& e) -> Result<Milliwatts> {
-        auto mw = daemon::unsigned_field(json{{"power_mw", e}}, "power_mw", kU32Max);
+        auto mw = zeusd_backend::unsigned_field(json{{"power_mw", e}}, "power_mw", kU32Max);
         if (!mw) return mw.error();
         return Milliwatts(static_cast<std::int64_t>(*mw));
     });
-    if (!map) return daemon::malformed_reply(config_, op, reply->target, "\"power_mw\": " + map.error().message);
+    if (!map) return zeusd_backend::malformed_reply(config_, op, reply->target, "\"power_mw\": " + map.error().message);
     return ZeusdGpuPower{*when, std::move(map).value()};
 }
 
@@ -195,7 +195,7 @@ Result<std::map<unsigned, Milliwatts>> ZeusdClient::power_limit(const std::vecto
     if (!reply) return reply.error();
     ZEUS_PARSE_OR_FAIL(op, reply, body);
     auto map = id_map<Milliwatts>(*body, gpu_ids, [](const json& e) { return unsigned_as<Milliwatts>(e, "power_limit_mw", kU32Max); });
-    if (!map) return daemon::malformed_reply(config_, op, reply->target, map.error().message);
+    if (!map) return zeusd_backend::malformed_reply(config_, op, reply->target, map.error().message);
     return map;
 }
 
@@ -213,7 +213,7 @@ Result<std::map<unsigned, std::pair<Milliwatts, Milliwatts>>> ZeusdClient::power
         if (!max) return max.error();
         return Range{*min, *max};
     });
-    if (!map) return daemon::malformed_reply(config_, op, reply->target, map.error().message);
+    if (!map) return zeusd_backend::malformed_reply(config_, op, reply->target, map.error().message);
     return map;
 }
 
@@ -228,7 +228,7 @@ Result<std::map<unsigned, bool>> ZeusdClient::persistence_mode(const std::vector
         }
         return e.at("enabled").get<bool>();
     });
-    if (!map) return daemon::malformed_reply(config_, op, reply->target, map.error().message);
+    if (!map) return zeusd_backend::malformed_reply(config_, op, reply->target, map.error().message);
     return map;
 }
 
@@ -253,7 +253,7 @@ Result<std::map<unsigned, ZeusdCpuEnergy>> ZeusdClient::cpu_energy(const std::ve
         if (dram) energy.dram = *memory;
         return energy;
     });
-    if (!map) return daemon::malformed_reply(config_, op, reply->target, map.error().message);
+    if (!map) return zeusd_backend::malformed_reply(config_, op, reply->target, map.error().message);
     return map;
 }
 
@@ -263,7 +263,7 @@ Result<ZeusdCpuPower> ZeusdClient::cpu_power(const std::vector<unsigned>& cpu_id
     if (!reply) return reply.error();
     ZEUS_PARSE_OR_FAIL(op, reply, body);
     auto when = timestamp_of(*body);
-    if (!when) return daemon::malformed_reply(config_, op, reply->target, when.error().message);
+    if (!when) return zeusd_backend::malformed_reply(config_, op, reply->target, when.error().message);
     auto map = id_map<ZeusdCpuPowerReading>(
         body->value("power_mw", json()), cpu_ids, [](const json& e) -> Result<ZeusdCpuPowerReading> {
             auto cpu = unsigned_as<Milliwatts>(e, "cpu_mw", kU32Max);
@@ -276,7 +276,7 @@ Result<ZeusdCpuPower> ZeusdClient::cpu_power(const std::vector<unsigned>& cpu_id
             }
             return reading;
         });
-    if (!map) return daemon::malformed_reply(config_, op, reply->target, "\"power_mw\": " + map.error().message);
+    if (!map) return zeusd_backend::malformed_reply(config_, op, reply->target, "\"power_mw\": " + map.error().message);
     return ZeusdCpuPower{*when, std::move(map).value()};
 }
 
@@ -286,7 +286,7 @@ Result<std::chrono::system_clock::time_point> ZeusdClient::time() {
     if (!reply) return reply.error();
     ZEUS_PARSE_OR_FAIL(op, reply, body);
     auto when = timestamp_of(*body);
-    if (!when) return daemon::malformed_reply(config_, op, reply->target, when.error().message);
+    if (!when) return zeusd_backend::malformed_reply(config_, op, reply->target, when.error().message);
     return when;
 }
 

@@ -1,8 +1,8 @@
-#include "daemon/zeusd_cpu.hpp"
+#include "device/zeusd/zeusd_cpu.hpp"
 
 #include <fmt/format.h>
 
-namespace zeus::daemon {
+namespace zeus::zeusd_backend {
 namespace {
 
 Cpus empty_set(Error why, std::string root) { return Cpus({}, Status(std::move(why)), {}, std::move(root), nullptr); }
@@ -142,4 +142,4 @@ Cpus open_cpus(const CpuOptions& options) {
     return Cpus(std::move(cpus), Status(), std::move(warnings), where, nullptr);
 }
 
-}  // namespace zeus::daemon
+}  // namespace zeus::zeusd_backend

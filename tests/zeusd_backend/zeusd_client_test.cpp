@@ -3,8 +3,8 @@
 // header), what it makes of each answer, and every error path.
 #include <gtest/gtest.h>
 
-#include "daemon/fake_zeusd.hpp"
-#include "zeus/daemon/zeusd_client.hpp"
+#include "zeusd_backend/fake_zeusd.hpp"
+#include "zeus/device/zeusd_client.hpp"
 
 namespace zeus {
 namespace {

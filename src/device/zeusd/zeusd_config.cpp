@@ -6,7 +6,8 @@
 
 #include <charconv>
 
-#include "zeus/daemon/zeusd_client.hpp"
+#include "zeus/device/zeusd_client.hpp"
+#include "device/zeusd/zeusd_client_internal.hpp"
 #include "zeus/platform/environment.hpp"
 
 namespace zeus {
@@ -134,6 +135,29 @@ Result<std::optional<ZeusdConfig>> ZeusdConfig::from_environment() {
         return std::optional<ZeusdConfig>(std::move(result));
     }
     return std::optional<ZeusdConfig>();
+}
+
+HttpEndpoint zeusd_endpoint(const ZeusdConfig& config) {
+    HttpEndpoint endpoint;
+    if (config.transport == ZeusdConfig::Transport::UnixSocket) {
+        // The host part is ignored on a Unix socket; the original client uses localhost too.
+        endpoint.base_url = "http://localhost";
+        endpoint.unix_socket_path = config.socket_path;
+    } else {
+        endpoint.base_url = "http://" + config.endpoint();
+    }
+    endpoint.name = "zeusd at " + config.endpoint();
+    const std::string environment = config.as_environment();
+    endpoint.unreachable_fix = fmt::format(
+        "start zeusd (`zeusd serve`, or `systemctl start zeusd`) or point {} at the running daemon; unset it to use "
+        "the devices directly",
+        environment.substr(0, environment.find('=')));
+    endpoint.timeout_fix =
+        "the daemon did not answer in time; check that it is healthy (its log, `systemctl status zeusd`)";
+    if (config.token) endpoint.headers.push_back("Authorization: Bearer " + *config.token);
+    endpoint.headers.emplace_back("Accept: application/json");
+    endpoint.connect_timeout = config.connect_timeout;
+    return endpoint;
 }
 
 }  // namespace zeus

@@ -9,10 +9,10 @@
 
 #include <memory>
 
-#include "zeus/daemon/zeusd_client.hpp"
+#include "zeus/device/zeusd_client.hpp"
 #include "zeus/device/gpu.hpp"
 
-namespace zeus::daemon {
+namespace zeus::zeusd_backend {
 
 class ZeusdGpu final : public Gpu {
   public:
@@ -80,4 +80,4 @@ struct ZeusdControlSummary {
 [[nodiscard]] ZeusdControlSummary relay_control(std::vector<std::unique_ptr<Gpu>>& gpus, const std::string& backend,
                                                 const ZeusdConfig& config, std::vector<std::string>& warnings);
 
-}  // namespace zeus::daemon
+}  // namespace zeus::zeusd_backend

@@ -9,10 +9,10 @@
 #include <string>
 #include <string_view>
 
-#include "daemon/http_connection.hpp"
-#include "zeus/daemon/zeusd_client.hpp"
+#include "zeus/platform/http_client.hpp"
+#include "zeus/device/zeusd_client.hpp"
 
-namespace zeus::daemon {
+namespace zeus::zeusd_backend {
 
 // What the daemon said, from `{"error": "..."}`, `{"errors": {"<id>": "..."}}`
 // (per-device errors, prefixed "GPU <id>"/"CPU <id>" after the route) or a
@@ -40,4 +40,4 @@ namespace zeus::daemon {
 // "0" -> 0; anything else is an error message.
 [[nodiscard]] Result<unsigned> id_key(std::string_view key);
 
-}  // namespace zeus::daemon
+}  // namespace zeus::zeusd_backend

@@ -1,4 +1,4 @@
-#include "daemon/fake_zeusd.hpp"
+#include "zeusd_backend/fake_zeusd.hpp"
 
 #include <gtest/gtest.h>
 #include <signal.h>

@@ -1,11 +1,11 @@
-#include "daemon/zeusd_reply.hpp"
+#include "device/zeusd/zeusd_reply.hpp"
 
 #include <fmt/format.h>
 
 #include <charconv>
 #include <limits>
 
-namespace zeus::daemon {
+namespace zeus::zeusd_backend {
 namespace {
 
 constexpr std::size_t kMaxQuoted = 600;  // keeps a runaway body out of error messages
@@ -144,4 +144,4 @@ Result<unsigned> id_key(std::string_view key) {
     return id;
 }
 
-}  // namespace zeus::daemon
+}  // namespace zeus::zeusd_backend

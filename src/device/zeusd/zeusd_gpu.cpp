@@ -1,10 +1,10 @@
-#include "daemon/zeusd_gpu.hpp"
+#include "device/zeusd/zeusd_gpu.hpp"
 
 #include <fmt/format.h>
 
 #include <cstdio>
 
-namespace zeus::daemon {
+namespace zeus::zeusd_backend {
 namespace {
 
 // Control calls wait for the daemon to have made the change, so failures
@@ -167,4 +167,4 @@ ZeusdControlSummary relay_control(std::vector<std::unique_ptr<Gpu>>& gpus, const
     return summary;
 }
 
-}  // namespace zeus::daemon
+}  // namespace zeus::zeusd_backend
