@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <csignal>
+#include <filesystem>
 #include <thread>
 #include <vector>
 
@@ -179,11 +180,25 @@ Result<std::unique_ptr<Daemon>> Daemon::start(const ServeConfig& config) {
                 return overrides.run(command.kind, arguments);
             };
         }
-        parts->gpus = std::make_unique<GpuFleet>(std::move(*gpus), parts->control_pool.get_executor(), runner);
+        const std::filesystem::path ledger_path = config.restore_ledger_path.value_or(default_ledger_path(config));
+        if (enabled.contains(ApiGroup::GpuControl)) {
+            std::error_code error;
+            if (ledger_path.has_parent_path()) std::filesystem::create_directories(ledger_path.parent_path(), error);
+            const auto directory = ledger_path.has_parent_path() ? ledger_path.parent_path() : ".";
+            if (error || ::access(directory.c_str(), W_OK) != 0) {
+                return Error{ErrorCode::NoPermission,
+                             fmt::format("cannot write the restore ledger's directory {}", directory.string()),
+                             "zeusd records GPU changes there before applying them, so that they are undone even "
+                             "after a crash; pass a writable --restore-ledger PATH"};
+            }
+        }
+        parts->gpus = std::make_unique<GpuFleet>(std::move(*gpus), parts->control_pool.get_executor(), runner,
+                                                 ledger_path);
         for (const auto& info : parts->gpus->info()) {
             log::info("GPU {}: {} at {} (cumulative energy {})", info.id, info.name, info.pci_address,
                       info.cumulative_energy_available ? "available" : "unavailable");
         }
+        parts->gpus->restore_leftovers();
     }
     if (enabled.contains(ApiGroup::CpuRead)) {
         auto cpus = open_cpus();

@@ -167,6 +167,13 @@ int ZeusdProcess::stop() {
     return WIFEXITED(status) ? WEXITSTATUS(status) : -WTERMSIG(status);
 }
 
+void ZeusdProcess::kill9() {
+    if (pid_ <= 0) return;
+    ::kill(pid_, SIGKILL);
+    ::waitpid(pid_, nullptr, 0);
+    pid_ = -1;
+}
+
 std::string ZeusdProcess::log() const { return slurp(log_file_); }
 
 std::pair<int, std::string> run_zeusd(const std::vector<std::string>& args,

@@ -51,6 +51,8 @@ class ZeusdProcess {
 
     // SIGTERM and wait; returns the exit status (or -signal).
     int stop();
+    // SIGKILL and wait: a crash, with no chance to clean up.
+    void kill9();
     [[nodiscard]] pid_t pid() const { return pid_; }
     [[nodiscard]] std::string log() const;
 
