@@ -120,8 +120,10 @@ Daemon::~Daemon() { stop(); }
 Result<std::unique_ptr<Daemon>> Daemon::start(const ServeConfig& config) {
     auto parts = std::make_unique<Parts>();
     parts->config = config;
-    const ApiGroups enabled =
-        config.enable.value_or(ApiGroups{ApiGroup::GpuControl, ApiGroup::GpuRead, ApiGroup::CpuRead});
+    ApiGroups enabled = config.enable.value_or(ApiGroups{ApiGroup::GpuControl, ApiGroup::GpuRead, ApiGroup::CpuRead});
+    // Groups the user named are a promise: a device they need that is missing
+    // stops start-up. The default groups serve whatever this machine has.
+    const bool groups_named = config.enable.has_value();
 
     if (config.gpu_command_overrides) {
         if (!enabled.contains(ApiGroup::GpuControl)) {
@@ -137,8 +139,18 @@ Result<std::unique_ptr<Daemon>> Daemon::start(const ServeConfig& config) {
     std::optional<Gpus> gpus;
     if (wants_gpus(enabled)) {
         auto opened = open_gpus(config);
-        if (!opened) return opened.error();
-        gpus = std::move(opened).value();
+        if (opened) {
+            gpus = std::move(opened).value();
+        } else if (groups_named) {
+            return opened.error();
+        } else {
+            log::warn("serving without GPUs: {}. gpu-read and gpu-control are off and /discover lists no GPUs; to "
+                      "fix it, install the GPU driver (NVML or AMD SMI) and restart zeusd, or pass --enable cpu-read "
+                      "to make this the intended setup",
+                      opened.error().describe());
+            enabled.erase(ApiGroup::GpuRead);
+            enabled.erase(ApiGroup::GpuControl);
+        }
     }
 
     if (::geteuid() != 0 && enabled.contains(ApiGroup::GpuControl)) {
@@ -202,9 +214,20 @@ Result<std::unique_ptr<Daemon>> Daemon::start(const ServeConfig& config) {
     }
     if (enabled.contains(ApiGroup::CpuRead)) {
         auto cpus = open_cpus();
-        if (!cpus) return cpus.error();
-        parts->cpus = std::make_unique<CpuFleet>(std::move(cpus).value());
-        log::info("{} CPU package(s) from {}", parts->cpus->size(), parts->cpus->cpus().powercap_root());
+        if (cpus) {
+            parts->cpus = std::make_unique<CpuFleet>(std::move(cpus).value());
+            log::info("{} CPU package(s) from {}", parts->cpus->size(), parts->cpus->cpus().powercap_root());
+        } else if (groups_named) {
+            return cpus.error();
+        } else {
+            // Most cloud VMs and many containers: as the original, CPU routes
+            // are served and find no CPU.
+            log::warn("serving without CPUs: {}. /discover lists no CPUs and /cpu routes find none; to fix it, run "
+                      "zeusd as root on a machine with Intel/AMD RAPL (/sys/class/powercap, or /zeus_sys/class/"
+                      "powercap in a container), or pass --enable gpu-control,gpu-read to make this the intended "
+                      "setup",
+                      cpus.error().describe());
+        }
     }
     parts->streams = std::make_unique<PowerStreams>(
         enabled.contains(ApiGroup::GpuRead) ? parts->gpus.get() : nullptr, parts->cpus.get(),

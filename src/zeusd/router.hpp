@@ -60,6 +60,8 @@ class Router {
     void cpu_energy(Context& context) const;
     void cpu_power(Context& context) const;
     void cpu_stream(Context& context) const;
+    // 0 when cpu-read is served without CPUs (no RAPL on this machine).
+    [[nodiscard]] std::size_t cpu_count() const;
 
     RouterOptions options_;
     GpuFleet* gpus_;
