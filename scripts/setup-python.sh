@@ -16,7 +16,11 @@ REQUIREMENTS=(--no-deps
   httpx==0.28.1 httpcore==1.0.9 h11==0.16.0 anyio==4.16.0 idna==3.20 certifi==2026.10.18
   typing_extensions==4.16.0
   scikit-learn==1.9.1 scipy==1.17.1 numpy==2.4.6 joblib==1.6.0 cloudpickle==3.1.2
-  narwhals==2.29.0 threadpoolctl==3.8.0)
+  narwhals==2.29.0 threadpoolctl==3.8.0
+  # The original lowtime (its Rust max flow in the wheel) for the Perseus
+  # solver's parity test and benchmark; matplotlib, imported but only used to
+  # draw, is stubbed there (tests/lowtime/lowtime_parity.py).
+  lowtime==0.3.0 networkx==3.6.1 attrs==26.1.0)
 
 python=/usr/bin/python3
 if [ ! -x .venv/bin/python ]; then

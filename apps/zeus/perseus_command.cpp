@@ -1,0 +1,116 @@
+// `zeus perseus solve`: Perseus's optimization step. From an instruction
+// profile CSV and the P2P blocking power, the whole iteration-time / energy
+// frontier of a 1F1B pipeline and a frequency schedule per point
+// (docs/perseus.md).
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <stdexcept>
+
+#include "commands.hpp"
+#include "perseus_output.hpp"
+#include "zeus/lowtime/instruction_profile.hpp"
+#include "zeus/lowtime/perseus_plan.hpp"
+
+namespace zeus::cli {
+namespace {
+
+struct SolveFlags {
+    std::string profile;
+    std::string output_dir;
+    std::string cost_models;
+    double p2p_power = 0.0;
+    double unit_time = 0.001;
+    double noise_factor = 0.95;
+    std::size_t microbatches = 0;
+    bool allow_differing_frequencies = false;
+};
+
+std::string read_file(const std::string& path, const char* what) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw std::invalid_argument(fmt::format("cannot read the {} '{}' (check the path)", what, path));
+    std::ostringstream text;
+    text << in.rdbuf();
+    return text.str();
+}
+
+void write_file(const std::filesystem::path& path, const std::string& text) {
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    out << text;
+    out.close();
+    if (!out) throw std::runtime_error(fmt::format("cannot write '{}' (disk full or no permission?)", path.string()));
+}
+
+int run_solve(const SolveFlags& f) {
+    try {
+        std::istringstream csv(read_file(f.profile, "profile"));
+        const auto profile = lowtime::read_instruction_profile(csv, f.profile, {f.allow_differing_frequencies});
+        lowtime::PerseusOptions options;
+        options.microbatches = f.microbatches;
+        options.unit_time = f.unit_time;
+        options.p2p_power = f.p2p_power;
+        options.noise_factor = f.noise_factor;
+        if (!f.cost_models.empty())
+            options.cost_model_overrides = parse_cost_models_json(read_file(f.cost_models, "cost models"), f.cost_models);
+        const std::filesystem::path dir(f.output_dir);
+        std::error_code ec;
+        std::filesystem::create_directories(dir, ec);
+        if (ec) throw std::runtime_error(fmt::format("cannot create '{}': {}", f.output_dir, ec.message()));
+        const auto plan = lowtime::plan_pipeline_frequencies(profile, options);
+        const auto& points = plan.frontier.points();
+        for (std::size_t i = 1; i < points.size(); ++i) {
+            write_file(dir / fmt::format("schedule_{:05d}.json", i - 1), schedule_json(plan, i));
+            write_file(dir / fmt::format("freqs_pipeline_{:05d}.py", i - 1), freqs_pipeline_python(plan, i));
+        }
+        write_file(dir / "frontier.svg", frontier_svg(plan));
+        write_file(dir / "frontier.json", frontier_json(plan));
+        std::cerr << fmt::format("zeus: perseus solve: {} frontier points, {:.4f} s ({:.6g} J) to {:.4f} s ({:.6g} J), "
+                                 "stopped: {}; wrote {}\n",
+                                 points.size(), points.front().real_time, plan.energy_with_p2p(0), points.back().real_time,
+                                 plan.energy_with_p2p(points.size() - 1), lowtime::to_string(plan.frontier.stop_reason()),
+                                 (dir / "frontier.json").string());
+        return 0;
+    } catch (const std::invalid_argument& e) {
+        std::cerr << "zeus: perseus solve: " << e.what() << "\n";
+        return 2;
+    } catch (const std::exception& e) {
+        std::cerr << "zeus: perseus solve: " << e.what() << "\n";
+        return 1;
+    }
+}
+
+}  // namespace
+
+Command add_perseus(CLI::App& parent) {
+    auto* app = parent.add_subcommand("perseus", "Perseus pipeline-frequency optimization: solve");
+    app->require_subcommand(1);
+    auto solve = std::make_shared<SolveFlags>();
+    auto* s = app->add_subcommand("solve", "the time-energy frontier and per-stage frequency schedules of a 1F1B pipeline");
+    s->add_option("--profile", solve->profile, "instruction profile CSV (stage,instruction,frequency,time,energy)")->required();
+    s->add_option("--p2p-power", solve->p2p_power, "W a GPU draws while blocked on P2P communication")
+        ->required()
+        ->check(CLI::Range(0.0, 1e5));
+    s->add_option("--microbatches", solve->microbatches, "microbatches per iteration")->required()->check(CLI::Range(1, 1 << 20));
+    s->add_option("--output-dir", solve->output_dir, "directory for frontier.json, schedules, exports and frontier.svg")->required();
+    s->add_option("--unit-time", solve->unit_time, "s per time quantum (one solver iteration)")
+        ->check(CLI::Range(1e-9, 1e3))
+        ->capture_default_str();
+    s->add_option("--noise-factor", solve->noise_factor, "slack of the second Pareto pass when <= 3 options survive")
+        ->check(CLI::Range(0.01, 1.0))
+        ->capture_default_str();
+    s->add_option("--cost-models", solve->cost_models,
+                  "JSON {\"STAGE,forward|backward\": {a,b,c}} (or a frontier.json) to use instead of fitting");
+    s->add_flag("--allow-differing-frequencies", solve->allow_differing_frequencies,
+                "accept instructions profiled at different frequency sets");
+    return [app, s, solve] {
+        if (s->parsed()) return run_solve(*solve);
+        std::cerr << app->help();
+        return 2;
+    };
+}
+
+}  // namespace zeus::cli

@@ -1,0 +1,81 @@
+#include "zeus/lowtime/perseus_plan.hpp"
+
+#include <stdexcept>
+#include <string>
+
+namespace zeus::lowtime {
+
+namespace {
+
+std::string describe(const StageInstruction& key) {
+    return "stage " + std::to_string(key.first) + (key.second == InstructionKind::kForward ? " forward" : " backward");
+}
+
+}  // namespace
+
+std::vector<std::vector<std::pair<InstructionKind, Knob>>> PerseusPlan::schedule_at(std::size_t point) const {
+    const auto knobs = frontier.knobs_at(pipeline.dag, point);
+    std::vector<std::vector<std::pair<InstructionKind, Knob>>> schedule(stages);
+    for (std::size_t s = 0; s < stages; ++s)
+        for (std::size_t k = 0; k < pipeline.nodes[s].size(); ++k)
+            schedule[s].emplace_back(pipeline.orders[s][k].kind, knobs[pipeline.nodes[s][k]]);
+    return schedule;
+}
+
+double PerseusPlan::energy_with_p2p(std::size_t point) const {
+    const auto& p = frontier.points().at(point);
+    return p.cost + static_cast<double>(stages) * p.real_time * options.p2p_power;
+}
+
+PerseusPlan plan_pipeline_frequencies(const InstructionProfile& profile, PerseusOptions options) {
+    if (options.microbatches == 0) throw std::invalid_argument("the number of microbatches must be at least 1");
+    if (!(options.unit_time > 0.0)) throw std::invalid_argument("unit time must be positive");
+    if (profile.stages == 0) throw std::invalid_argument("the profile has no stages");
+    PerseusPlan plan;
+    plan.stages = profile.stages;
+    for (std::size_t s = 0; s < profile.stages; ++s) {
+        for (auto kind : {InstructionKind::kForward, InstructionKind::kBackward}) {
+            const StageInstruction key{s, kind};
+            const auto& measured = profile.of(s, kind);
+            if (measured.empty()) throw std::invalid_argument(describe(key) + " has no measurements");
+            std::vector<ExecutionOption> raw;
+            for (const auto& m : measured) {
+                ExecutionOption option{m.time, options.unit_time, m.energy, m.frequency};
+                // Effective energy: what the instruction costs beyond blocking at P2P power.
+                option.cost -= options.p2p_power * option.quant_time() * option.unit_time;
+                raw.push_back(option);
+            }
+            CandidateExecutionOptions candidates(raw);
+            if (candidates.options().size() <= 3) candidates = CandidateExecutionOptions(raw, options.noise_factor);
+            StageInstructionModel model;
+            if (const auto it = options.cost_model_overrides.find(key); it != options.cost_model_overrides.end()) {
+                model.coefficients = it->second;
+                model.overridden = true;
+            } else {
+                try {
+                    model.coefficients = fit_exponential_model(candidates).coefficients();
+                } catch (const std::invalid_argument& e) {
+                    throw std::invalid_argument(describe(key) + ": " + e.what());
+                }
+            }
+            auto cost_model = std::make_shared<ExponentialModel>(model.coefficients);
+            // The solver trades time for cost: a model whose cost rises as the
+            // instruction slows down has nothing to trade.
+            const int lo = candidates.min_quant_time(), hi = candidates.max_quant_time();
+            if (hi > lo && cost_model->cost(hi) > cost_model->cost(lo))
+                throw std::invalid_argument(describe(key) + ": energy rises as the instruction slows down (cost model " +
+                                            std::to_string(cost_model->cost(lo)) + " J at " + std::to_string(lo) +
+                                            " quanta, " + std::to_string(cost_model->cost(hi)) + " J at " +
+                                            std::to_string(hi) + "); check the profile's time and energy columns");
+            model.spec = std::make_shared<OperationSpec>(OperationSpec{std::move(candidates), std::move(cost_model)});
+            plan.models.emplace(key, std::move(model));
+        }
+    }
+    plan.options = options;
+    plan.pipeline = make_synchronous_1f1b_dag(profile.stages, options.microbatches,
+                                              [&](std::size_t s, InstructionKind kind) { return plan.models.at({s, kind}).spec; });
+    plan.frontier = solve_frontier(plan.pipeline.dag, options.solver);
+    return plan;
+}
+
+}  // namespace zeus::lowtime
