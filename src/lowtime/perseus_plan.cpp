@@ -51,6 +51,13 @@ PerseusPlan plan_pipeline_frequencies(const InstructionProfile& profile, Perseus
             if (const auto it = options.cost_model_overrides.find(key); it != options.cost_model_overrides.end()) {
                 model.coefficients = it->second;
                 model.overridden = true;
+            } else if (candidates.options().size() <= 3) {
+                throw std::invalid_argument(
+                    describe(key) + ": only " + std::to_string(candidates.options().size()) + " of " +
+                    std::to_string(raw.size()) +
+                    " frequencies are Pareto-optimal in (time, effective energy), too few to fit a*exp(b*t)+c (4 needed); "
+                    "energy must fall as the instruction slows down: profile more frequencies or check the "
+                    "time/energy columns and --p2p-power");
             } else {
                 try {
                     model.coefficients = fit_exponential_model(candidates).coefficients();
