@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -60,7 +61,9 @@ int run_solve(const SolveFlags& f) {
         std::error_code ec;
         std::filesystem::create_directories(dir, ec);
         if (ec) throw std::runtime_error(fmt::format("cannot create '{}': {}", f.output_dir, ec.message()));
+        const auto started = std::chrono::steady_clock::now();
         const auto plan = lowtime::plan_pipeline_frequencies(profile, options);
+        const std::chrono::duration<double> solve_time = std::chrono::steady_clock::now() - started;
         const auto& points = plan.frontier.points();
         for (std::size_t i = 1; i < points.size(); ++i) {
             write_file(dir / fmt::format("schedule_{:05d}.json", i - 1), schedule_json(plan, i));
@@ -69,10 +72,10 @@ int run_solve(const SolveFlags& f) {
         write_file(dir / "frontier.svg", frontier_svg(plan));
         write_file(dir / "frontier.json", frontier_json(plan));
         std::cerr << fmt::format("zeus: perseus solve: {} frontier points, {:.4f} s ({:.6g} J) to {:.4f} s ({:.6g} J), "
-                                 "stopped: {}; wrote {}\n",
+                                 "stopped: {}; fit and solve took {:.3f} s; wrote {}\n",
                                  points.size(), points.front().real_time, plan.energy_with_p2p(0), points.back().real_time,
                                  plan.energy_with_p2p(points.size() - 1), lowtime::to_string(plan.frontier.stop_reason()),
-                                 (dir / "frontier.json").string());
+                                 solve_time.count(), (dir / "frontier.json").string());
         return 0;
     } catch (const std::invalid_argument& e) {
         std::cerr << "zeus: perseus solve: " << e.what() << "\n";
