@@ -16,7 +16,7 @@
 #include "zeusd/auth/token_issue.hpp"
 #include "zeusd/daemon.hpp"
 #include "zeusd/log.hpp"
-#include "zeusd/unix_socket.hpp"
+#include "http_server/unix_socket.hpp"
 
 namespace {
 
@@ -104,8 +104,11 @@ int main(int argc, char** argv) {
                          : gpu_backend == "amdsmi" ? GpuBackendChoice::AmdSmi
                                                    : GpuBackendChoice::Auto;
     config.request_timeout = std::chrono::milliseconds(static_cast<long>(request_timeout_s * 1000));
-    auto permissions = parse_socket_mode(socket_permissions);
-    if (!permissions) return fail(permissions.error());
+    auto permissions = zeus::http_server::parse_socket_mode(socket_permissions);
+    if (!permissions) {
+        return fail(zeus::Error{permissions.error().code, "--socket-permissions: " + permissions.error().message,
+                                permissions.error().hint});
+    }
     config.socket_permissions = permissions.value();
     if (!socket_uid.empty()) {
         auto uid = parse_user(socket_uid);

@@ -13,14 +13,15 @@
 #include <fmt/format.h>
 
 #include "zeus/device/cpu.hpp"
+#include "http_server/server.hpp"
+#include "http_server/unix_socket.hpp"
 #include "zeus/device/gpus.hpp"
 #include "zeusd/auth/signing_key.hpp"
 #include "zeusd/client_watcher.hpp"
 #include "zeusd/log.hpp"
 #include "zeusd/overrides/command_overrides.hpp"
 #include "zeusd/power_streams.hpp"
-#include "zeusd/server.hpp"
-#include "zeusd/unix_socket.hpp"
+#include "zeusd/router.hpp"
 
 namespace zeus::zeusd {
 namespace asio = boost::asio;
@@ -36,12 +37,21 @@ struct Daemon::Parts {
     std::unique_ptr<PowerStreams> streams;
     std::unique_ptr<ClientWatcher> watcher;
     std::unique_ptr<Router> router;
-    std::unique_ptr<Server> server;
+    std::unique_ptr<http_server::Server> server;
     std::vector<std::thread> workers;
     bool stopped = false;
 };
 
 namespace {
+
+void log_server_message(http_server::LogLevel level, const std::string& message) {
+    switch (level) {
+        case http_server::LogLevel::Error: log::error("{}", message); break;
+        case http_server::LogLevel::Warn: log::warn("{}", message); break;
+        case http_server::LogLevel::Info: log::info("{}", message); break;
+        case http_server::LogLevel::Debug: log::debug("{}", message); break;
+    }
+}
 
 bool wants_gpus(const ApiGroups& groups) {
     return groups.contains(ApiGroup::GpuControl) || groups.contains(ApiGroup::GpuRead);
@@ -191,19 +201,30 @@ Result<std::unique_ptr<Daemon>> Daemon::start(const ServeConfig& config) {
         if (fleet != nullptr) fleet->restore_client(pid);
     });
     ClientWatcher* watcher = parts->watcher.get();
-    parts->router = std::make_unique<Router>(router_options, parts->gpus.get(), parts->cpus.get(),
-                                             parts->io.get_executor(), [watcher](const Peer& peer) {
-                                                 if (peer.pid) watcher->watch(*peer.pid);
-                                             });
-    ServerLimits limits;
-    limits.request_timeout = config.request_timeout;
-    parts->server = std::make_unique<Server>(parts->io, *parts->router, parts->streams.get(), limits);
+    parts->router = std::make_unique<Router>(
+        router_options, parts->gpus.get(), parts->cpus.get(), parts->io.get_executor(),
+        [watcher](const Peer& peer) {
+            if (peer.pid) watcher->watch(*peer.pid);
+        },
+        parts->streams.get());
+    http_server::ServerOptions server_options;
+    server_options.name = "zeusd";
+    server_options.limits.request_timeout = config.request_timeout;
+    server_options.log = log_server_message;
+    parts->server = std::make_unique<http_server::Server>(
+        parts->io,
+        [router = parts->router.get()](const Request& request, const Peer& peer, Respond respond) {
+            router->handle(request, peer, std::move(respond));
+        },
+        server_options);
 
     if (config.mode == ListenMode::UnixSocket) {
-        if (auto prepared = prepare_socket_path(config.socket_path); !prepared) return prepared.error();
+        if (auto prepared = http_server::prepare_socket_path(config.socket_path, log_server_message); !prepared) {
+            return prepared.error();
+        }
         if (auto listening = parts->server->listen_unix(config.socket_path); !listening) return listening.error();
-        if (auto access = set_socket_access(config.socket_path, config.socket_permissions, config.socket_uid,
-                                            config.socket_gid);
+        if (auto access = http_server::set_socket_access(config.socket_path, config.socket_permissions,
+                                                         config.socket_uid, config.socket_gid);
             !access) {
             return access.error();
         }

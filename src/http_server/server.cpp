@@ -1,8 +1,10 @@
-#include "zeusd/server.hpp"
+#include "http_server/server.hpp"
 
 #include <sys/socket.h>
 
+#include <array>
 #include <deque>
+#include <iostream>
 #include <optional>
 
 #include <boost/asio/dispatch.hpp>
@@ -15,9 +17,18 @@
 #include <boost/beast/http.hpp>
 #include <fmt/format.h>
 
-#include "zeusd/log.hpp"
 
-namespace zeus::zeusd {
+namespace zeus::http_server {
+
+struct Server::Shared {
+    Handler handler;
+    ServerOptions options;
+    std::atomic<std::size_t> open_sessions{0};
+    std::atomic<std::uint64_t> next_connection_id{1};
+
+    void log(LogLevel level, const std::string& message) const { options.log(level, message); }
+};
+
 namespace {
 
 namespace asio = boost::asio;
@@ -40,17 +51,11 @@ class Session : public std::enable_shared_from_this<Session<Protocol>> {
   public:
     using Stream = beast::basic_stream<Protocol, asio::any_io_executor, beast::unlimited_rate_policy>;
 
-    Session(typename Protocol::socket socket, Peer peer, const Router& router, PowerStreams* streams,
-            const ServerLimits& limits, std::shared_ptr<Server::Counters> counters)
-        : stream_(std::move(socket)),
-          peer_(std::move(peer)),
-          router_(router),
-          streams_(streams),
-          limits_(limits),
-          counters_(std::move(counters)) {
-        counters_->open_sessions.fetch_add(1);
+    Session(typename Protocol::socket socket, Peer peer, std::shared_ptr<Server::Shared> shared)
+        : stream_(std::move(socket)), peer_(std::move(peer)), shared_(std::move(shared)), limits_(shared_->options.limits) {
+        shared_->open_sessions.fetch_add(1);
     }
-    ~Session() { counters_->open_sessions.fetch_sub(1); }
+    ~Session() { shared_->open_sessions.fetch_sub(1); }
 
     void start() {
         asio::dispatch(stream_.get_executor(), [self = this->shared_from_this()] { self->read_request(); });
@@ -71,7 +76,7 @@ class Session : public std::enable_shared_from_this<Session<Protocol>> {
     void on_request(beast::error_code error) {
         if (error == http::error::end_of_stream || error == beast::error::timeout ||
             error == asio::error::operation_aborted || error == asio::error::connection_reset || error == asio::error::eof) {
-            if (error == beast::error::timeout) log::debug("dropped a slow or idle connection from {}", peer_.describe());
+            if (error == beast::error::timeout) shared_->log(LogLevel::Debug, fmt::format("dropped a slow or idle connection from {}", peer_.describe()));
             close();
             return;
         }
@@ -95,17 +100,18 @@ class Session : public std::enable_shared_from_this<Session<Protocol>> {
         };
         // A bug in one handler must cost one request, never the daemon.
         try {
-            router_.handle(request_, peer_, respond);
+            shared_->handler(request_, peer_, respond);
         } catch (const std::exception& failure) {
-            log::error("{} {} from {} failed: {}", request_.method_string(), request_.target(), peer_.describe(),
-                       failure.what());
-            respond(Response::error(http::status::internal_server_error, "internal error; see the zeusd log"));
+            shared_->log(LogLevel::Error, fmt::format("{} {} from {} failed: {}", request_.method_string(),
+                                                      request_.target(), peer_.describe(), failure.what()));
+            respond(Response::json(R"({"error":"internal error; see the server log"})",
+                                   http::status::internal_server_error));
         }
     }
 
     void answer(Response response) {
-        if (response.stream && streams_ != nullptr) {
-            start_stream(*response.stream);
+        if (response.stream) {
+            start_stream(std::move(response));
             return;
         }
         send(std::move(response), keep_alive_);
@@ -113,9 +119,9 @@ class Session : public std::enable_shared_from_this<Session<Protocol>> {
 
     void send(Response response, bool keep_alive) {
         auto message = std::make_shared<http::response<http::string_body>>(response.status, version_ ? version_ : 11);
-        message->set(http::field::server, "zeusd");
+        message->set(http::field::server, shared_->options.name);
         if (!response.content_type.empty()) message->set(http::field::content_type, response.content_type);
-        if (response.www_authenticate) message->set(http::field::www_authenticate, "Bearer realm=\"zeusd\"");
+        for (const auto& [name, value] : response.headers) message->insert(name, value);
         message->body() = std::move(response.body);
         message->keep_alive(keep_alive);
         message->prepare_payload();
@@ -129,30 +135,34 @@ class Session : public std::enable_shared_from_this<Session<Protocol>> {
                           });
     }
 
-    void start_stream(const StreamSpec& spec) {
+    void start_stream(Response response) {
         stream_.expires_never();
         auto header = std::make_shared<http::response<http::empty_body>>(http::status::ok, version_);
-        header->set(http::field::server, "zeusd");
+        header->set(http::field::server, shared_->options.name);
         header->set(http::field::content_type, "text/event-stream");
         header->set(http::field::cache_control, "no-cache");
+        for (const auto& [name, value] : response.headers) header->insert(name, value);
         header->chunked(true);
         auto serializer = std::make_shared<http::response_serializer<http::empty_body>>(*header);
         std::weak_ptr<Session> weak = this->shared_from_this();
         auto executor = stream_.get_executor();
         http::async_write_header(
             stream_, *serializer,
-            [self = this->shared_from_this(), header, serializer, spec, weak, executor](beast::error_code error,
-                                                                                        std::size_t) {
+            [self = this->shared_from_this(), header, serializer, source = std::move(response.stream), weak,
+             executor](beast::error_code error, std::size_t) {
                 if (error) {
                     self->close();
                     return;
                 }
-                self->subscription_ = self->streams_->subscribe(
-                    spec.kind, spec.ids, [weak, executor](const std::string& event) {
-                        asio::post(executor, [weak, text = "data: " + event + "\n\n"]() mutable {
-                            if (auto session = weak.lock()) session->enqueue(std::move(text));
-                        });
+                self->subscription_ = source->subscribe([weak, executor](std::string data) {
+                    asio::post(executor, [weak, text = "data: " + std::move(data) + "\n\n"]() mutable {
+                        if (auto session = weak.lock()) session->enqueue(std::move(text));
                     });
+                });
+                if (!self->subscription_) {
+                    self->close();
+                    return;
+                }
                 self->watch_for_hangup();
             });
     }
@@ -208,11 +218,9 @@ class Session : public std::enable_shared_from_this<Session<Protocol>> {
     bool keep_alive_ = false;
     unsigned version_ = 11;
     Peer peer_;
-    const Router& router_;
-    PowerStreams* streams_;
+    std::shared_ptr<Server::Shared> shared_;
     const ServerLimits& limits_;
-    std::shared_ptr<Server::Counters> counters_;
-    std::unique_ptr<Subscription> subscription_;
+    std::unique_ptr<EventSubscription> subscription_;
     std::deque<std::string> events_;
     bool writing_ = false;
     bool closed_ = false;
@@ -222,14 +230,8 @@ class Session : public std::enable_shared_from_this<Session<Protocol>> {
 template <class Protocol>
 class Listener : public std::enable_shared_from_this<Listener<Protocol>> {
   public:
-    Listener(asio::io_context& io, typename Protocol::acceptor acceptor, const Router& router, PowerStreams* streams,
-             const ServerLimits& limits, std::shared_ptr<Server::Counters> counters)
-        : io_(io),
-          acceptor_(std::move(acceptor)),
-          router_(router),
-          streams_(streams),
-          limits_(limits),
-          counters_(std::move(counters)) {}
+    Listener(asio::io_context& io, typename Protocol::acceptor acceptor, std::shared_ptr<Server::Shared> shared)
+        : io_(io), acceptor_(std::move(acceptor)), shared_(std::move(shared)) {}
 
     void start() { accept(); }
     void stop() {
@@ -245,14 +247,14 @@ class Listener : public std::enable_shared_from_this<Listener<Protocol>> {
                                                            beast::error_code error, typename Protocol::socket socket) {
             if (error == asio::error::operation_aborted || !self->acceptor_.is_open()) return;
             if (!error) self->open_session(std::move(socket));
-            else log::warn("accept failed: {}", error.message());
+            else self->shared_->log(LogLevel::Warn, fmt::format("accept failed: {}", error.message()));
             self->accept();
         });
     }
 
     void open_session(typename Protocol::socket socket) {
         Peer peer;
-        peer.connection_id = counters_->next_connection_id.fetch_add(1);
+        peer.connection_id = shared_->next_connection_id.fetch_add(1);
         if constexpr (std::is_same_v<Protocol, unix_socket>) {
             peer.address = "unix";
             fill_peer_credentials(socket.native_handle(), peer);
@@ -262,16 +264,12 @@ class Listener : public std::enable_shared_from_this<Listener<Protocol>> {
             peer.address = fmt::format("{}:{}", remote.address().to_string(), remote.port());
             socket.set_option(tcp::no_delay(true), ignored);
         }
-        std::make_shared<Session<Protocol>>(std::move(socket), std::move(peer), router_, streams_, limits_, counters_)
-            ->start();
+        std::make_shared<Session<Protocol>>(std::move(socket), std::move(peer), shared_)->start();
     }
 
     asio::io_context& io_;
     typename Protocol::acceptor acceptor_;
-    const Router& router_;
-    PowerStreams* streams_;
-    const ServerLimits& limits_;
-    std::shared_ptr<Server::Counters> counters_;
+    std::shared_ptr<Server::Shared> shared_;
 };
 
 }  // namespace
@@ -282,13 +280,18 @@ class Server::Listeners {
     std::vector<std::shared_ptr<Listener<unix_socket>>> unix_listeners;
 };
 
-Server::Server(asio::io_context& io, const Router& router, PowerStreams* streams, ServerLimits limits)
-    : io_(io),
-      router_(router),
-      streams_(streams),
-      limits_(limits),
-      counters_(std::make_shared<Counters>()),
-      listeners_(std::make_unique<Listeners>()) {}
+Server::Server(asio::io_context& io, Handler handler, ServerOptions options)
+    : io_(io), shared_(std::make_shared<Shared>()), listeners_(std::make_unique<Listeners>()) {
+    shared_->handler = std::move(handler);
+    if (!options.log) {
+        options.log = [](LogLevel level, const std::string& message) {
+            if (level <= LogLevel::Warn) std::cerr << message << '\n';
+        };
+    }
+    shared_->options = std::move(options);
+}
+
+std::size_t Server::open_sessions() const { return shared_->open_sessions.load(); }
 
 Server::~Server() { stop(); }
 
@@ -296,7 +299,7 @@ Status Server::listen_tcp(const std::string& address) {
     const auto colon = address.rfind(':');
     if (colon == std::string::npos) {
         return Error{ErrorCode::InvalidConfig, fmt::format("TCP address '{}' has no port", address),
-                     "give it as HOST:PORT, for example 127.0.0.1:4938"};
+                     "give it as IP:PORT, for example 127.0.0.1:4938"};
     }
     std::string host = address.substr(0, colon);
     if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
@@ -318,9 +321,9 @@ Status Server::listen_tcp(const std::string& address) {
     if (!error) acceptor.listen(asio::socket_base::max_listen_connections, error);
     if (error) {
         return Error{ErrorCode::OperatingSystem, fmt::format("cannot listen on {}: {}", address, error.message()),
-                     "pick a free port with --tcp-bind-address"};
+                     "pick a free port"};
     }
-    auto listener = std::make_shared<Listener<tcp>>(io_, std::move(acceptor), router_, streams_, limits_, counters_);
+    auto listener = std::make_shared<Listener<tcp>>(io_, std::move(acceptor), shared_);
     listener->start();
     listeners_->tcp_listeners.push_back(listener);
     return {};
@@ -338,7 +341,7 @@ Status Server::listen_unix(const std::string& path) {
                      "check that the directory is writable and the path is not in use"};
     }
     auto listener =
-        std::make_shared<Listener<unix_socket>>(io_, std::move(acceptor), router_, streams_, limits_, counters_);
+        std::make_shared<Listener<unix_socket>>(io_, std::move(acceptor), shared_);
     listener->start();
     listeners_->unix_listeners.push_back(listener);
     return {};
@@ -351,4 +354,4 @@ void Server::stop() {
     listeners_->unix_listeners.clear();
 }
 
-}  // namespace zeus::zeusd
+}  // namespace zeus::http_server

@@ -1,0 +1,72 @@
+// The project's one HTTP/1.1 server (Boost.Beast on Asio), shared by every
+// server binary: each gives only its Handler (its routes). Listeners on a
+// Unix socket (peer credentials in Peer) or TCP, keep-alive sessions, request
+// limits and timeouts (slow clients are dropped, not waited for),
+// Server-Sent Events streams, and a stop that closes the listeners.
+// docs/http-server.md shows how a new server uses it.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include <boost/asio/io_context.hpp>
+
+#include "http_server/log_sink.hpp"
+#include "http_server/message.hpp"
+#include "zeus/platform/error.hpp"
+
+namespace zeus::http_server {
+
+struct ServerLimits {
+    std::size_t header_limit = 8 * 1024;
+    std::uint64_t body_limit = 64 * 1024;
+    // From the first byte of a request (or the wait for one on an idle
+    // keep-alive connection) to the last.
+    std::chrono::milliseconds request_timeout{30000};
+    // An event-stream reader that falls this far behind loses its oldest
+    // events (only the latest values matter).
+    std::size_t max_queued_events = 1024;
+};
+
+struct ServerOptions {
+    // The Server header of every response.
+    std::string name = "zeus";
+    ServerLimits limits;
+    // Unset: warnings and errors go to stderr.
+    LogSink log;
+};
+
+class Server {
+  public:
+    // `handler` runs on the threads that run `io`.
+    Server(boost::asio::io_context& io, Handler handler, ServerOptions options = {});
+    ~Server();
+    Server(const Server&) = delete;
+    Server& operator=(const Server&) = delete;
+
+    // "127.0.0.1:4938" or "[::1]:4938".
+    Status listen_tcp(const std::string& address);
+    // Binds a socket at `path`, which must not exist (see unix_socket.hpp).
+    Status listen_unix(const std::string& path);
+    // Stops accepting; open sessions end with their connections.
+    void stop();
+
+    [[nodiscard]] std::size_t open_sessions() const;
+
+    // What sessions and listeners share; outlives the Server while sessions run.
+    struct Shared;
+
+  private:
+    class Listeners;
+
+    boost::asio::io_context& io_;
+    std::shared_ptr<Shared> shared_;
+    std::unique_ptr<Listeners> listeners_;
+};
+
+}  // namespace zeus::http_server
