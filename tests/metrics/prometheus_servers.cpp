@@ -18,16 +18,12 @@
 #include "zeus/platform/http_client.hpp"
 
 namespace zeus::testing {
-namespace {
-
-std::filesystem::path make_dir(const std::string& what) {
+std::filesystem::path ServerProcess::make_dir(const std::string& what) {
     auto dir = std::filesystem::temp_directory_path() /
                ("zeus-" + what + "-" + std::to_string(::getpid()) + "-" + std::to_string(free_port()));
     std::filesystem::create_directories(dir);
     return dir;
 }
-
-}  // namespace
 
 unsigned free_port() {
     const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
@@ -44,10 +40,11 @@ unsigned free_port() {
     return ntohs(addr.sin_port);
 }
 
-ServerProcess::ServerProcess(const std::string& binary, const std::string& what,
-                             std::vector<std::string> args, std::optional<unsigned> port,
-                             const std::filesystem::path& dir)
-    : what_(what), dir_(dir), port_(port.value_or(0)) {
+ServerProcess::ServerProcess(Launch launch, const std::filesystem::path& dir)
+    : what_(launch.what), dir_(dir), port_(launch.port.value_or(0)) {
+    const std::string& binary = launch.binary;
+    const std::string& what = launch.what;
+    const auto& port = launch.port;
     if (!std::filesystem::exists(binary)) {
         ADD_FAILURE() << binary << " is missing: run scripts/setup.sh (it installs Debian's " << what << ")";
         return;
@@ -55,9 +52,9 @@ ServerProcess::ServerProcess(const std::string& binary, const std::string& what,
     for (int attempt = 0; attempt < 3; ++attempt) {
         if (!port) port_ = free_port();
         base_url_ = "http://127.0.0.1:" + std::to_string(port_);
-        std::vector<std::string> argv_text = args;
+        std::vector<std::string> argv_text = launch.args;
         argv_text.insert(argv_text.begin(), binary);
-        argv_text.push_back("--web.listen-address=127.0.0.1:" + std::to_string(port_));
+        argv_text.push_back(launch.listen_flag + "127.0.0.1:" + std::to_string(port_));
         const std::string log_path = (dir_ / "server.log").string();
         pid_ = ::fork();
         if (pid_ == 0) {
@@ -79,7 +76,7 @@ ServerProcess::ServerProcess(const std::string& binary, const std::string& what,
                 pid_ = -1;
                 break;  // exited: the port was taken, or a bad flag
             }
-            auto reply = client.request("GET", "/-/ready", std::chrono::milliseconds(1000));
+            auto reply = client.request("GET", launch.ready_path, std::chrono::milliseconds(1000));
             if (reply && reply->status == 200) return;
             std::this_thread::sleep_for(std::chrono::milliseconds(50));
         }
@@ -119,11 +116,13 @@ std::string ServerProcess::log() const {
 }
 
 Pushgateway::Pushgateway(std::optional<unsigned> port)
-    : ServerProcess("/usr/bin/prometheus-pushgateway", "prometheus-pushgateway", {}, port, make_dir("pushgateway")) {}
+    : ServerProcess(Launch{"/usr/bin/prometheus-pushgateway", "prometheus-pushgateway", {}, "--web.listen-address=",
+                           "/-/ready", port},
+                    make_dir("pushgateway")) {}
 
 namespace {
 std::filesystem::path prometheus_dir(const std::vector<std::string>& targets, double interval_s) {
-    auto dir = make_dir("prometheus");
+    auto dir = ServerProcess::make_dir("prometheus");
     std::ofstream config(dir / "prometheus.yml");
     config << "global:\n  scrape_interval: " << interval_s << "s\n  scrape_timeout: " << interval_s
            << "s\n  evaluation_interval: " << interval_s << "s\nscrape_configs:\n  - job_name: zeus\n"
@@ -139,10 +138,11 @@ PrometheusServer::PrometheusServer(const std::vector<std::string>& targets, doub
 
 PrometheusServer::PrometheusServer(const std::vector<std::string>& /*targets*/, double /*interval_s*/,
                                    const std::filesystem::path& dir)
-    : ServerProcess("/usr/bin/prometheus", "prometheus",
-                    {"--config.file=" + (dir / "prometheus.yml").string(),
-                     "--storage.tsdb.path=" + (dir / "data").string(), "--web.enable-admin-api"},
-                    std::nullopt, dir) {}
+    : ServerProcess(Launch{"/usr/bin/prometheus", "prometheus",
+                           {"--config.file=" + (dir / "prometheus.yml").string(),
+                            "--storage.tsdb.path=" + (dir / "data").string()},
+                           "--web.listen-address=", "/-/ready", std::nullopt},
+                    dir) {}
 
 std::vector<ParsedSample> parse_exposition(const std::string& body) {
     std::vector<ParsedSample> out;

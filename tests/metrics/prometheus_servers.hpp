@@ -29,10 +29,20 @@ class ServerProcess {
     // The server's own log (stdout and stderr), for failure messages.
     [[nodiscard]] std::string log() const;
 
-  protected:
-    // Starts `binary args...` in a fresh temp dir; waits until GET /-/ready answers 200.
-    ServerProcess(const std::string& binary, const std::string& what, std::vector<std::string> args_before_port,
-                  std::optional<unsigned> port, const std::filesystem::path& dir);
+    struct Launch {
+        std::string binary;
+        std::string what;  // for messages
+        std::vector<std::string> args;
+        std::string listen_flag = "--web.listen-address=";  // followed by 127.0.0.1:PORT
+        std::string ready_path = "/-/ready";                // 200 once it serves
+        std::optional<unsigned> port;                        // default: a free one
+    };
+    // Starts the binary in `dir` (removed at the end); waits until ready_path answers 200.
+    ServerProcess(Launch launch, const std::filesystem::path& dir);
+    // True while it runs and answered ready.
+    [[nodiscard]] bool running() const { return pid_ > 0; }
+    // A fresh directory under the temp dir, named after `what`.
+    static std::filesystem::path make_dir(const std::string& what);
 
   private:
     std::string what_;
