@@ -154,15 +154,11 @@ class WindowThreads {
     std::map<std::string, std::jthread> threads_;
 };
 
-}  // namespace
-
-WarningSink stderr_warnings() {
-    return [](const std::string& message) { std::fprintf(stderr, "zeus: warning: %s\n", message.c_str()); };
-}
-
 // ---- EnergyHistogram ----
 
-struct EnergyHistogram::Impl {
+// The three histogram families and their series; not thread-safe (callers lock).
+class EnergyHistograms {
+  public:
     struct Series {
         std::vector<std::uint64_t> per_bucket;  // observations in (previous bound, bound]
         double sum = 0;
@@ -177,15 +173,29 @@ struct EnergyHistogram::Impl {
         std::map<SeriesKey, Series> series;
     };
 
-    std::unique_ptr<EnergyMonitor> monitor;
-    std::shared_ptr<PushChannel> channel;
-    WarningSink warn;
-    mutable std::mutex mutex;
-    Family gpu{kGpuEnergyName, "GPU energy consumption", "GPU", {}, false, {}};
-    Family cpu{kCpuEnergyName, "CPU energy consumption", "CPU", {}, false, {}};
-    Family dram{kDramEnergyName, "DRAM energy consumption", "DRAM", {}, false, {}};
+    EnergyHistograms(EnergyFamilies present, std::vector<double> gpu_bounds, std::vector<double> cpu_bounds,
+                     std::vector<double> dram_bounds)
+        : gpu_{kGpuEnergyName, "GPU energy consumption", "GPU", std::move(gpu_bounds), present.gpu, {}},
+          cpu_{kCpuEnergyName, "CPU energy consumption", "CPU", std::move(cpu_bounds), present.cpu, {}},
+          dram_{kDramEnergyName, "DRAM energy consumption", "DRAM", std::move(dram_bounds), present.dram, {}} {}
 
-    void observe(Family& family, const std::string& window, const std::map<unsigned, EnergyValue>& values) {
+    void observe(const std::string& window, const Measurement& m, const WarningSink& warn) {
+        observe(gpu_, window, m.gpu_energy, warn);
+        observe(cpu_, window, m.cpu_energy, warn);
+        observe(dram_, window, m.dram_energy, warn);
+    }
+
+    [[nodiscard]] std::vector<MetricFamily> families() const {
+        std::vector<MetricFamily> out;
+        render(gpu_, out);
+        render(cpu_, out);
+        render(dram_, out);
+        return out;
+    }
+
+  private:
+    static void observe(Family& family, const std::string& window, const std::map<unsigned, EnergyValue>& values,
+                        const WarningSink& warn) {
         if (!family.enabled) return;
         for (const auto& [index, value] : values) {
             const double joules = value.energy.count();
@@ -206,7 +216,7 @@ struct EnergyHistogram::Impl {
         }
     }
 
-    static void render_family(const Family& family, std::vector<MetricFamily>& out) {
+    static void render(const Family& family, std::vector<MetricFamily>& out) {
         if (!family.enabled) return;
         MetricFamily f{family.name, family.help, MetricType::Histogram, "joules", {}, {}};
         for (const auto& [key, series] : family.series) {
@@ -221,13 +231,36 @@ struct EnergyHistogram::Impl {
         out.push_back(std::move(f));
     }
 
+    Family gpu_;
+    Family cpu_;
+    Family dram_;
+};
+
+}  // namespace
+
+WarningSink stderr_warnings() {
+    return [](const std::string& message) { std::fprintf(stderr, "zeus: warning: %s\n", message.c_str()); };
+}
+
+std::vector<MetricFamily> window_energy_histograms(const std::string& window, const Measurement& measurement,
+                                                   const WarningSink& warn) {
+    EnergyHistograms histograms({!measurement.gpu_energy.empty(), !measurement.cpu_energy.empty(),
+                                 !measurement.dram_energy.empty()},
+                                kDefaultGpuBuckets, kDefaultCpuBuckets, kDefaultDramBuckets);
+    histograms.observe(window, measurement, warn);
+    return histograms.families();
+}
+
+struct EnergyHistogram::Impl {
+    std::unique_ptr<EnergyMonitor> monitor;
+    std::shared_ptr<PushChannel> channel;
+    WarningSink warn;
+    mutable std::mutex mutex;
+    std::optional<EnergyHistograms> histograms;
+
     std::vector<MetricFamily> families() const {
         std::lock_guard lock(mutex);
-        std::vector<MetricFamily> out;
-        render_family(gpu, out);
-        render_family(cpu, out);
-        render_family(dram, out);
-        return out;
+        return histograms->families();
     }
 };
 
@@ -242,12 +275,8 @@ Result<std::unique_ptr<EnergyHistogram>> EnergyHistogram::open(
     auto channel = open_channel(pushgateway_url, job, warn);
     if (!channel) return channel.error();
     auto impl = std::make_unique<Impl>();
-    impl->gpu.enabled = !gpu_indices.empty();
-    impl->cpu.enabled = !cpu_indices.empty();
-    impl->dram.enabled = any_dram(cpus, cpu_indices);
-    impl->gpu.bounds = std::move(gpu_bucket_range);
-    impl->cpu.bounds = std::move(cpu_bucket_range);
-    impl->dram.bounds = std::move(dram_bucket_range);
+    impl->histograms.emplace(EnergyFamilies{!gpu_indices.empty(), !cpu_indices.empty(), any_dram(cpus, cpu_indices)},
+                             std::move(gpu_bucket_range), std::move(cpu_bucket_range), std::move(dram_bucket_range));
     EnergyMonitorOptions options;
     options.gpu_indices = std::move(gpu_indices);
     options.cpu_indices = std::move(cpu_indices);
@@ -278,10 +307,7 @@ Result<Measurement> EnergyHistogram::end_window_measured(std::string_view name, 
     if (!measurement) return measurement.error();
     {
         std::lock_guard lock(impl_->mutex);
-        const std::string window(name);
-        impl_->observe(impl_->gpu, window, measurement->gpu_energy);
-        impl_->observe(impl_->cpu, window, measurement->cpu_energy);
-        impl_->observe(impl_->dram, window, measurement->dram_energy);
+        impl_->histograms->observe(std::string(name), *measurement, impl_->warn);
     }
     impl_->channel->push(impl_->families());
     return measurement;

@@ -183,5 +183,45 @@ TEST_F(ExporterEndToEnd, BadInputIsAClearErrorNamingTheFix) {
     EXPECT_NE(out.find("--period 0 is outside"), std::string::npos) << out;
 }
 
+TEST_F(ExporterEndToEnd, RunPushesTheCommandsEnergyAsAHistogram) {
+    configure(R"({"gpus": [{"model": "A100-SXM4-40GB"}]})");
+    Pushgateway gateway;
+    int code = 0;
+    const std::string out = capture(
+        fmt::format("{} run --simulate --cpus none --format json --push-gateway {} --job batch -- sleep 0.3", ZEUS_CLI,
+                    gateway.base_url()),
+        code);
+    ASSERT_EQ(code, 0) << out;
+    const auto report = nlohmann::json::parse(out.substr(0, out.rfind('}') + 1), nullptr, false);
+    ASSERT_FALSE(report.is_discarded()) << out;
+    const double reported = report["devices"][0]["energy_j"].get<double>();
+    const auto samples = parse_exposition(http_get(gateway.base_url(), "/metrics"));
+    const std::map<std::string, std::string> series{{"job", "batch"}, {"window", "sleep"}, {"index", "0"}};
+    ASSERT_EQ(find_samples(samples, "energy_monitor_gpu_energy_joules_count", series).size(), 1U) << out;
+    EXPECT_EQ(find_samples(samples, "energy_monitor_gpu_energy_joules_count", series)[0].value, 1.0);
+    EXPECT_NEAR(find_samples(samples, "energy_monitor_gpu_energy_joules_sum", series)[0].value, reported,
+                1e-9 * reported);
+
+    // Bad input is refused before the command runs (it would have created the file).
+    const auto marker = dir_ / "ran";
+    std::string bad = capture(fmt::format("{} run --simulate --push-gateway 'http://a b:1' --job j -- touch {}",
+                                          ZEUS_CLI, marker.string()),
+                              code);
+    EXPECT_EQ(code, 125) << bad;
+    EXPECT_NE(bad.find("--push-gateway: Pushgateway URL 'http://a b:1' is malformed"), std::string::npos) << bad;
+    bad = capture(fmt::format("{} run --simulate --push-gateway {} -- touch {}", ZEUS_CLI, gateway.base_url(),
+                              marker.string()),
+                  code);
+    EXPECT_EQ(code, 125) << bad;
+    EXPECT_NE(bad.find("--push-gateway needs --job NAME"), std::string::npos) << bad;
+    EXPECT_FALSE(std::filesystem::exists(marker));
+    // An unreachable gateway is a warning: the command's exit code stands.
+    bad = capture(fmt::format("{} run --simulate --cpus none --push-gateway 127.0.0.1:{} --job j -- true", ZEUS_CLI,
+                              free_port()),
+                  code);
+    EXPECT_EQ(code, 0) << bad;
+    EXPECT_NE(bad.find("zeus: warning: pushing metrics to http://127.0.0.1:"), std::string::npos) << bad;
+}
+
 }  // namespace
 }  // namespace zeus::testing

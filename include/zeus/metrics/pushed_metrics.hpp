@@ -45,6 +45,13 @@ inline const std::vector<double> kDefaultGpuBuckets{50.0, 100.0, 200.0, 500.0, 1
 inline const std::vector<double> kDefaultCpuBuckets{10.0, 50.0, 100.0, 500.0, 1000.0};
 inline const std::vector<double> kDefaultDramBuckets{5.0, 10.0, 20.0, 50.0, 150.0};
 
+// One measured window as the original's three histograms (one observation
+// per device, default buckets, labels window and index): what
+// `zeus run --push-gateway` pushes when the command ends.
+[[nodiscard]] std::vector<MetricFamily> window_energy_histograms(const std::string& window,
+                                                                 const Measurement& measurement,
+                                                                 const WarningSink& warn = stderr_warnings());
+
 class Metric {
   public:
     virtual ~Metric() = default;
