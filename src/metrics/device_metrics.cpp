@@ -343,7 +343,7 @@ class DeviceMetricsImpl final : public DeviceMetrics {
         gpu_family("zeus_gpu_power_limit_watts", "GPU power management limit", MetricType::Gauge, "watts",
                    reading(Reading::PowerLimit));
         gpu_family("zeus_gpu_sm_clock_hertz", "Current SM clock", MetricType::Gauge, "hertz", reading(Reading::SmClock));
-        gpu_family("zeus_gpu_energy_counter_resets", "Times the GPU's energy counter restarted (driver reload)",
+        gpu_family("zeus_gpu_energy_resets", "Times the GPU's energy counter restarted (driver reload)",
                    MetricType::Counter, "", [](const GpuState& s) { return s.counter_resets.value; });
 
         auto cpu_family = [&](std::string name, std::string help, const MonotonicValue CpuState::*member) {

@@ -110,7 +110,7 @@ TEST_F(DeviceMetricsTest, EnergyCounterFollowsTheSimulatorsGroundTruth) {
     const auto after = scrape(*metrics);
     const double e2 = value(after, "zeus_gpu_energy_joules_total", {{"gpu", "0"}});
     EXPECT_GE(e2, e1);
-    EXPECT_EQ(value(after, "zeus_gpu_energy_counter_resets_total", {{"gpu", "0"}}), 1.0);
+    EXPECT_EQ(value(after, "zeus_gpu_energy_resets_total", {{"gpu", "0"}}), 1.0);
     zeusSimLoadEnd(load);
 }
 

@@ -13,6 +13,7 @@
 #include <arpa/inet.h>
 #include <chrono>
 #include <cmath>
+#include <fstream>
 #include <thread>
 
 #include <fmt/format.h>
@@ -73,7 +74,7 @@ std::optional<double> query(const PrometheusServer& prometheus, const std::strin
         return std::nullopt;
     }
     const auto& result = json["data"]["result"];
-    if (result.size() != 1) return std::nullopt;
+    if (result.size() != 1 || !result[0].contains("value")) return std::nullopt;
     return std::stod(result[0]["value"][1].get<std::string>());
 }
 
@@ -146,7 +147,31 @@ TEST_F(ExporterEndToEnd, PrometheusIncreaseMatchesTheGroundTruthAcrossACounterRe
         EXPECT_NEAR(*gauge, power_w, 0.05 * power_w + 2) << "GPU " << gpu;
     }
     // The reset is seen and counted by the exporter.
-    EXPECT_EQ(query(prometheus, "zeus_gpu_energy_counter_resets_total{gpu=\"0\"}", end).value_or(-1), 1.0);
+    EXPECT_EQ(query(prometheus, "zeus_gpu_energy_resets_total{gpu=\"0\"}", end).value_or(-1), 1.0);
+
+    // Prometheus's own linter accepts what we serve (names, types, units).
+    const auto exposition = exporter.dir() / "scrape.txt";
+    std::ofstream(exposition) << http_get(exporter.base_url(), "/metrics");
+    int code = 0;
+    const std::string lint = capture("promtool check metrics < " + exposition.string(), code);
+    EXPECT_EQ(code, 0) << lint;
+    const std::string config = capture(
+        "promtool check config " + std::string(ZEUS_SOURCE_DIR) + "/packaging/prometheus/zeus-scrape.yml", code);
+    EXPECT_EQ(code, 0) << config;
+    // Every query of the shipped Grafana dashboard runs against this data.
+    std::ifstream dashboard_file(std::string(ZEUS_SOURCE_DIR) + "/packaging/grafana/zeus-energy-dashboard.json");
+    const auto dashboard = nlohmann::json::parse(dashboard_file, nullptr, false);
+    ASSERT_FALSE(dashboard.is_discarded());
+    for (const auto& panel : dashboard["panels"]) {
+        for (const auto& target : panel["targets"]) {
+            std::string expr = target["expr"].get<std::string>();
+            for (const auto& [from, to] : {std::pair<std::string, std::string>{"$__rate_interval", "5s"},
+                                           {"$hostname", ".*"}}) {
+                for (auto at = expr.find(from); at != std::string::npos; at = expr.find(from)) expr.replace(at, from.size(), to);
+            }
+            (void)query(prometheus, expr, end);  // fails the test unless Prometheus accepts it
+        }
+    }
     zeusSimLoadEnd(loads[0]);
     zeusSimLoadEnd(loads[1]);
 }
