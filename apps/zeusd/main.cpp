@@ -70,6 +70,9 @@ int main(int argc, char** argv) {
                       "Only these users (names or uids, comma list) may use gpu-control (Unix socket only)");
     serve->add_option("--control-groups", control_groups,
                       "Only these groups (names or gids, comma list) may use gpu-control (Unix socket only)");
+    serve->add_option("--restore-ledger", config.restore_ledger_path,
+                      "File recording GPU changes to undo, kept across a crash (default: SOCKET.ledger.json, or "
+                      "$RUNTIME_DIRECTORY or /run/zeusd/zeusd-tcp-PORT.ledger.json with --mode tcp)");
     serve->add_option("--request-timeout-s", request_timeout_s,
                       "Seconds a client may take to send a request before it is dropped")
         ->check(CLI::Range(0.05, 3600.0))

@@ -29,8 +29,16 @@ struct ServerLimits {
     // keep-alive connection) to the last.
     std::chrono::milliseconds request_timeout{30000};
     // An event-stream reader that falls this far behind loses its oldest
-    // events (only the latest values matter).
-    std::size_t max_queued_events = 1024;
+    // events (only the latest values matter), so a client that never reads
+    // costs a few KiB, not the ~190 KB a 1024-event queue held.
+    std::size_t max_queued_events = 32;
+    // Per peer: a Unix-socket user (uid), or a TCP client address. Over the
+    // cap a connection gets a 503 and is closed; a stream request a 503.
+    std::size_t max_connections_per_peer = 256;
+    std::size_t max_event_streams_per_peer = 16;
+    // When accept fails for want of descriptors (EMFILE/ENFILE), the pause
+    // before the next try; the warning is written at most once per 10 s.
+    std::chrono::milliseconds accept_retry{100};
 };
 
 struct ServerOptions {
@@ -57,6 +65,8 @@ class Server {
     void stop();
 
     [[nodiscard]] std::size_t open_sessions() const;
+    // Events waiting in all streams' queues for slow readers.
+    [[nodiscard]] std::size_t queued_events() const;
 
     // What sessions and listeners share; outlives the Server while sessions run.
     struct Shared;

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <csignal>
+#include <filesystem>
 #include <thread>
 #include <vector>
 
@@ -123,8 +124,10 @@ Daemon::~Daemon() { stop(); }
 Result<std::unique_ptr<Daemon>> Daemon::start(const ServeConfig& config) {
     auto parts = std::make_unique<Parts>();
     parts->config = config;
-    const ApiGroups enabled =
-        config.enable.value_or(ApiGroups{ApiGroup::GpuControl, ApiGroup::GpuRead, ApiGroup::CpuRead});
+    ApiGroups enabled = config.enable.value_or(ApiGroups{ApiGroup::GpuControl, ApiGroup::GpuRead, ApiGroup::CpuRead});
+    // Groups the user named are a promise: a device they need that is missing
+    // stops start-up. The default groups serve whatever this machine has.
+    const bool groups_named = config.enable.has_value();
 
     if (config.gpu_command_overrides) {
         if (!enabled.contains(ApiGroup::GpuControl)) {
@@ -141,12 +144,19 @@ Result<std::unique_ptr<Daemon>> Daemon::start(const ServeConfig& config) {
     if (wants_gpus(enabled)) {
         auto opened = open_gpus(config);
         const bool only_metrics = !enabled.contains(ApiGroup::GpuControl) && !enabled.contains(ApiGroup::GpuRead);
-        if (!opened && only_metrics) {
+        if (opened) {
+            gpus = std::move(opened).value();
+        } else if (only_metrics) {
             log::warn("metrics: serving no GPU metrics: {}", opened.error().describe());
-        } else if (!opened) {
+        } else if (groups_named) {
             return opened.error();
         } else {
-            gpus = std::move(opened).value();
+            log::warn("serving without GPUs: {}. gpu-read and gpu-control are off and /discover lists no GPUs; to "
+                      "fix it, install the GPU driver (NVML or AMD SMI) and restart zeusd, or pass --enable cpu-read "
+                      "to make this the intended setup",
+                      opened.error().describe());
+            enabled.erase(ApiGroup::GpuRead);
+            enabled.erase(ApiGroup::GpuControl);
         }
     }
 
@@ -189,17 +199,42 @@ Result<std::unique_ptr<Daemon>> Daemon::start(const ServeConfig& config) {
                 return overrides.run(command.kind, arguments);
             };
         }
-        parts->gpus = std::make_unique<GpuFleet>(std::move(*gpus), parts->control_pool.get_executor(), runner);
+        const std::filesystem::path ledger_path = config.restore_ledger_path.value_or(default_ledger_path(config));
+        if (enabled.contains(ApiGroup::GpuControl)) {
+            std::error_code error;
+            if (ledger_path.has_parent_path()) std::filesystem::create_directories(ledger_path.parent_path(), error);
+            const auto directory = ledger_path.has_parent_path() ? ledger_path.parent_path() : ".";
+            if (error || ::access(directory.c_str(), W_OK) != 0) {
+                return Error{ErrorCode::NoPermission,
+                             fmt::format("cannot write the restore ledger's directory {}", directory.string()),
+                             "zeusd records GPU changes there before applying them, so that they are undone even "
+                             "after a crash; pass a writable --restore-ledger PATH"};
+            }
+        }
+        parts->gpus = std::make_unique<GpuFleet>(std::move(*gpus), parts->control_pool.get_executor(), runner,
+                                                 ledger_path);
         for (const auto& info : parts->gpus->info()) {
             log::info("GPU {}: {} at {} (cumulative energy {})", info.id, info.name, info.pci_address,
                       info.cumulative_energy_available ? "available" : "unavailable");
         }
+        parts->gpus->restore_leftovers();
     }
     if (enabled.contains(ApiGroup::CpuRead)) {
         auto cpus = open_cpus();
-        if (!cpus) return cpus.error();
-        parts->cpus = std::make_unique<CpuFleet>(std::move(cpus).value());
-        log::info("{} CPU package(s) from {}", parts->cpus->size(), parts->cpus->cpus().powercap_root());
+        if (cpus) {
+            parts->cpus = std::make_unique<CpuFleet>(std::move(cpus).value());
+            log::info("{} CPU package(s) from {}", parts->cpus->size(), parts->cpus->cpus().powercap_root());
+        } else if (groups_named) {
+            return cpus.error();
+        } else {
+            // Most cloud VMs and many containers: as the original, CPU routes
+            // are served and find no CPU.
+            log::warn("serving without CPUs: {}. /discover lists no CPUs and /cpu routes find none; to fix it, run "
+                      "zeusd as root on a machine with Intel/AMD RAPL (/sys/class/powercap, or /zeus_sys/class/"
+                      "powercap in a container), or pass --enable gpu-control,gpu-read to make this the intended "
+                      "setup",
+                      cpus.error().describe());
+        }
     }
     if (enabled.contains(ApiGroup::Metrics)) {
         const Cpus* rapl = parts->cpus ? &parts->cpus->cpus() : nullptr;

@@ -146,6 +146,8 @@ void Router::handle(const Request& request, const Peer& peer, Respond respond) c
     (this->*route->second.handler)(context);
 }
 
+std::size_t Router::cpu_count() const { return cpus_ != nullptr ? cpus_->size() : 0; }
+
 void Router::discover(Context& context) const {
     json gpus = json::array();
     if (gpus_ != nullptr) {
@@ -410,7 +412,7 @@ void Router::gpu_stream(Context& context) const {
 }
 
 void Router::cpu_stream(Context& context) const {
-    auto ids = stream_ids(context.target, "cpu_ids", "CPU", cpus_->size());
+    auto ids = stream_ids(context.target, "cpu_ids", "CPU", cpu_count());
     if (auto* response = std::get_if<Response>(&ids)) {
         context.respond(std::move(*response));
         return;
@@ -432,7 +434,7 @@ void Router::cpu_energy(Context& context) const {
         context.respond(Response::text(http::status::bad_request, query.error()->message));
         return;
     }
-    auto ids_or = read_ids(query, "cpu_ids", "CPU", cpus_->size());
+    auto ids_or = read_ids(query, "cpu_ids", "CPU", cpu_count());
     if (auto* response = std::get_if<Response>(&ids_or)) {
         context.respond(std::move(*response));
         return;
@@ -458,7 +460,7 @@ void Router::cpu_power(Context& context) const {
         context.respond(Response::text(http::status::bad_request, error->message));
         return;
     }
-    auto ids_or = read_ids(std::get<Query>(checked), "cpu_ids", "CPU", cpus_->size());
+    auto ids_or = read_ids(std::get<Query>(checked), "cpu_ids", "CPU", cpu_count());
     if (auto* response = std::get_if<Response>(&ids_or)) {
         context.respond(std::move(*response));
         return;

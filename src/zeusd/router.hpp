@@ -64,6 +64,8 @@ class Router {
     void cpu_power(Context& context) const;
     void cpu_stream(Context& context) const;
     void metrics(Context& context) const;
+    // 0 when cpu-read is served without CPUs (no RAPL on this machine).
+    [[nodiscard]] std::size_t cpu_count() const;
 
     RouterOptions options_;
     GpuFleet* gpus_;
