@@ -33,3 +33,8 @@ if ! .venv/bin/python -c 'import sys, importlib.metadata as m; sys.exit(any(m.ve
   .venv/bin/python -m pip install --quiet --disable-pip-version-check "${REQUIREMENTS[@]}"
 fi
 echo "setup-python: .venv ready ($(.venv/bin/python -c 'import pynvml, importlib.metadata as m; print("nvidia-ml-py", m.version("nvidia-ml-py"))'))"
+
+# zeus_native itself (pyproject.toml), built in build-python/ so rebuilds are
+# incremental; the pinned build tools above are used (no build isolation).
+.venv/bin/python -m pip install --quiet --disable-pip-version-check --no-build-isolation --no-deps .
+echo "setup-python: zeus_native $(.venv/bin/python -c 'import zeus_native; print(zeus_native.__version__)') installed"

@@ -1,5 +1,7 @@
 #include <Python.h>
 
+#include <nanobind/stl/string.h>
+
 #include "bindings.hpp"
 
 namespace zeus::python {
