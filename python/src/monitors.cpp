@@ -189,7 +189,9 @@ void bind_energy_monitor(nb::module_& m) {
         .def_prop_ro("cpu_indices", [](const EnergyWindows& w) { return w.monitor->cpu_indices(); },
                      "Monitored CPU package indices.")
         .def("_native_window_pairs", &EnergyWindows::native_pairs, nb::arg("count"),
-             "Benchmark hook: `count` begin+end pairs through the C++ API; returns the median ns per pair.");
+             "Benchmark hook: `count` begin+end pairs through the C++ API; returns the median ns per pair.")
+        .def("_native_device_reads", &EnergyWindows::native_reads, nb::arg("count"),
+             "Benchmark hook: median ns to read every monitored GPU's energy counter once (C++).");
 }
 
 nb::dict timeline_dict(const std::map<unsigned, std::vector<PowerSample>>& lines) {
@@ -382,7 +384,7 @@ Measurement EnergyWindows::end(std::string_view key, bool sync_execution, bool c
         return monitor->end_window(key, false, cancel);
     }();
     Measurement m = unwrap(std::move(result), ErrorFamily::Value);
-    if (!approx && !cancel) {
+    if (!approx && !cancel && !warned_zero) {
         for (const auto& [gpu, value] : m.gpu_energy) {
             if (value.energy.count() == 0.0) {
                 if (PyErr_WarnEx(PyExc_UserWarning,
@@ -391,6 +393,7 @@ Measurement EnergyWindows::end(std::string_view key, bool sync_execution, bool c
                                  "approx_instant_energy=True.",
                                  1) != 0)
                     throw nb::python_error();
+                warned_zero = true;
                 break;
             }
         }
@@ -408,6 +411,22 @@ double EnergyWindows::native_pairs(std::size_t count) {
         auto r = monitor->end_window("__zeus_native_bench", false, false);
         const auto t1 = std::chrono::steady_clock::now();
         r.value();
+        ns.push_back(std::chrono::duration<double, std::nano>(t1 - t0).count());
+    }
+    if (ns.empty()) return 0.0;
+    std::nth_element(ns.begin(), ns.begin() + static_cast<std::ptrdiff_t>(ns.size() / 2), ns.end());
+    return ns[ns.size() / 2];
+}
+
+double EnergyWindows::native_reads(std::size_t count) const {
+    std::vector<double> ns;
+    ns.reserve(count);
+    const Gpus& g = gpus();
+    nb::gil_scoped_release release;
+    for (std::size_t i = 0; i < count; ++i) {
+        const auto t0 = std::chrono::steady_clock::now();
+        for (unsigned index : monitor->gpu_indices()) g[index].energy_snapshot().value();
+        const auto t1 = std::chrono::steady_clock::now();
         ns.push_back(std::chrono::duration<double, std::nano>(t1 - t0).count());
     }
     if (ns.empty()) return 0.0;

@@ -19,10 +19,12 @@ struct EnergyWindows {
     nb::object sync;  // callable(list[int]) or None
     bool approx = false;
     nb::list gpu_index_list;
+    bool warned_zero = false;  // the zero-energy warning is given once per monitor
 
     void begin(std::string_view key, bool sync_execution, bool restart);
     Measurement end(std::string_view key, bool sync_execution, bool cancel);
     double native_pairs(std::size_t count);
+    double native_reads(std::size_t count) const;
 
     [[nodiscard]] const Gpus& gpus() const;
 };
