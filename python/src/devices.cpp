@@ -79,7 +79,7 @@ void bind_gpus(nb::module_& m) {
             d["zeusd_endpoint"] = i.zeusd_endpoint;
             return d;
         }, "Backend, library, driver versions, and the zeusd endpoint when GPU settings go through zeusd.")
-        .def_prop_ro("warnings", [](const GpuSet& s) { return s.gpus.warnings(); })
+        .def_prop_ro("warnings", [](const GpuSet& s) { return s.gpus.warnings(); }, "What went wrong opening individual GPUs, one line each.")
         .def("get_name", [](const GpuSet& s, long i) { return s.gpu(i).identity().name; }, nb::arg("gpu_index"),
              "The GPU's name.")
         .def("get_uuid", [](const GpuSet& s, long i) { return s.gpu(i).identity().uuid; }, nb::arg("gpu_index"),
@@ -192,9 +192,9 @@ void bind_cpus(nb::module_& m) {
         .def_prop_ro("init_error_code", [](const CpuSet& s) -> std::optional<std::string> {
             if (s.open_error) return std::string(to_string(s.open_error->code));
             return std::nullopt;
-        })
-        .def_prop_ro("powercap_root", [](const CpuSet& s) { return s.cpus.powercap_root(); })
-        .def("get_zone_path", [](const CpuSet& s, long i) { return s.cpu(i).identity().path; }, nb::arg("cpu_index"))
+        }, "The kind of init_error ('no permission', 'not found', ...), or None.")
+        .def_prop_ro("powercap_root", [](const CpuSet& s) { return s.cpus.powercap_root(); }, "The powercap directory the packages were found in.")
+        .def("get_zone_path", [](const CpuSet& s, long i) { return s.cpu(i).identity().path; }, nb::arg("cpu_index"), "The package's RAPL zone directory.")
         .def("get_status", [](const CpuSet& s, long i) -> std::optional<std::string> {
             auto st = s.cpu(i).status();
             if (st) return std::nullopt;
@@ -233,12 +233,12 @@ void bind_cpus(nb::module_& m) {
 
 void bind_soc(nb::module_& m) {
     nb::class_<SocSet>(m, "SoC", "The board's system-on-chip (NVIDIA Jetson), if any.")
-        .def_prop_ro("name", [](const SocSet& s) { return std::string(s.soc->name()); })
+        .def_prop_ro("name", [](const SocSet& s) { return std::string(s.soc->name()); }, "'NVIDIA Jetson', or 'none'.")
         .def_prop_ro("init_error", [](const SocSet& s) -> std::optional<std::string> {
             auto st = s.soc->status();
             if (st) return std::nullopt;
             return st.error().describe();
-        })
+        }, "Why this machine's SoC cannot be measured (with the fix), or None.")
         .def("get_available_metrics", [](const SocSet& s) {
             std::vector<std::string> out;
             for (auto metric : s.soc->available_metrics()) out.emplace_back(to_string(metric));

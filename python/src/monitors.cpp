@@ -237,7 +237,7 @@ void bind_power_monitor(nb::module_& m) {
         .def_prop_ro("update_period",
                      [](const PowerTimelines& p) { return std::chrono::duration<double>(p.monitor->update_period()).count(); },
                      "Sampling period (s).")
-        .def_prop_ro("gpu_indices", [](const PowerTimelines& p) { return p.monitor->gpu_indices(); })
+        .def_prop_ro("gpu_indices", [](const PowerTimelines& p) { return p.monitor->gpu_indices(); }, "Sampled GPU indices.")
         .def_prop_ro("power_domains", [](const PowerTimelines& p) {
             std::vector<std::string> out;
             for (auto d : p.monitor->domains()) out.emplace_back(to_string(d));
@@ -338,7 +338,7 @@ void bind_temperature_monitor(nb::module_& m) {
             nb::gil_scoped_release release;
             t.monitor->stop();
         }, "Stops and joins the sampling thread. Idempotent.")
-        .def_prop_ro("gpu_indices", [](const TemperatureTimelines& t) { return t.monitor->gpu_indices(); })
+        .def_prop_ro("gpu_indices", [](const TemperatureTimelines& t) { return t.monitor->gpu_indices(); }, "Sampled GPU indices.")
         .def("get_temperature_timeline",
              [](const TemperatureTimelines& t, std::optional<unsigned> gpu, std::optional<double> start,
                 std::optional<double> end) {

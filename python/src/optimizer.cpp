@@ -54,7 +54,7 @@ const char* state_name(const optimizer::PowerLimitState& state) {
 
 void bind_optimizer(nb::module_& m) {
     nb::class_<Selector>(m, "Selector", "An optimum selector (native).")
-        .def_prop_ro("name", [](const Selector& s) { return s.ptr->name(); })
+        .def_prop_ro("name", [](const Selector& s) { return s.ptr->name(); }, "Short description, e.g. zeus-cost:eta=0.5.")
         .def("select",
              [](const Selector& s, const std::vector<std::tuple<double, double, double>>& rows, int world_size) {
                  auto measurements = measurements_from(rows);

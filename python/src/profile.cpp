@@ -61,22 +61,22 @@ void bind_profile(nb::module_& m) {
                    ", iterations=" + std::to_string(t.iterations) + ")";
         });
     nb::class_<SweepResult>(m, "SweepResult", "One swept value over its trials (the original's SweepResult).")
-        .def_ro("measurement_duration", &SweepResult::measurement_duration)
-        .def_ro("cooldown_duration", &SweepResult::cooldown_duration)
-        .def_ro("trials", &SweepResult::trials)
-        .def_ro("energy_mean", &SweepResult::energy_mean)
-        .def_ro("energy_std", &SweepResult::energy_std)
-        .def_ro("avg_temperature_before", &SweepResult::avg_temperature_before)
-        .def_ro("avg_temperature_after", &SweepResult::avg_temperature_after)
-        .def_ro("avg_total_time", &SweepResult::avg_total_time)
-        .def_ro("avg_total_energy", &SweepResult::avg_total_energy)
-        .def_ro("is_valid", &SweepResult::is_valid)
-        .def("__str__", &SweepResult::to_string);
+        .def_ro("measurement_duration", &SweepResult::measurement_duration, "Measurement window (s).")
+        .def_ro("cooldown_duration", &SweepResult::cooldown_duration, "Idle cool-down before each trial (s).")
+        .def_ro("trials", &SweepResult::trials, "The TrialResults.")
+        .def_ro("energy_mean", &SweepResult::energy_mean, "Mean energy per iteration (J).")
+        .def_ro("energy_std", &SweepResult::energy_std, "Sample standard deviation of energy per iteration (J; 0 with one trial).")
+        .def_ro("avg_temperature_before", &SweepResult::avg_temperature_before, "Mean temperature before the trials (°C).")
+        .def_ro("avg_temperature_after", &SweepResult::avg_temperature_after, "Mean temperature after the trials (°C).")
+        .def_ro("avg_total_time", &SweepResult::avg_total_time, "Mean window length (s).")
+        .def_ro("avg_total_energy", &SweepResult::avg_total_energy, "Mean window energy (J).")
+        .def_ro("is_valid", &SweepResult::is_valid, "energy_std below the threshold.")
+        .def("__str__", &SweepResult::to_string, "One line, the original's format.");
     nb::class_<SweepReport>(m, "SweepReport", "A sweep (the original's SweepReport); str() is its report.")
-        .def_ro("sweep_param", &SweepReport::sweep_param)
-        .def_ro("fixed_param", &SweepReport::fixed_param)
-        .def_ro("entries", &SweepReport::entries)
-        .def("__str__", &SweepReport::to_string);
+        .def_ro("sweep_param", &SweepReport::sweep_param, "(name, swept values).")
+        .def_ro("fixed_param", &SweepReport::fixed_param, "(name, value) of the parameter held fixed.")
+        .def_ro("entries", &SweepReport::entries, "One SweepResult per swept value.")
+        .def("__str__", &SweepReport::to_string, "A header line and one line per entry, the original's format.");
 
     m.def("measure",
           [](nb::handle target, nb::handle monitor, double measurement, double cooldown, std::size_t warmup,
