@@ -79,3 +79,61 @@ def test_extension_has_type_stubs():
     stub = (package / "_core.pyi").read_text()
     assert "class EnergyMonitor" in stub and "def begin_window" in stub
     assert (package / "py.typed").exists()
+
+
+def test_exception_hierarchy_matches_the_original():
+    from zeus_native.device.cpu import ZeusCPUInitError, ZeusCPUNoPermissionError
+    from zeus_native.device.exception import ZeusBaseCPUError, ZeusBaseGPUError, ZeusBaseSoCError, ZeusdError
+    from zeus_native.device.gpu import ZeusGPUInitError, ZeusGPUInvalidArgError
+    from zeus_native.device.soc import ZeusJetsonInitError, ZeusSoCInitError
+    from zeus_native.exception import ZeusBaseError
+
+    for cls in (ZeusBaseGPUError, ZeusBaseCPUError, ZeusBaseSoCError):
+        assert issubclass(cls, ZeusBaseError)
+    assert issubclass(ZeusdError, ZeusBaseGPUError)
+    assert issubclass(ZeusGPUInitError, ZeusBaseGPUError) and issubclass(ZeusGPUInvalidArgError, ZeusBaseGPUError)
+    assert issubclass(ZeusCPUInitError, ZeusBaseCPUError) and issubclass(ZeusCPUNoPermissionError, ZeusBaseCPUError)
+    assert issubclass(ZeusSoCInitError, ZeusBaseSoCError) and issubclass(ZeusJetsonInitError, ZeusSoCInitError)
+    e = ZeusGPUInitError("why (fix)")
+    assert e.message == str(e) == "why (fix)"
+
+
+def test_get_soc_says_why_there_is_none(sim):
+    import platform
+
+    from zeus_native.device import get_soc
+    from zeus_native.device.soc import ZeusSoCInitError
+
+    if platform.machine() != "aarch64":
+        with pytest.raises(ZeusSoCInitError, match="Jetson"):
+            get_soc()
+
+
+def test_get_gpus_and_cpus_without_devices_say_why(sim, monkeypatch):
+    monkeypatch.setenv("ZEUS_SIM_LIBRARY", "/nonexistent/libnvidia-ml.so.1")
+    from zeus_native.device import get_cpus, get_gpus
+    from zeus_native.device.cpu import ZeusCPUInitError
+    from zeus_native.device.gpu import ZeusGPUInitError
+    from zeus_native.monitor import ZeusMonitor
+
+    with pytest.raises(ZeusGPUInitError, match="nonexistent"):
+        get_gpus()
+    with pytest.raises(ZeusCPUInitError, match="no-powercap|RAPL"):
+        get_cpus()
+    assert ZeusMonitor().gpu_indices == []  # like the original: no GPUs, silently empty
+    with pytest.raises(ZeusGPUInitError):
+        ZeusMonitor(gpu_indices=[0])
+
+
+def test_sync_execution_function(monkeypatch):
+    import sys
+    import types
+
+    from zeus_native.utils.framework import sync_execution
+
+    calls = []
+    cupy = types.ModuleType("cupy")
+    cupy.cuda = types.SimpleNamespace(Device=lambda d: types.SimpleNamespace(synchronize=lambda: calls.append(d)))
+    monkeypatch.setitem(sys.modules, "cupy", cupy)
+    sync_execution([1, 3], sync_with="cupy")
+    assert calls == [1, 3]

@@ -229,3 +229,24 @@ def test_default_sync_without_torch_is_no_sync(sim):
     monitor.begin_window("w")
     sim.advance(0.5)
     assert monitor.end_window("w").gpu_energy[0] > 0
+
+
+def test_cuda_visible_devices_maps_indices_for_reads_and_torch_sync(sim, monkeypatch):
+    sim.start(a100s(4))
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "2,3")
+    synced = []
+    torch = types.ModuleType("torch")
+    torch.cuda = types.SimpleNamespace(synchronize=synced.append)
+    monkeypatch.setitem(sys.modules, "torch", torch)
+    from zeus_native.monitor import ZeusMonitor
+
+    monitor = ZeusMonitor(gpu_indices=[1], sync_execution_with="torch")
+    assert monitor.gpus.get_physical_index(1) == 3
+    load = sim.load(3, 1.0)  # only physical GPU 3 works
+    before = sim.truth(3)
+    monitor.begin_window("w")
+    sim.advance(1.0)
+    m = monitor.end_window("w")
+    assert abs(m.gpu_energy[1] - (sim.truth(3) - before)) <= energy_bound(sim, 3)
+    assert synced == [1, 1]  # torch is given CUDA indices, which CUDA_VISIBLE_DEVICES already maps
+    sim.unload(load)
