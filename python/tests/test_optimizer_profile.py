@@ -118,7 +118,13 @@ def test_callback_set_forwards_every_hook():
 def test_hf_optimizer_needs_transformers_only_when_used():
     import importlib.util
 
-    from zeus_native.optimizer import HFGlobalPowerLimitOptimizer
+    import inspect
+
+    from zeus_native.optimizer import GlobalPowerLimitOptimizer, HFGlobalPowerLimitOptimizer
+
+    hf = inspect.signature(HFGlobalPowerLimitOptimizer).parameters
+    plain = inspect.signature(GlobalPowerLimitOptimizer).parameters
+    assert [(p.name, p.default) for p in hf.values()] == [(p.name, p.default) for p in plain.values()]
 
     if importlib.util.find_spec("transformers") is None:
         with pytest.raises(ImportError, match="pip install transformers"):

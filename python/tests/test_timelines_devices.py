@@ -104,3 +104,27 @@ def test_cpu_energy_from_a_fake_powercap_tree(sim, tmp_path, monkeypatch):
     assert m.dram_energy == {0: pytest.approx(1.125)}
     with pytest.raises(Exception, match="CPU index 3"):
         get_cpus().get_total_energy_consumption(3)
+
+
+def test_threads_not_processes_and_clean_exit(sim, tmp_path):
+    import subprocess
+    import sys
+    import textwrap
+
+    sim.start(a100s(2, clock="real"))
+    script = tmp_path / "exit.py"
+    script.write_text(textwrap.dedent('''
+        import os, threading
+        from zeus_native.monitor import PowerMonitor, TemperatureMonitor, ZeusMonitor
+        tasks = lambda: len(os.listdir("/proc/self/task"))
+        before = tasks()
+        p = PowerMonitor(update_period=0.05); t = TemperatureMonitor(update_period=0.05); z = ZeusMonitor()
+        children = open(f"/proc/self/task/{os.getpid()}/children").read().split()
+        print(before, tasks(), len(children))
+        # exit without stop(): the atexit hook joins the samplers
+    '''))
+    run = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0 and run.stderr == "", run.stderr
+    before, during, children = map(int, run.stdout.split())
+    assert during >= before + 2  # one sampling thread per monitor...
+    assert children == 0  # ...and no helper process

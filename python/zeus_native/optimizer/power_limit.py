@@ -156,8 +156,19 @@ class GlobalPowerLimitOptimizer(Callback):
         return self._native.report()
 
 
-def HFGlobalPowerLimitOptimizer(*args: Any, **kwargs: Any):  # noqa: N802 (a class in the original)
-    """GlobalPowerLimitOptimizer as a Hugging Face TrainerCallback (imports transformers now)."""
+def HFGlobalPowerLimitOptimizer(  # noqa: N802 (a class in the original)
+    monitor: ZeusMonitor,
+    optimum_selector: OptimumSelector | None = None,
+    wait_steps: int = 1,
+    warmup_steps: int = 10,
+    profile_steps: int = 40,
+    pl_step: int = 25,
+    profile_path: str | Path | None = None,
+):
+    """GlobalPowerLimitOptimizer as a Hugging Face TrainerCallback (imports transformers only now).
+
+    Same arguments as GlobalPowerLimitOptimizer; pass the result in Trainer(callbacks=[...]).
+    """
     try:
         from transformers import TrainerCallback  # type: ignore
     except ImportError as e:
@@ -168,7 +179,9 @@ def HFGlobalPowerLimitOptimizer(*args: Any, **kwargs: Any):  # noqa: N802 (a cla
 
     class _HFGlobalPowerLimitOptimizer(TrainerCallback):
         def __init__(self) -> None:
-            self.optimizer = GlobalPowerLimitOptimizer(*args, **kwargs)
+            self.optimizer = GlobalPowerLimitOptimizer(
+                monitor, optimum_selector, wait_steps, warmup_steps, profile_steps, pl_step, profile_path
+            )
 
         def on_epoch_end(self, args, state, control, model=None, **kw) -> None:
             self.optimizer.on_epoch_end()
