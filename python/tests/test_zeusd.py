@@ -27,7 +27,8 @@ def zeusd(sim, tmp_path, monkeypatch):
     for name in ("ZEUSD_SOCK_PATH", "ZEUSD_HOST_PORT", "ZEUSD_TOKEN"):
         env.pop(name, None)
     log = open(tmp_path / "zeusd.log", "wb")
-    proc = subprocess.Popen([str(ZEUSD), "serve", "--num-workers", "1", "--socket-path", str(sock)], env=env,
+    proc = subprocess.Popen([str(ZEUSD), "serve", "--num-workers", "1", "--socket-path", str(sock),
+                             "--enable", "gpu-control,gpu-read"], env=env,
                             stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
     deadline = time.monotonic() + 20
     while time.monotonic() < deadline and proc.poll() is None:
@@ -39,6 +40,7 @@ def zeusd(sim, tmp_path, monkeypatch):
             time.sleep(0.02)
     assert proc.poll() is None, (tmp_path / "zeusd.log").read_text()
     monkeypatch.setenv("ZEUSD_SOCK_PATH", str(sock))
+    proc.log_path = tmp_path / "zeusd.log"
     yield proc
     proc.send_signal(signal.SIGTERM)
     proc.wait(timeout=15)
@@ -50,7 +52,7 @@ def test_gpu_settings_go_through_zeusd(zeusd, sim):
     from zeus_native.monitor import ZeusMonitor
 
     gpus = get_gpus()
-    assert gpus.backend_info["zeusd_endpoint"] == os.environ["ZEUSD_SOCK_PATH"]
+    assert gpus.backend_info["zeusd_endpoint"] == "unix:" + os.environ["ZEUSD_SOCK_PATH"]
     gpus.set_power_management_limit(1, 200_000)
     assert gpus.get_power_management_limit(1) == 200_000  # read locally, from the shared simulator state
     monitor = ZeusMonitor()
@@ -58,3 +60,6 @@ def test_gpu_settings_go_through_zeusd(zeusd, sim):
     sim.advance(0.5)
     assert monitor.end_window("w").gpu_energy[1] > 0  # readings stay local
     gpus.reset_power_management_limit(1)
+    log = zeusd.log_path.read_text()
+    assert "POST /gpu/set_power_limit?gpu_ids=1&power_limit_mw=200000" in log  # the daemon did it
+    assert log.count("POST /gpu/set_power_limit?gpu_ids=1") == 2  # and the reset (to the default limit)
