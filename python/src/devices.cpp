@@ -6,12 +6,14 @@
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
+#include <nanobind/stl/tuple.h>
 #include <nanobind/stl/unique_ptr.h>
 #include <nanobind/stl/vector.h>
 
 #include <cmath>
 
 #include "bindings.hpp"
+#include "zeus/report/environment_report.hpp"
 
 namespace zeus::python {
 
@@ -173,6 +175,7 @@ void bind_gpus(nb::module_& m) {
             set->open_error = options.error();
             return set;
         }
+        set->options = *options;
         {
             nb::gil_scoped_release release;
             set->gpus = Gpus::open(*options);
@@ -258,6 +261,14 @@ void bind_devices(nb::module_& m) {
     bind_gpus(m);
     bind_cpus(m);
     bind_soc(m);
+    m.def("environment_report",
+          [](GpuSet& gpus, const CpuSet& cpus, const SocSet& soc, bool probe_control) {
+              nb::gil_scoped_release release;
+              auto r = report::describe_environment(gpus.gpus, gpus.options, cpus.cpus, *soc.soc, probe_control);
+              return std::make_tuple(r.json, r.human, r.anything_measurable);
+          },
+          nb::arg("gpus"), nb::arg("cpus"), nb::arg("soc"), nb::arg("probe_control") = false,
+          "(json, human text, anything measurable): the report `zeus show-env` prints, from the same library code.");
 }
 
 }  // namespace zeus::python

@@ -13,6 +13,7 @@ namespace zeus::python {
 
 struct GpuSet {
     Gpus gpus;
+    GpuOptions options;               // what the set was opened with
     std::optional<Error> open_error;  // why there are no GPUs (options or backend)
     Gpu& gpu(long index) const;       // raises the original's error for an unknown index
 };

@@ -10,6 +10,7 @@ import subprocess
 import sys
 import textwrap
 import time
+from pathlib import Path
 
 import pytest
 
@@ -69,14 +70,25 @@ def test_monitor_energy_cli_under_sigint(sim):
     assert out.splitlines()[1].startswith("Measurement(time=")
 
 
-def test_show_env(sim):
+def test_show_env_is_the_cli_report(sim):
     sim.start(a100s(2))
     out = subprocess.run([sys.executable, "-m", "zeus_native.show_env"], capture_output=True, text=True, env=_env(),
                          check=True).stdout
-    for section in ("## Package availability and versions", "## Device availability", "## CPU availability",
-                    "## SoC availability", "## Zeusd daemon"):
+    assert out.startswith("Python packages:\n")
+    for section in ("## zeusd (privileged daemon)", "## GPUs", "## CPUs (RAPL)", "## SoC"):
         assert section in out
-    assert "GPU 1 -> GPU 1 (NVIDIA A100-SXM4-40GB)" in out
+    assert "GPU 1 -> GPU 1 (NVIDIA A100-SXM4-40GB" in out
+    doc = json.loads(subprocess.run([sys.executable, "-m", "zeus_native.show_env", "--format", "json"],
+                                    capture_output=True, text=True, env=_env(), check=True).stdout)
+    assert doc["python_packages"]["jax"] != "not available"
+    zeus_cli = Path(__file__).resolve().parents[2] / "build" / "bin" / "zeus"
+    if zeus_cli.exists():  # one implementation: the same document as `zeus show-env --format json`
+        cli = json.loads(subprocess.run([str(zeus_cli), "show-env", "--format", "json"], capture_output=True,
+                                        text=True, env=_env()).stdout)
+        del doc["python_packages"]
+        assert list(doc) == list(cli)
+        assert [g["uuid"] for g in doc["gpus"]] == [g["uuid"] for g in cli["gpus"]]
+        assert doc["cpus"] == cli["cpus"] and doc["zeusd"] == cli["zeusd"]
 
 
 SIDE_BY_SIDE = textwrap.dedent('''

@@ -1,14 +1,20 @@
-"""`python -m zeus_native.show_env`: versions, GPUs, CPUs, SoC and zeusd, as the original's show_env."""
+"""`python -m zeus_native.show_env [--format human|json] [--check-control]`.
+
+The Python packages this interpreter has (PyTorch, JAX, CuPy), then the same
+report as `zeus show-env` (one library implementation): GPUs with their
+capabilities and why not, CPU packages, SoC rails and the zeusd daemon.
+"""
 
 from __future__ import annotations
 
+import argparse
 import importlib.metadata
 import importlib.util
-import os
+import json
 import platform
-import shutil
 
 import zeus_native
+from zeus_native import _core
 from zeus_native.device import _sets
 
 
@@ -16,70 +22,48 @@ def _version(module: str) -> str:
     if importlib.util.find_spec(module) is None:
         return "not available"
     try:
-        return importlib.metadata.version({"cupy": "cupy"}.get(module, module))
+        return importlib.metadata.version(module)
     except importlib.metadata.PackageNotFoundError:
         return "available"
 
 
-def report() -> str:
-    """The report, as text."""
-    rule = "-" * shutil.get_terminal_size((80, 20)).columns
-    lines = [rule, "## Package availability and versions", "Detected:"]
-    lines.append(f"  Python version: {platform.python_version()}")
-    lines.append(f"  Zeus (zeus_native): {zeus_native.__version__}")
-    lines.append(f"  PyTorch: {_version('torch')}")
-    lines.append(f"  JAX: {_version('jax')}")
-    lines.append(f"  CuPy: {_version('cupy')}")
-    lines += [rule, "## Device availability"]
-    lines.append(f"CUDA_VISIBLE_DEVICES={os.environ.get('CUDA_VISIBLE_DEVICES', '[NOT SET]')}")
-    lines.append(f"HIP_VISIBLE_DEVICES={os.environ.get('HIP_VISIBLE_DEVICES', '[NOT SET]')}")
+def packages() -> dict[str, str]:
+    """Python, zeus_native and the frameworks ZeusMonitor can synchronise with."""
+    return {
+        "python": platform.python_version(),
+        "zeus_native": zeus_native.__version__,
+        "torch": _version("torch"),
+        "jax": _version("jax"),
+        "cupy": _version("cupy"),
+    }
+
+
+def report(format: str = "human", check_control: bool = False) -> str:  # noqa: A002 (the CLI's option name)
+    """The report as text ("human") or one JSON document ("json")."""
     gpus = _sets.gpus()
-    if gpus.init_error is not None or len(gpus) == 0:
-        lines.append("  No GPUs available.")
-        if gpus.init_error:
-            lines.append(f"  {gpus.init_error}")
-    else:
-        info = gpus.backend_info
-        lines.append(f"Backend: {info['backend']}{' (simulated)' if info['simulated'] else ''}, "
-                     f"driver {info['driver_version']}")
-        lines.append("Device index mapping: Physical (e.g., nvidia-smi) -> Zeus (or any CUDA application)")
-        for i in range(len(gpus)):
-            lines.append(f"    GPU {gpus.get_physical_index(i)} -> GPU {i} ({gpus.get_name(i)})")
-    lines += [rule, "## CPU availability"]
-    cpus = _sets.cpus()
-    if cpus.init_error is not None or len(cpus) == 0:
-        lines.append(f"  No CPUs available. {cpus.init_error or ''}".rstrip())
-    else:
-        for i in range(len(cpus)):
-            lines.append(f"  CPU {i}:")
-            status = cpus.get_status(i)
-            if status is None:
-                lines.append(f"    CPU measurements available ({cpus.get_zone_path(i)})")
-            else:
-                lines.append(f"    CPU measurements unavailable ({status})")
-            dram = "available" if cpus.supports_get_dram_energy_consumption(i) else "unavailable"
-            lines.append(f"    DRAM measurements {dram}")
-    lines += [rule, "## SoC availability"]
-    soc = _sets.soc()
-    if soc.init_error is None:
-        lines.append(f"  {soc.name}: Available metrics: {', '.join(soc.get_available_metrics())}")
-    else:
-        lines.append(f"  No SoC available. ({soc.init_error})")
-    lines += [rule, "## Zeusd daemon"]
-    endpoint = gpus.backend_info.get("zeusd_endpoint") if gpus.init_error is None else None
-    if endpoint:
-        lines.append(f"  Endpoint: {endpoint}")
-    elif os.environ.get("ZEUSD_SOCK_PATH") or os.environ.get("ZEUSD_HOST_PORT"):
-        lines.append(f"  Configured: {os.environ.get('ZEUSD_SOCK_PATH') or os.environ.get('ZEUSD_HOST_PORT')}")
-    else:
-        lines.append("  Not configured (set ZEUSD_SOCK_PATH or ZEUSD_HOST_PORT to connect).")
-    lines.append(rule)
-    return "\n".join(lines)
+    env_json, human, _ = _core.environment_report(gpus, _sets.cpus(), _sets.soc(), check_control)
+    if format == "json":
+        document = json.loads(env_json)
+        document["python_packages"] = packages()
+        return json.dumps(document, indent=2)
+    pkgs = packages()
+    head = [
+        "Python packages:",
+        f"  Python {pkgs['python']}, zeus_native {pkgs['zeus_native']}",
+        f"  PyTorch: {pkgs['torch']}, JAX: {pkgs['jax']}, CuPy: {pkgs['cupy']}",
+        "",
+    ]
+    return "\n".join(head) + human
 
 
-def main() -> int:
-    """Print the report."""
-    print(report())
+def main(argv: list[str] | None = None) -> int:
+    """Print the report; exit status 0 (as the original's show_env)."""
+    parser = argparse.ArgumentParser(prog="python -m zeus_native.show_env")
+    parser.add_argument("--format", choices=["human", "json"], default="human")
+    parser.add_argument("--check-control", action="store_true",
+                        help="find out whether the power limit may be changed by re-applying each GPU's limit")
+    args = parser.parse_args(argv)
+    print(report(args.format, args.check_control), end="" if args.format == "human" else "\n")
     return 0
 
 
