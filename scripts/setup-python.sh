@@ -21,9 +21,12 @@ REQUIREMENTS=(--no-deps
   narwhals==2.29.0 threadpoolctl==3.8.0
   # zeus_native's build backend and binding generator, and the test runner.
   nanobind==3.1.0 scikit-build-core==1.1.2 pathspec==1.1.1 packaging==26.3
-  pytest==9.2.0 iniconfig==2.3.1 pluggy==1.7.0 pygments==2.21.0
-  # A real framework without a GPU build, for sync_execution_with="jax".
-  jax==0.10.2 jaxlib==0.10.2 ml_dtypes==0.6.0 opt_einsum==3.4.0)
+  pytest==9.2.0 iniconfig==2.3.1 pluggy==1.7.0 pygments==2.21.0)
+# A real framework without a GPU build, for zeus_native's sync_execution_with="jax"
+# test, in its own directory (.venv/frameworks, put on sys.path by that test
+# only): with a CPU-only JAX importable, the original's `python -m zeus.show_env`
+# crashes (jax.devices("gpu") raises), which the zeusd interop tests run.
+FRAMEWORKS=(jax==0.10.2 jaxlib==0.10.2 ml_dtypes==0.6.0 opt_einsum==3.4.0)
 
 python=/usr/bin/python3
 if [ ! -x .venv/bin/python ]; then
@@ -31,6 +34,11 @@ if [ ! -x .venv/bin/python ]; then
 fi
 if ! .venv/bin/python -c 'import sys, importlib.metadata as m; sys.exit(any(m.version(n) != v for n, v in (r.split("==") for r in sys.argv[1:] if "==" in r)))' "${REQUIREMENTS[@]}" 2>/dev/null; then
   .venv/bin/python -m pip install --quiet --disable-pip-version-check "${REQUIREMENTS[@]}"
+fi
+if [ ! -f .venv/frameworks/.installed ] || [ "$(cat .venv/frameworks/.installed)" != "${FRAMEWORKS[*]}" ]; then
+  rm -rf .venv/frameworks
+  .venv/bin/python -m pip install --quiet --disable-pip-version-check --no-deps --target .venv/frameworks "${FRAMEWORKS[@]}"
+  echo "${FRAMEWORKS[*]}" > .venv/frameworks/.installed
 fi
 echo "setup-python: .venv ready ($(.venv/bin/python -c 'import pynvml, importlib.metadata as m; print("nvidia-ml-py", m.version("nvidia-ml-py"))'))"
 

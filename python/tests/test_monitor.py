@@ -7,6 +7,7 @@ import io
 import sys
 import threading
 import types
+from pathlib import Path
 from contextlib import redirect_stdout
 
 import pytest
@@ -184,6 +185,10 @@ def test_bad_input_errors_name_problem_and_fix(sim, tmp_path):
 
 def test_sync_with_real_jax(sim, monkeypatch):
     sim.start(a100s(2))
+    frameworks = Path(sys.prefix) / "frameworks"  # a CPU-only JAX from PyPI (scripts/setup-python.sh)
+    if not (frameworks / "jax").is_dir():
+        pytest.skip(f"no JAX in {frameworks}: run scripts/setup-python.sh")
+    monkeypatch.syspath_prepend(str(frameworks))
     import jax
 
     from zeus_native.monitor import ZeusMonitor
