@@ -159,6 +159,21 @@ void bind_energy_monitor(nb::module_& m) {
                  options.cpu_indices = std::move(cpu_indices);
                  options.approx_instant_energy = approx;
                  options.log_file = std::move(log_file);
+                 if (!sync.is_none()) {
+                     // For windows the C++ core opens itself (the power-limit optimizer's):
+                     // called without the GIL; the windows opened from Python sync in begin/end.
+                     options.sync = [fn = sync.ptr()](const std::vector<unsigned>& gpu_indices) {
+                         nb::gil_scoped_acquire acquire;
+                         try {
+                             nb::list l;
+                             for (unsigned i : gpu_indices) l.append(i);
+                             const nb::handle callable(fn);
+                             callable(l);
+                         } catch (nb::python_error& e) {
+                             e.discard_as_unraisable("zeus_native: framework sync of a power-limit optimizer window");
+                         }
+                     };
+                 }
                  const Gpus& g = nb::cast<GpuSet&>(gpus).gpus;
                  const Cpus* c = cpus.is_none() ? nullptr : &nb::cast<CpuSet&>(cpus).cpus;
                  const Soc* s = soc.is_none() ? nullptr : nb::cast<SocSet&>(soc).soc.get();

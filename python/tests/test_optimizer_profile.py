@@ -162,3 +162,26 @@ def test_profile_measure_and_sweep_reports(sim):
                               num_warmup_iterations=1, num_calibration_iterations=3)
     assert str(m).splitlines()[0] and str(c).splitlines()[0]
     sim.unload(load)
+
+
+def test_optimizer_windows_sync_with_the_monitors_framework(sim, monkeypatch):
+    import sys
+    import types
+
+    sim.start(a100s(1))
+    synced = []
+    torch = types.ModuleType("torch")
+    torch.cuda = types.SimpleNamespace(synchronize=synced.append)
+    monkeypatch.setitem(sys.modules, "torch", torch)
+    from zeus_native.monitor import ZeusMonitor
+    from zeus_native.optimizer import GlobalPowerLimitOptimizer
+
+    monitor = ZeusMonitor(sync_execution_with="torch")
+    plo = GlobalPowerLimitOptimizer(monitor, wait_steps=0, warmup_steps=0, profile_steps=2, pl_step=300)
+    for _ in range(8):
+        plo.on_step_begin()
+        sim.advance(0.2)
+        plo.on_step_end()
+    assert plo.state == "Done" and len(plo.measurements) == 2  # 400 W and 100 W
+    assert synced and set(synced) == {0}  # each profiling window's edges waited for torch
+    plo.close()
