@@ -36,6 +36,9 @@ struct MeasureOptions {
     std::string trace;     // Chrome/Perfetto JSON trace (power, run)
     std::optional<double> duration_s;  // stop after this long (power, energy)
     std::string power_domain = "device_instant";  // power
+    // Window edges from the counters' next refreshes (EnergyMonitorOptions):
+    // for commands that have nothing to do right after an edge.
+    bool wait_for_counter_refresh = true;
 };
 
 // Which of the shared options a command takes.

@@ -150,6 +150,9 @@ int run_profile(const ProfileOptions& options) {
     measure.device.simulate = options.device.simulate || options.simulated_work.has_value();
     measure.gpus = options.gpus;
     measure.cpus = "none";  // the profiler measures GPU energy
+    // A trial's window begins right after its warm-up: waiting there would
+    // let the GPU cool, which is what the profiler controls.
+    measure.wait_for_counter_refresh = false;
     measure.output = options.output;
     auto opened = MeasureSession::open(measure, false);
     if (!opened) {

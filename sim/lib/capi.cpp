@@ -107,6 +107,25 @@ zeusSimStatus_t zeusSimGroundTruthEnergy(unsigned gpu, double* joules) {
   return read_gpu(gpu, joules, "joules", [](const GpuState& g) { return g.dyn.energy_j; });
 }
 
+zeusSimStatus_t zeusSimPowerSensorEnergy(unsigned gpu, double* joules, long long* refreshed_unix_us,
+                                         double* reading_w) {
+  return api_call([&] {
+    require(joules, "joules");
+    require(refreshed_unix_us, "refreshed_unix_us");
+    require(reading_w, "reading_w");
+    auto sim = open_simulator();
+    double refreshed_s = 0;
+    sim->with_gpu(gpu, [&](SharedState& s, double) {
+      const GpuDynamics& d = s.gpus[gpu].dyn;
+      *joules = d.sensor_energy_j;
+      *reading_w = d.instant_power_w;
+      refreshed_s = d.power_refreshed_s;
+      return 0;
+    });
+    *refreshed_unix_us = sim->unix_us_at(refreshed_s);
+  });
+}
+
 zeusSimStatus_t zeusSimTruePower(unsigned gpu, double* watts) {
   return read_gpu(gpu, watts, "watts", [](const GpuState& g) { return g.dyn.power_w; });
 }

@@ -42,6 +42,14 @@ struct EnergyMonitorOptions {
     bool approx_instant_energy = false;
     std::optional<std::string> log_file;  // CSV in the original's format; truncated when opened
     SyncFunction sync;                    // empty: no synchronisation
+    // At each window edge, wait for the energy counters' next two refreshes
+    // (about 200 ms) and take the edge from them: the counter at the first
+    // refresh minus the power after the edge (the counter's own rate between
+    // the two) times the time from the edge to it. Without waiting, the edge
+    // adds power × time since the last refresh with a power reading that may
+    // predate a change just before the edge (up to ~5% of a 1 s window).
+    // For callers with nothing to do right after an edge (`zeus run`).
+    bool wait_for_counter_refresh = false;
 };
 
 class EnergyMonitor {

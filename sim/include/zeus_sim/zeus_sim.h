@@ -57,6 +57,14 @@ ZEUS_SIM_API zeusSimStatus_t zeusSimAdvance(double seconds);
 
 /* Exact integrated energy of the simulated GPU since the state was created. */
 ZEUS_SIM_API zeusSimStatus_t zeusSimGroundTruthEnergy(unsigned gpu, double* joules);
+/* The instant-power sensor as a sampler that saw every refresh would integrate
+ * it: joules of the readings, each held from its refresh to the next, up to the
+ * latest refresh (at *refreshed_unix_us, NVML's timestamp scale), and the
+ * latest reading (W), which holds until the next refresh. On the virtual clock
+ * no thread can sample while the simulation jumps; this is what it would have
+ * seen. Not the ground truth: it has the sensor's noise and part-time window. */
+ZEUS_SIM_API zeusSimStatus_t zeusSimPowerSensorEnergy(unsigned gpu, double* joules, long long* refreshed_unix_us,
+                                                      double* reading_w);
 /* Instantaneous true power now. */
 ZEUS_SIM_API zeusSimStatus_t zeusSimTruePower(unsigned gpu, double* watts);
 ZEUS_SIM_API zeusSimStatus_t zeusSimTemperature(unsigned gpu, double* celsius);
