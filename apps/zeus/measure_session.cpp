@@ -232,10 +232,11 @@ EnergyReport MeasureSession::report(const Measurement& m, std::string command_na
     r.start_time = m.start_time;
     r.time_s = m.time.count();
     r.warnings = m.warnings;
+    r.simulated = !m.gpu_energy.empty() && gpus_.backend_info().simulated;
     for (const auto& [index, value] : m.gpu_energy) {
         std::string name = index < gpus_.size() ? gpus_[index].identity().name : std::string();
         r.devices.push_back({gpu_label(index), "gpu", index, std::move(name), value.energy.count(),
-                             source_key(value.source), value.warnings});
+                             source_key(value.source), value.warnings, value.lost});
     }
     for (const auto& [index, value] : m.cpu_energy) {
         std::string name = index < cpus_.size() ? cpus_[index].identity().zone_name : std::string();

@@ -114,6 +114,7 @@ int run_power(const MeasureOptions& opts) {
         trace->add_window("zeus power", start, end, report);
         trace->writer().set_other_data("start_time", iso_utc(report.start_time));
         trace->writer().set_other_data("power_domain", opts.power_domain);
+        trace->writer().set_other_data("simulated", report.simulated);
         if (auto ok = trace->writer().write_file(session.trace_path()); !ok) {
             std::cerr << "zeus: " << ok.error().describe() << "\n";
             return 1;

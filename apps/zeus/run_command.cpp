@@ -18,6 +18,7 @@
 #include "child_process.hpp"
 #include "commands.hpp"
 #include "measure_session.hpp"
+#include "scratch_directory.hpp"
 
 namespace zeus::cli {
 namespace {
@@ -43,6 +44,16 @@ int run_command(const RunOptions& opts) {
     if (opts.command.empty()) {
         std::cerr << "zeus: run needs a command (zeus run [options] -- CMD ARGS...)\n";
         return kZeusFailed;
+    }
+    // Simulated GPUs: the command must run on the ones measured here.
+    std::optional<SimulatorSharedWithChildren> simulator;
+    if (auto env = GpuOptions::from_environment(); env && (opts.measure.device.simulate || env->simulate)) {
+        auto shared = SimulatorSharedWithChildren::arrange(env->simulator_library);
+        if (!shared) {
+            std::cerr << "zeus: " << shared.error().describe() << "\n";
+            return kZeusFailed;
+        }
+        simulator.emplace(std::move(shared).value());
     }
     auto opened = MeasureSession::open(opts.measure, true);
     if (!opened) {
@@ -148,6 +159,7 @@ int run_command(const RunOptions& opts) {
         trace->add_window(command_line(opts.command), start, end, report);
         trace->writer().set_other_data("start_time", iso_utc(report.start_time));
         trace->writer().set_other_data("command", opts.command);
+        trace->writer().set_other_data("simulated", report.simulated);
         if (auto ok = trace->writer().write_file(session.trace_path()); !ok) {
             std::cerr << "zeus: " << ok.error().describe() << "\n";
             return command_exit != 0 ? command_exit : kZeusFailed;

@@ -12,6 +12,7 @@
 #include <sstream>
 #include <utility>
 
+#include "scratch_directory.hpp"
 #include "simulator_api.hpp"
 #include "zeus/device/gpus.hpp"
 #include "zeus/monitor/energy_monitor.hpp"
@@ -33,33 +34,6 @@ std::vector<std::string> split(const std::string& line) {
     while (std::getline(in, field, ',')) fields.push_back(field);
     return fields;
 }
-
-// A temporary directory removed with everything in it when this goes.
-class ScratchDirectory {
-  public:
-    static Result<ScratchDirectory> create() {
-        std::error_code ec;
-        std::string pattern = (std::filesystem::temp_directory_path(ec) / "zeus-power-limit-XXXXXX").string();
-        if (ec || ::mkdtemp(pattern.data()) == nullptr) {
-            return Error{ErrorCode::OperatingSystem, "cannot create a temporary directory for the simulator",
-                         "set TMPDIR to a writable directory", 0};
-        }
-        return ScratchDirectory(pattern);
-    }
-    ScratchDirectory(ScratchDirectory&& other) noexcept : path_(std::exchange(other.path_, {})) {}
-    ScratchDirectory(const ScratchDirectory&) = delete;
-    ScratchDirectory& operator=(const ScratchDirectory&) = delete;
-    ScratchDirectory& operator=(ScratchDirectory&&) = delete;
-    ~ScratchDirectory() {
-        std::error_code ec;
-        if (!path_.empty()) std::filesystem::remove_all(path_, ec);
-    }
-    [[nodiscard]] const std::filesystem::path& path() const { return path_; }
-
-  private:
-    explicit ScratchDirectory(std::filesystem::path path) : path_(std::move(path)) {}
-    std::filesystem::path path_;
-};
 
 std::string simulator_config(const TraceSimulationPlan& plan, const TraceWorkload& workload) {
     const double min_w = workload.limits_w.front();
@@ -127,7 +101,7 @@ Result<std::vector<TraceWorkload>> read_trace_workloads(const std::string& csv_p
 }
 
 Result<optimizer::PowerLimitReport> simulate_trace(const TraceSimulationPlan& plan, const TraceWorkload& workload) {
-    auto scratch = ScratchDirectory::create();
+    auto scratch = ScratchDirectory::create("zeus-power-limit");
     if (!scratch) return scratch.error();
     const auto config = scratch->path() / "simulator.json";
     std::ofstream(config) << simulator_config(plan, workload);

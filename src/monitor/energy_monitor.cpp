@@ -233,7 +233,16 @@ class EnergyMonitorImpl final : public EnergyMonitor {
         for (std::size_t k = 0; k < counter_gpus_.size(); ++k) {
             const unsigned i = counter_gpus_[k];
             auto snapshot = gpus_[i].energy_snapshot();
-            if (!snapshot) return snapshot.error();
+            if (!snapshot) {
+                // One lost GPU must not cost the others their measurement.
+                EnergyValue lost{Joules(0.0), EnergySource::HardwareCounter,
+                                 {fmt::format("GPU {} could not be read at the end of the window, its energy is "
+                                              "unknown: {}",
+                                              i, snapshot.error().describe())},
+                                 true};
+                m.gpu_energy.emplace_hint(m.gpu_energy.end(), i, std::move(lost));
+                continue;
+            }
             const auto watched = watched_counter(i);
             Joules at_end = counter_energy(*snapshot, watched);
             if (options_.wait_for_counter_refresh && !watched.stuck_since) {
@@ -284,7 +293,7 @@ class EnergyMonitorImpl final : public EnergyMonitor {
             }
         }
         for (auto& [i, value] : m.gpu_energy) {
-            if (value.energy.count() != 0.0) continue;
+            if (value.energy.count() != 0.0 || value.lost) continue;
             if (options_.approx_instant_energy && instant.contains(i)) {
                 value.energy = instant[i] * m.time;
                 value.source = EnergySource::InstantPowerApproximation;

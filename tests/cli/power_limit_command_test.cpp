@@ -5,6 +5,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -139,6 +140,39 @@ TEST(PowerLimitCli, SimulateProfilesTheTraceAndFindsItsLeastEnergy) {
     EXPECT_EQ(choice(report, "energy")["power_limit_w"].get<double>(), argmin_limit(rows, 1));
     EXPECT_TRUE(report["choices"][0]["in_use"].get<bool>());
     EXPECT_EQ(report["choices"][0]["selector"], "zeus-cost:eta=0.5");
+}
+
+// A pre-Volta GPU (no energy counter) on the simulator's virtual clock:
+// each limit's average power is the trace's (it read 0–0.001 W before
+// issue 16), and the energy choice is the trace's least energy.
+TEST(PowerLimitCli, SimulateOnAPreVoltaGpuMeasuresTheTracesPower) {
+    const std::string trace = kData + "/power-traces/summary_power_v100.csv";
+    const CliRun r = zeus("simulate --trace " + trace +
+                          " --gpu-model P100-PCIE-16GB --workload imagenet/resnet50 --batch-size 256 "
+                          "--optimizer adadelta --format json");
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    const auto report = nlohmann::json::parse(r.output);
+    std::ifstream in(trace);
+    std::string line;
+    std::map<double, double> power_of;  // limit -> the trace's average power
+    std::vector<std::array<double, 3>> rows;
+    while (std::getline(in, line)) {
+        const auto f = fields(line);
+        if (f[0] == "imagenet" && f[1] == "resnet50" && f[2] == "256" && f[3] == "adadelta") {
+            power_of[std::stod(f[4])] = std::stod(f[6]);
+            rows.push_back({std::stod(f[4]), std::stod(f[5]) * std::stod(f[6]), std::stod(f[5])});
+        }
+    }
+    ASSERT_EQ(report["measurements"].size(), power_of.size());
+    for (const auto& m : report["measurements"]) {
+        const double limit = m["power_limit_w"].get<double>();
+        const double seconds = m["time_s"].get<double>();
+        // The P100's readings: one per 20 ms with 0.5 W of noise; 6σ of
+        // their mean over the window, plus a 1e-3 margin.
+        const double bound = 6 * 0.5 / std::sqrt(seconds / 0.020) + 1e-3 * power_of.at(limit);
+        EXPECT_NEAR(m["average_power_w"].get<double>(), power_of.at(limit), bound) << limit << " W";
+    }
+    EXPECT_EQ(choice(report, "energy")["power_limit_w"].get<double>(), argmin_limit(rows, 1));
 }
 
 TEST(PowerLimitCli, SimulateNamesWhatTheTraceHolds) {
