@@ -168,7 +168,7 @@ class EnergyMonitorImpl final : public EnergyMonitor {
             if (!energy) return energy.error();
             state.sensor_gpus.push_back(*energy);
         }
-        if (options_.wait_for_counter_refresh) {
+        if (settles_edges()) {
             const auto settled = settle_counters(state.start_wall);
             for (std::size_t k = 0; k < settled.size(); ++k) {
                 if (settled[k] && !state.gpus[k].watched.stuck_since) state.gpus[k].energy = *settled[k];
@@ -229,7 +229,7 @@ class EnergyMonitorImpl final : public EnergyMonitor {
         }
         std::vector<unsigned> unsettled;
         std::vector<std::optional<Joules>> settled_end;
-        if (options_.wait_for_counter_refresh) settled_end = settle_counters(end_wall);
+        if (settles_edges()) settled_end = settle_counters(end_wall);
         for (std::size_t k = 0; k < counter_gpus_.size(); ++k) {
             const unsigned i = counter_gpus_[k];
             auto snapshot = gpus_[i].energy_snapshot();
@@ -245,7 +245,7 @@ class EnergyMonitorImpl final : public EnergyMonitor {
             }
             const auto watched = watched_counter(i);
             Joules at_end = counter_energy(*snapshot, watched);
-            if (options_.wait_for_counter_refresh && !watched.stuck_since) {
+            if (settles_edges() && !watched.stuck_since) {
                 if (settled_end[k]) at_end = *settled_end[k];
                 if (!settled_end[k] || !state.settled[k]) unsettled.push_back(i);
             }
@@ -416,6 +416,9 @@ class EnergyMonitorImpl final : public EnergyMonitor {
         const auto held = std::max(simulator_clock_->wall_now() - sensor->refreshed_at, SystemClock::duration::zero());
         return sensor->energy + sensor->reading * held;
     }
+
+    // On the virtual clock nothing refreshes while we wait.
+    [[nodiscard]] bool settles_edges() const { return options_.wait_for_counter_refresh && !simulator_clock_; }
 
     // wait_for_counter_refresh: per counter GPU, the energy at `edge` from
     // the counter's first two refreshes after it, E1 at t1 and E2 at t2:
