@@ -93,8 +93,8 @@ int run_power(const MeasureOptions& opts) {
         if (next <= now) next = now + period;  // fell behind (suspended?): skip, do not burst
     }
 
+    const auto end = MonitorClock::now();  // the window's edge (end_window may then wait for the counters)
     auto measurement = session.monitor().end_window("zeus.power", false);
-    const auto end = MonitorClock::now();
     if (pm != nullptr) pm->stop();
     if (!measurement) {
         std::cerr << "zeus: " << measurement.error().describe() << "\n";

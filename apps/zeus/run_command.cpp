@@ -79,14 +79,16 @@ int run_command(const RunOptions& opts) {
     const auto gpu_count = session.gpu_indices().size();
     CpuPowerSampler cpu_sampler(session.cpus(), session.cpu_indices());
 
+    // The window's edges: taken when begin/end_window are called (each may
+    // then wait for the counters to refresh), so the trace's span matches it.
+    const auto start = MonitorClock::now();
     if (auto ok = session.monitor().begin_window("zeus.run", false); !ok) {
         std::cerr << "zeus: " << ok.error().describe() << "\n";
         return kZeusFailed;
     }
-    const auto start = MonitorClock::now();
     std::optional<TraceRecorder> trace;
     if (tracing) trace.emplace("zeus run: " + command_line(opts.command), start);
-    auto last_cpu = start;
+    auto last_cpu = MonitorClock::now();  // CPU power from here: begin_window may have waited
     if (tracing) cpu_sampler.sample(last_cpu);
 
     std::cout.flush();
@@ -137,8 +139,8 @@ int run_command(const RunOptions& opts) {
         }
     }
 
-    auto measurement = session.monitor().end_window("zeus.run", false);
     const auto end = MonitorClock::now();
+    auto measurement = session.monitor().end_window("zeus.run", false);
     if (pm != nullptr) pm->stop();
     const int command_exit = status ? status->shell_exit_code() : kZeusFailed;
     if (!measurement) {
