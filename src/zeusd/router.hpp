@@ -19,6 +19,8 @@
 #include "zeusd/cpu_fleet.hpp"
 #include "zeusd/gpu_fleet.hpp"
 #include "zeusd/http_types.hpp"
+#include "zeusd/metrics_group.hpp"
+#include "zeusd/power_streams.hpp"
 
 namespace zeus::zeusd {
 
@@ -31,16 +33,17 @@ struct RouterOptions {
     // When either is non-empty, only these users/groups may use gpu-control.
     std::set<uid_t> control_users;
     std::set<gid_t> control_groups;
+    // What GET /metrics serves when the metrics group is on (zeusd/metrics_group.hpp).
+    const MetricsGroup* metrics = nullptr;
 };
-
-using Respond = std::function<void(Response)>;
 
 class Router {
   public:
     // `gpus`/`cpus` may be null when their groups are off. `on_control`
     // hears about every client that changed something (to watch its process).
+    // `streams` feeds the event streams the router accepts (null: they end at once).
     Router(RouterOptions options, GpuFleet* gpus, CpuFleet* cpus, boost::asio::any_io_executor executor,
-           std::function<void(const Peer&)> on_control = {});
+           std::function<void(const Peer&)> on_control = {}, PowerStreams* streams = nullptr);
 
     void handle(const Request& request, const Peer& peer, Respond respond) const;
 
@@ -60,10 +63,14 @@ class Router {
     void cpu_energy(Context& context) const;
     void cpu_power(Context& context) const;
     void cpu_stream(Context& context) const;
+    void metrics(Context& context) const;
+    // 0 when cpu-read is served without CPUs (no RAPL on this machine).
+    [[nodiscard]] std::size_t cpu_count() const;
 
     RouterOptions options_;
     GpuFleet* gpus_;
     CpuFleet* cpus_;
+    PowerStreams* streams_;
     boost::asio::any_io_executor executor_;
     std::function<void(const Peer&)> on_control_;
 };
