@@ -9,14 +9,16 @@ cd "$(dirname "$0")/.."
 # only what zeus.utils.zeusd, zeus.monitor.power_streaming (whose package imports
 # scikit-learn), zeus.device and zeus.show_env import: --no-deps skips the rest of
 # its declared dependencies (pandas, amdsmi, tyro, ...), so every package of the
-# closure is pinned here.
+# closure is pinned here. pydantic (v1 API) is what the original batch-size
+# optimizer client (zeus.optimizer.batch_size, tests/bso/) needs besides httpx.
 REQUIREMENTS=(--no-deps
   nvidia-ml-py==13.580.82 PyJWT==2.10.1
   zeus==0.16.0
   httpx==0.28.1 httpcore==1.0.9 h11==0.16.0 anyio==4.16.0 idna==3.20 certifi==2026.10.18
   typing_extensions==4.16.0
   scikit-learn==1.9.1 scipy==1.17.1 numpy==2.4.6 joblib==1.6.0 cloudpickle==3.1.2
-  narwhals==2.29.0 threadpoolctl==3.8.0)
+  narwhals==2.29.0 threadpoolctl==3.8.0
+  pydantic==1.10.22)
 
 python=/usr/bin/python3
 if [ ! -x .venv/bin/python ]; then

@@ -11,6 +11,7 @@ PACKAGES=(
   libboost-dev libcurl4-openssl-dev libssl-dev libtomlplusplus-dev
   clang libclang-rt-14-dev
   openmpi-bin libopenmpi-dev
+  libsoci-dev libsqlite3-dev libpq-dev postgresql sqlite3
 )
 
 missing=()
