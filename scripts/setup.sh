@@ -11,6 +11,10 @@ PACKAGES=(
   libboost-dev libcurl4-openssl-dev libssl-dev libtomlplusplus-dev
   clang libclang-rt-14-dev
   openmpi-bin libopenmpi-dev
+  # Real servers the metrics tests start on loopback ports (docs/metrics.md),
+  # and the node exporter the metrics benchmark compares against.
+  prometheus prometheus-pushgateway prometheus-node-exporter
+  # The batch-size optimizer's database layer (SOCI) and the servers its tests start.
   libsoci-dev libsqlite3-dev libpq-dev postgresql sqlite3
 )
 
