@@ -36,7 +36,7 @@ std::string from_sqlalchemy_url(const std::string& url) {
 struct BsoServerFlags {
     std::string database;
     std::string listen = "127.0.0.1:8000";
-    unsigned threads = 2;
+    unsigned threads = 4;  // more than cores: a request waits on the database (PostgreSQL round trips)
 };
 
 int run_bso_server(const BsoServerFlags& flags) {
@@ -47,7 +47,12 @@ int run_bso_server(const BsoServerFlags& flags) {
     if (database.empty()) database = "zeus-bso.db";
     std::unique_ptr<bso::Service> service;
     try {
-        service = std::make_unique<bso::Service>(bso::Database::open(database));
+        // PostgreSQL: one connection per HTTP thread, so different jobs' requests
+        // run in parallel. SQLite: one; its writers are serialised anyway.
+        std::vector<std::unique_ptr<bso::Database>> pool;
+        const bool parallel = database.starts_with("postgres");
+        for (unsigned i = 0; i < (parallel ? std::max(1U, flags.threads) : 1U); ++i) pool.push_back(bso::Database::open(database));
+        service = std::make_unique<bso::Service>(std::move(pool));
     } catch (const bso::BsoError& e) {
         std::cerr << "zeus bso-server: " << e.what() << "\n";
         return 1;

@@ -170,6 +170,8 @@ std::unique_ptr<Database> Database::open(const std::string& location, int target
     try {
         if (postgresql) {
             session->open(soci::postgresql, libpq_keywords(location));
+            // "relation already exists, skipping" notices are not for the user.
+            *session << "SET client_min_messages TO WARNING";
         } else {
             // Quoted so that paths with spaces survive SOCI's key=value parsing.
             session->open(soci::sqlite3, "db=\"" + path + "\" timeout=10");

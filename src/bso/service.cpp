@@ -30,26 +30,66 @@ std::string python_float_repr(double value) {
     return text;
 }
 
+std::vector<std::unique_ptr<Database>> single(std::unique_ptr<Database> database) {
+    std::vector<std::unique_ptr<Database>> pool;
+    pool.push_back(std::move(database));
+    return pool;
+}
+
 }  // namespace
 
-Service::Service(std::unique_ptr<Database> database, Clock clock)
-    : db_(std::move(database)), clock_(clock ? std::move(clock) : Clock(system_seconds)) {}
+Service::Service(std::unique_ptr<Database> database, Clock clock) : Service(single(std::move(database)), std::move(clock)) {}
 
-JobRecord Service::require_job(const std::string& job_id) {
-    auto job = db_->find_job(job_id);
+Service::Service(std::vector<std::unique_ptr<Database>> pool, Clock clock)
+    : pool_(std::move(pool)), clock_(clock ? std::move(clock) : Clock(system_seconds)) {
+    if (pool_.empty()) throw BsoError(500, "the batch-size optimizer needs at least one database connection");
+    for (auto& db : pool_) idle_.push_back(db.get());
+}
+
+Service::Lease::Lease(Service& service) : service_(service) {
+    std::unique_lock guard(service_.pool_mutex_);
+    service_.pool_freed_.wait(guard, [this] { return !service_.idle_.empty(); });
+    db_ = service_.idle_.back();
+    service_.idle_.pop_back();
+}
+
+Service::Lease::~Lease() {
+    {
+        std::lock_guard guard(service_.pool_mutex_);
+        service_.idle_.push_back(db_);
+    }
+    service_.pool_freed_.notify_one();
+}
+
+std::unique_lock<std::mutex> Service::lock(const std::string& key) {
+    std::shared_ptr<std::mutex> m;
+    {
+        std::lock_guard guard(locks_mutex_);
+        auto& slot = locks_[key];
+        if (!slot) slot = std::make_shared<std::mutex>();
+        m = slot;
+    }
+    // The map keeps every lock it hands out alive, so the reference stays valid.
+    return std::unique_lock<std::mutex>(*m);
+}
+
+JobRecord Service::require_job(Database& db, const std::string& job_id) {
+    auto job = db.find_job(job_id);
     if (!job) throw BsoError(400, "Unknown job(" + job_id + "). Please register the job first");
     return *job;
 }
 
 Service::Registration Service::register_job(JobSpec spec) {
-    std::lock_guard lock(mutex_);
-    Database::Transaction tx(*db_);
+    auto held = lock("prefix:" + spec.job_id_prefix);
+    Lease lease(*this);
+    Database& db = *lease;
+    Database::Transaction tx(db);
     if (!spec.job_id) {
         // "{prefix}-{sha256(str(time.time()))[:8]}", retried until unused.
         do {
             spec.job_id = spec.job_id_prefix + "-" + sha256_hex(python_float_repr(clock_())).substr(0, 8);
-        } while (db_->find_job(*spec.job_id));
-    } else if (auto registered = db_->find_job(*spec.job_id)) {
+        } while (db.find_job(*spec.job_id));
+    } else if (auto registered = db.find_job(*spec.job_id)) {
         if (!(registered->spec == spec))
             throw BsoError(409, "JobSpec doesn't match with existing jobSpec. Use a new job_id for different configuration");
         return {false, spec};
@@ -59,21 +99,21 @@ Service::Registration Service::register_job(JobSpec spec) {
     job.exp_default_batch_size = spec.default_batch_size;
     job.min_cost_batch_size = spec.default_batch_size;
     if (spec.mab_seed) job.rng_state = Pcg64::from_seed(static_cast<std::uint64_t>(*spec.mab_seed)).state_json();
-    db_->insert_job(job);
+    db.insert_job(job);
     tx.commit();
     return {true, spec};
 }
 
-TrialIdentity Service::create_trial(const JobRecord& job, std::int64_t batch_size, TrialType type) {
+TrialIdentity Service::create_trial(Database& db, const JobRecord& job, std::int64_t batch_size, TrialType type) {
     Trial trial;
-    trial.trial_number = db_->next_trial_number(*job.spec.job_id);
+    trial.trial_number = db.next_trial_number(*job.spec.job_id);
     trial.batch_size = batch_size;
     trial.type = type;
-    db_->insert_trial(*job.spec.job_id, trial);
+    db.insert_trial(*job.spec.job_id, trial);
     return {*job.spec.job_id, batch_size, trial.trial_number};
 }
 
-std::int64_t Service::predict_mab(JobRecord& job, const std::vector<ArmState>& arms) {
+std::int64_t Service::predict_mab(Database& db, JobRecord& job, const std::vector<ArmState>& arms) {
     if (!job.spec.mab_seed) {
         ClockSeededDraws draws(static_cast<std::uint64_t>(std::floor(clock_())));
         return thompson_predict(arms, job.spec.mab_num_explorations, draws);
@@ -82,28 +122,30 @@ std::int64_t Service::predict_mab(JobRecord& job, const std::vector<ArmState>& a
     Pcg64 rng = Pcg64::from_state_json(*job.rng_state);
     const auto bs = thompson_predict(arms, job.spec.mab_num_explorations, rng);
     job.rng_state = rng.state_json();
-    db_->update_job_state(job);
+    db.update_job_state(job);
     return bs;
 }
 
 TrialIdentity Service::predict(const std::string& job_id) {
-    std::lock_guard lock(mutex_);
-    Database::Transaction tx(*db_);
-    JobRecord job = require_job(job_id);
+    auto held = lock("job:" + job_id);
+    Lease lease(*this);
+    Database& db = *lease;
+    Database::Transaction tx(db);
+    JobRecord job = require_job(db, job_id);
     TrialIdentity next;
     if (job.stage == Stage::MAB) {
-        const auto bs = predict_mab(job, db_->arms(job_id));
-        next = create_trial(job, bs, TrialType::MAB);
+        const auto bs = predict_mab(db, job, db.arms(job_id));
+        next = create_trial(db, job, bs, TrialType::MAB);
     } else {
         std::map<std::int64_t, std::vector<Trial>> explorations;
-        for (auto& trial : db_->trials(job_id))
+        for (auto& trial : db.trials(job_id))
             if (trial.type == TrialType::Exploration && trial.status != TrialStatus::Failed)
                 explorations[trial.batch_size].push_back(trial);
         const auto step = next_pruning_step(job.spec, explorations);
         switch (step.kind) {
-            case PruningStep::Kind::Explore: next = create_trial(job, step.batch_size, TrialType::Exploration); break;
+            case PruningStep::Kind::Explore: next = create_trial(db, job, step.batch_size, TrialType::Exploration); break;
             case PruningStep::Kind::Concurrent:
-                next = create_trial(job, job.min_cost_batch_size, TrialType::Concurrent);
+                next = create_trial(db, job, job.min_cost_batch_size, TrialType::Concurrent);
                 break;
             case PruningStep::Kind::Mab: {
                 std::vector<ArmState> arms;
@@ -115,11 +157,11 @@ TrialIdentity Service::predict(const std::string& job_id) {
                         rewards.push_back(-zeus_cost(*trial.energy, *trial.time, job.spec.eta_knob, job.spec.max_power));
                     }
                     arms.push_back(fit_arm(bs, job.spec.mab_prior_mean, job.spec.mab_prior_precision, rewards));
-                    db_->upsert_arm(job_id, arms.back());
+                    db.upsert_arm(job_id, arms.back());
                 }
                 job.stage = Stage::MAB;
-                db_->update_job_state(job);
-                next = create_trial(job, predict_mab(job, arms), TrialType::MAB);
+                db.update_job_state(job);
+                next = create_trial(db, job, predict_mab(db, job, arms), TrialType::MAB);
                 break;
             }
         }
@@ -129,12 +171,14 @@ TrialIdentity Service::predict(const std::string& job_id) {
 }
 
 ReportResponse Service::report(const TrainingResult& result) {
-    std::lock_guard lock(mutex_);
-    Database::Transaction tx(*db_);
-    auto found_job = db_->find_job(result.trial.job_id);
+    auto held = lock("job:" + result.trial.job_id);
+    Lease lease(*this);
+    Database& db = *lease;
+    Database::Transaction tx(db);
+    auto found_job = db.find_job(result.trial.job_id);
     if (!found_job) throw BsoError(400, "Unknown job " + result.trial.job_id);
     JobRecord job = *found_job;
-    auto found = db_->find_trial(result.trial.job_id, result.trial.batch_size, result.trial.trial_number);
+    auto found = db.find_trial(result.trial.job_id, result.trial.batch_size, result.trial.trial_number);
     if (!found)
         throw BsoError(400, fmt::format("Unknown trial job_id='{}' batch_size={} trial_number={}", result.trial.job_id,
                                         result.trial.batch_size, result.trial.trial_number));
@@ -151,53 +195,57 @@ ReportResponse Service::report(const TrainingResult& result) {
 
     if (job.stage == Stage::MAB) {
         std::vector<double> history;  // Succeeded trials of this batch size, newest first
-        const auto all = db_->trials(job.spec.job_id.value_or(""));
+        const auto all = db.trials(job.spec.job_id.value_or(""));
         for (auto it = all.rbegin(); it != all.rend(); ++it) {
             if (it->batch_size != trial.batch_size || it->status != TrialStatus::Succeeded) continue;
             history.push_back(-zeus_cost(it->energy.value_or(0), it->time.value_or(0), job.spec.eta_knob, job.spec.max_power));
         }
         const auto rewards = windowed_rewards(history, job.spec.window_size, -decision.cost);
         bool has_arm = false;
-        for (const auto& arm : db_->arms(result.trial.job_id)) has_arm = has_arm || arm.batch_size == trial.batch_size;
+        for (const auto& arm : db.arms(result.trial.job_id)) has_arm = has_arm || arm.batch_size == trial.batch_size;
         if (!has_arm)
             throw BsoError(400, fmt::format("MAB stage but Arm for batch size({}) is not found.", trial.batch_size));
         if (trial.type != TrialType::MAB)
             throw BsoError(400, "Cannot update an arm since this trial is not issued from MAB stage.");
-        db_->upsert_arm(result.trial.job_id,
+        db.upsert_arm(result.trial.job_id,
                         fit_arm(trial.batch_size, job.spec.mab_prior_mean, job.spec.mab_prior_precision, rewards));
     }
     trial.status = TrialStatus::Succeeded;
     trial.time = progress.time;
     trial.energy = progress.energy;
     trial.converged = decision.converged;
-    db_->update_trial(result.trial.job_id, trial);
+    db.update_trial(result.trial.job_id, trial);
     if (!job.min_cost || *job.min_cost > decision.cost) {
         job.min_cost = decision.cost;
         job.min_cost_batch_size = trial.batch_size;
-        db_->update_job_state(job);
+        db.update_job_state(job);
     }
     tx.commit();
     return {true, decision.converged, decision.message};
 }
 
 void Service::end_trial(const TrialIdentity& id) {
-    std::lock_guard lock(mutex_);
-    Database::Transaction tx(*db_);
-    auto trial = db_->find_trial(id.job_id, id.batch_size, id.trial_number);
+    auto held = lock("job:" + id.job_id);
+    Lease lease(*this);
+    Database& db = *lease;
+    Database::Transaction tx(db);
+    auto trial = db.find_trial(id.job_id, id.batch_size, id.trial_number);
     if (!trial)
         throw BsoError(404, fmt::format("Could not find the trial: job_id='{}' batch_size={} trial_number={}", id.job_id,
                                         id.batch_size, id.trial_number));
     if (trial->status == TrialStatus::Dispatched) {
         trial->status = TrialStatus::Failed;
-        db_->update_trial(id.job_id, *trial);
+        db.update_trial(id.job_id, *trial);
     }
     tx.commit();
 }
 
 void Service::delete_job(const std::string& job_id) {
-    std::lock_guard lock(mutex_);
-    Database::Transaction tx(*db_);
-    if (!db_->delete_job(job_id)) throw BsoError(404, "No job was deleted.");
+    auto held = lock("job:" + job_id);
+    Lease lease(*this);
+    Database& db = *lease;
+    Database::Transaction tx(db);
+    if (!db.delete_job(job_id)) throw BsoError(404, "No job was deleted.");
     tx.commit();
 }
 

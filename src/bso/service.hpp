@@ -1,15 +1,19 @@
 // The batch-size optimizer's operations, one database transaction each, as
 // the original's ZeusBatchSizeOptimizer (server/optimizer.py): register,
-// predict (GET /jobs/batch_size), report, end_trial, delete. Requests are
-// serialised: the database session is one, so a job's requests never
-// interleave (the original's per-job lock) and neither do any others.
+// predict (GET /jobs/batch_size), report, end_trial, delete. As in the
+// original, a job's requests are serialised by a per-job lock (registration
+// by a per-prefix lock); different jobs run in parallel, each request on a
+// database connection of its own from a pool.
 #pragma once
 
 #include <chrono>
+#include <condition_variable>
+#include <map>
 #include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "bso/database.hpp"
 #include "zeus/optimizer/batch_size/algorithm.hpp"
@@ -39,6 +43,8 @@ public:
     // the unseeded generator's seed. Replaceable in tests.
     using Clock = std::function<double()>;
     explicit Service(std::unique_ptr<Database> database, Clock clock = {});
+    // One connection per concurrent request (SQLite: give one).
+    explicit Service(std::vector<std::unique_ptr<Database>> pool, Clock clock = {});
 
     struct Registration {
         bool created = false;  // false: the same spec was registered before
@@ -52,12 +58,32 @@ public:
     void delete_job(const std::string& job_id);
 
 private:
-    JobRecord require_job(const std::string& job_id);
-    TrialIdentity create_trial(const JobRecord& job, std::int64_t batch_size, TrialType type);
-    std::int64_t predict_mab(JobRecord& job, const std::vector<ArmState>& arms);
+    // A connection from the pool for one request; back when destroyed.
+    class Lease {
+    public:
+        explicit Lease(Service& service);
+        ~Lease();
+        Lease(const Lease&) = delete;
+        Lease& operator=(const Lease&) = delete;
+        Database& operator*() { return *db_; }
 
-    std::mutex mutex_;
-    std::unique_ptr<Database> db_;
+    private:
+        Service& service_;
+        Database* db_;
+    };
+    // The lock of one job id ("job:...") or prefix ("prefix:...").
+    std::unique_lock<std::mutex> lock(const std::string& key);
+
+    JobRecord require_job(Database& db, const std::string& job_id);
+    TrialIdentity create_trial(Database& db, const JobRecord& job, std::int64_t batch_size, TrialType type);
+    std::int64_t predict_mab(Database& db, JobRecord& job, const std::vector<ArmState>& arms);
+
+    std::vector<std::unique_ptr<Database>> pool_;
+    std::vector<Database*> idle_;
+    std::mutex pool_mutex_;
+    std::condition_variable pool_freed_;
+    std::mutex locks_mutex_;
+    std::map<std::string, std::shared_ptr<std::mutex>> locks_;
     Clock clock_;
 };
 

@@ -9,6 +9,8 @@
 #include <atomic>
 #include <filesystem>
 #include <regex>
+#include <set>
+#include <thread>
 
 #include "bso/router.hpp"
 #include "postgres_cluster.hpp"
@@ -279,6 +281,39 @@ TEST_P(BsoApi, SchemaIsVersionedAndANewerOneIsRefused) {
         FAIL() << "an unopenable database was accepted";
     } catch (const BsoError& e) {
         EXPECT_NE(std::string(e.what()).find("no/such/dir"), std::string::npos) << e.what();
+    }
+}
+
+TEST_P(BsoApi, ConcurrentRequestsOfOneJobGetDistinctTrialNumbers) {
+    // PostgreSQL: a pool of connections, so only the per-job lock keeps
+    // trial numbering (max + 1) from racing; SQLite: its one connection.
+    std::vector<std::unique_ptr<Database>> pool;
+    for (int i = 0; i < (GetParam() == "postgresql" ? 4 : 1); ++i) pool.push_back(Database::open(location_));
+    router_.reset();
+    service_ = std::make_unique<Service>(std::move(pool), [this] { return clock_ += 1.25; });
+    router_ = std::make_unique<Router>(*service_);
+    ASSERT_EQ(call(http::verb::post, "/jobs", spec("mnist-1")).status, 201);
+    ASSERT_EQ(call(http::verb::post, "/jobs", spec("mnist-2")).status, 201);
+    constexpr int kThreads = 8, kEach = 5;
+    std::vector<std::vector<std::int64_t>> numbers(kThreads);
+    std::vector<std::thread> threads;
+    for (int t = 0; t < kThreads; ++t) {
+        threads.emplace_back([&, t] {
+            for (int i = 0; i < kEach; ++i) {
+                http_server::Request request{http::verb::get, std::string("/jobs/batch_size?job_id=mnist-") + (t % 2 ? "1" : "2"), 11};
+                const auto body = json::parse(router_->handle(request).body);
+                numbers[static_cast<std::size_t>(t)].push_back(body.value("trial_number", std::int64_t{-1}));
+            }
+        });
+    }
+    for (auto& thread : threads) thread.join();
+    for (int job = 0; job < 2; ++job) {
+        std::set<std::int64_t> seen;
+        for (int t = 0; t < kThreads; ++t)
+            if (t % 2 == job) seen.insert(numbers[static_cast<std::size_t>(t)].begin(), numbers[static_cast<std::size_t>(t)].end());
+        std::set<std::int64_t> expected;
+        for (int n = 1; n <= kThreads / 2 * kEach; ++n) expected.insert(n);
+        EXPECT_EQ(seen, expected) << "job " << job;
     }
 }
 
