@@ -1,5 +1,7 @@
 #include "bso/router.hpp"
 
+#include "bso/job_json.hpp"
+
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -189,27 +191,6 @@ JobSpec parse_job_spec(const json& body) {
     if (s.number_of_gpus <= 0) throw invalid({"body", "number_of_gpus"}, "ensure this value is greater than 0", "value_error.number.not_gt");
     if (s.gpu_model.empty()) throw invalid({"body", "gpu_model"}, "Invalid gpu_model(). Shouldn't be empty.");
     return s;
-}
-
-json job_spec_json(const JobSpec& s) {
-    return json{{"job_id", s.job_id ? json(*s.job_id) : json(nullptr)},
-                {"job_id_prefix", s.job_id_prefix},
-                {"batch_sizes", s.batch_sizes},
-                {"default_batch_size", s.default_batch_size},
-                {"eta_knob", s.eta_knob},
-                {"beta_knob", s.beta_knob ? json(*s.beta_knob) : json(nullptr)},
-                {"target_metric", s.target_metric},
-                {"higher_is_better_metric", s.higher_is_better_metric},
-                {"max_epochs", s.max_epochs},
-                {"num_pruning_rounds", s.num_pruning_rounds},
-                {"window_size", s.window_size},
-                {"mab_prior_mean", s.mab_prior_mean},
-                {"mab_prior_precision", s.mab_prior_precision},
-                {"mab_num_explorations", s.mab_num_explorations},
-                {"mab_seed", s.mab_seed ? json(*s.mab_seed) : json(nullptr)},
-                {"max_power", s.max_power},
-                {"number_of_gpus", s.number_of_gpus},
-                {"gpu_model", s.gpu_model}};
 }
 
 TrialIdentity parse_trial_id(const Fields& f) {
