@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "profile_options.hpp"
+#include "support/command_output.hpp"
 #include "profile_output.hpp"
 
 namespace zeus::cli {
@@ -290,8 +291,14 @@ TEST_F(ProfileCommand, SimulatedWorkJsonAndPlot) {
     ASSERT_EQ(r.exit_code, 0) << r.output;
     // Not a terminal: no progress line.
     EXPECT_EQ(r.output.find("ETA"), std::string::npos) << r.output;
-    const auto j = nlohmann::json::parse(r.output, nullptr, false);
-    ASSERT_FALSE(j.is_discarded()) << r.output;
+    // Standard output holds the report alone (the plan is on standard error).
+    const auto apart = ::zeus::testing::capture_separately(zeus("--simulated-work 0.02 --mode cooldown --cooldown-range 0,0.2 "
+                                                              "--measurement-duration 0.1 --trials 2 --warmup-trials 1 "
+                                                              "--warmup-iterations 1 --calibration-iterations 2 --format json"));
+    ASSERT_EQ(apart.exit_code, 0) << apart.err;
+    EXPECT_NE(apart.err.find("zeus: profile: planned: 5 trials"), std::string::npos) << apart.err;
+    const auto j = nlohmann::json::parse(apart.out, nullptr, false);
+    ASSERT_FALSE(j.is_discarded()) << apart.out;
     EXPECT_EQ(j["simulated"], true);
     ASSERT_EQ(j["reports"].size(), 1U);
     const auto& report = j["reports"][0];
@@ -320,12 +327,12 @@ TEST_F(ProfileCommand, SimulatedWorkJsonAndPlot) {
 
 TEST_F(ProfileCommand, OneIterationIsOneRunOfTheCommand) {
     const fs::path calls = dir_ / "calls";
-    const auto r = run(zeus("--simulate --mode measurement --measurement-range 0.05,0.1 --cooldown-duration 0 "
+    const auto r = ::zeus::testing::capture_separately(zeus("--simulate --mode measurement --measurement-range 0.05,0.1 --cooldown-duration 0 "
                             "--trials 2 --warmup-trials 1 --warmup-iterations 1 --calibration-iterations 3 "
-                            "--format json -- /bin/sh -c 'echo x >> " + calls.string() + "'"));
-    ASSERT_EQ(r.exit_code, 0) << r.output;
-    const auto j = nlohmann::json::parse(r.output, nullptr, false);
-    ASSERT_FALSE(j.is_discarded()) << r.output;
+                            "--format json --output - -- /bin/sh -c 'echo x >> " + calls.string() + "'"));
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const auto j = nlohmann::json::parse(r.out, nullptr, false);
+    ASSERT_FALSE(j.is_discarded()) << r.out;
     const auto& entries = j["reports"][0]["entries"];
     ASSERT_EQ(entries.size(), 2U);
     // Calibration: 1 warm-up + 3 timed runs. The warm-up trial runs the
