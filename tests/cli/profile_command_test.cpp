@@ -58,6 +58,38 @@ TEST(ProfileOptions, DefaultsAreTheOriginals) {
     EXPECT_FALSE(p.iteration_duration.has_value());
 }
 
+// The README's example must finish in about a minute (the defaults plan most of an hour).
+TEST(ProfileOptions, ReadmeExampleFinishesInAboutAMinute) {
+    std::ifstream readme(ZEUS_SOURCE_DIR "/README.md");
+    std::string line;
+    while (std::getline(readme, line) && line.find("zeus profile --simulated-work") == std::string::npos) {
+    }
+    ASSERT_NE(line.find("zeus profile --simulated-work"), std::string::npos) << "README has no profile example";
+    std::stringstream words(line.substr(line.find("zeus profile") + 12));
+    ProfileOptions o;
+    for (std::string flag, value; words >> flag && flag != "#" && words >> value;) {
+        if (flag == "--simulated-work") o.simulated_work = std::stod(value);
+        else if (flag == "--measurement-range") o.measurement_range = value;
+        else if (flag == "--cooldown-range") o.cooldown_range = value;
+        else if (flag == "--trials") o.trials = std::stoll(value);
+        else if (flag == "--warmup-trials") o.warmup_trials = std::stoll(value);
+        else FAIL() << "the test does not know " << flag;
+    }
+    auto plan = plan_profile(o);
+    ASSERT_TRUE(plan.ok()) << plan.error().describe();
+    const PlannedWork work = planned_work(*plan);
+    // Plus calibration and each trial's warm-up iterations, one simulated work unit each.
+    const double total = work.seconds + *o.simulated_work * static_cast<double>(plan->calibration_iterations +
+                                                                                work.trials * plan->warmup_iterations);
+    EXPECT_GE(total, 30.0);
+    EXPECT_LE(total, 90.0);
+    ProfileOptions original;
+    original.simulated_work = 0.2;
+    auto defaults = plan_profile(original);
+    ASSERT_TRUE(defaults.ok());
+    EXPECT_GT(planned_work(*defaults).seconds, 45 * 60.0);
+}
+
 TEST(ProfileOptions, ValuesAreTakenAsGiven) {
     ProfileOptions o = with_command();
     o.mode = "cooldown";
