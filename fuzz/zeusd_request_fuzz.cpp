@@ -21,6 +21,7 @@
 // content type says JSON, event streams only for the stream routes with
 // valid ids, and no exception escaping Router::handle (which would end a
 // worker thread of the daemon).
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -43,9 +44,11 @@
 #include "zeus/device/gpus.hpp"
 #include "zeusd/cpu_fleet.hpp"
 #include "zeusd/gpu_fleet.hpp"
+#include "zeusd/auth/access_policy.hpp"
 #include "zeusd/log.hpp"
 #include "zeusd/router.hpp"
-#include "zeusd/server.hpp"
+#include "http_server/server.hpp"
+#include "zeusd/power_streams.hpp"
 
 namespace {
 
@@ -295,10 +298,11 @@ void check_response(const Request& request, const Response& response, const Setu
     if (response.stream) {
         if (response.status != http::status::ok) fail("event stream with status " + std::to_string(code));
         if (!is_stream_path(request.target())) fail("event stream for " + std::string(request.target()));
-        const std::size_t count = response.stream->kind == StreamKind::GpuPower
-                                      ? (setup.gpus ? setup.gpus->size() : 0)
-                                      : (setup.cpus ? setup.cpus->size() : 0);
-        for (const auto id : response.stream->ids) {
+        const auto* source = dynamic_cast<const PowerStreamSource*>(response.stream.get());
+        if (source == nullptr) fail("event stream that is not a power stream");
+        const std::size_t count = source->kind() == StreamKind::GpuPower ? (setup.gpus ? setup.gpus->size() : 0)
+                                                                         : (setup.cpus ? setup.cpus->size() : 0);
+        for (const auto id : source->ids()) {
             if (id >= count) fail("event stream over unknown device " + std::to_string(id));
         }
         return;
@@ -306,7 +310,10 @@ void check_response(const Request& request, const Response& response, const Setu
     if (response.content_type == "application/json") {
         if (!nlohmann::json::accept(response.body)) fail("invalid JSON body: " + response.body);
     }
-    if (response.status == http::status::unauthorized && !response.www_authenticate) {
+    const bool www_authenticate =
+        std::any_of(response.headers.begin(), response.headers.end(),
+                    [](const auto& header) { return header.first == kWwwAuthenticateHeader; });
+    if (response.status == http::status::unauthorized && !www_authenticate) {
         fail("401 without WWW-Authenticate");
     }
 }
@@ -316,7 +323,7 @@ void serialize(const Response& response, unsigned version, bool keep_alive) {
     http::response<http::string_body> message(response.status, version != 0 ? version : 11);
     message.set(http::field::server, "zeusd");
     if (!response.content_type.empty()) message.set(http::field::content_type, response.content_type);
-    if (response.www_authenticate) message.set(http::field::www_authenticate, "Bearer realm=\"zeusd\"");
+    for (const auto& [name, value] : response.headers) message.insert(name, value);
     message.body() = response.body;
     message.keep_alive(keep_alive);
     message.prepare_payload();
@@ -331,7 +338,7 @@ void serialize(const Response& response, unsigned version, bool keep_alive) {
 // `error` is set or the parser is done.
 std::size_t parse_one(http::request_parser<http::string_body>& parser, std::string_view data,
                       beast::error_code& error) {
-    const ServerLimits limits;
+    const http_server::ServerLimits limits;
     parser.header_limit(static_cast<std::uint32_t>(limits.header_limit));
     parser.body_limit(limits.body_limit);
     parser.eager(true);

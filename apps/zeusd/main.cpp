@@ -16,7 +16,7 @@
 #include "zeusd/auth/token_issue.hpp"
 #include "zeusd/daemon.hpp"
 #include "zeusd/log.hpp"
-#include "zeusd/unix_socket.hpp"
+#include "http_server/unix_socket.hpp"
 
 namespace {
 
@@ -70,6 +70,9 @@ int main(int argc, char** argv) {
                       "Only these users (names or uids, comma list) may use gpu-control (Unix socket only)");
     serve->add_option("--control-groups", control_groups,
                       "Only these groups (names or gids, comma list) may use gpu-control (Unix socket only)");
+    serve->add_option("--restore-ledger", config.restore_ledger_path,
+                      "File recording GPU changes to undo, kept across a crash (default: SOCKET.ledger.json, or "
+                      "$RUNTIME_DIRECTORY or /run/zeusd/zeusd-tcp-PORT.ledger.json with --mode tcp)");
     serve->add_option("--request-timeout-s", request_timeout_s,
                       "Seconds a client may take to send a request before it is dropped")
         ->check(CLI::Range(0.05, 3600.0))
@@ -104,8 +107,11 @@ int main(int argc, char** argv) {
                          : gpu_backend == "amdsmi" ? GpuBackendChoice::AmdSmi
                                                    : GpuBackendChoice::Auto;
     config.request_timeout = std::chrono::milliseconds(static_cast<long>(request_timeout_s * 1000));
-    auto permissions = parse_socket_mode(socket_permissions);
-    if (!permissions) return fail(permissions.error());
+    auto permissions = zeus::http_server::parse_socket_mode(socket_permissions);
+    if (!permissions) {
+        return fail(zeus::Error{permissions.error().code, "--socket-permissions: " + permissions.error().message,
+                                permissions.error().hint});
+    }
     config.socket_permissions = permissions.value();
     if (!socket_uid.empty()) {
         auto uid = parse_user(socket_uid);

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <csignal>
+#include <filesystem>
 #include <thread>
 #include <vector>
 
@@ -13,14 +14,15 @@
 #include <fmt/format.h>
 
 #include "zeus/device/cpu.hpp"
+#include "http_server/server.hpp"
+#include "http_server/unix_socket.hpp"
 #include "zeus/device/gpus.hpp"
 #include "zeusd/auth/signing_key.hpp"
 #include "zeusd/client_watcher.hpp"
 #include "zeusd/log.hpp"
 #include "zeusd/overrides/command_overrides.hpp"
 #include "zeusd/power_streams.hpp"
-#include "zeusd/server.hpp"
-#include "zeusd/unix_socket.hpp"
+#include "zeusd/router.hpp"
 
 namespace zeus::zeusd {
 namespace asio = boost::asio;
@@ -36,12 +38,21 @@ struct Daemon::Parts {
     std::unique_ptr<PowerStreams> streams;
     std::unique_ptr<ClientWatcher> watcher;
     std::unique_ptr<Router> router;
-    std::unique_ptr<Server> server;
+    std::unique_ptr<http_server::Server> server;
     std::vector<std::thread> workers;
     bool stopped = false;
 };
 
 namespace {
+
+void log_server_message(http_server::LogLevel level, const std::string& message) {
+    switch (level) {
+        case http_server::LogLevel::Error: log::error("{}", message); break;
+        case http_server::LogLevel::Warn: log::warn("{}", message); break;
+        case http_server::LogLevel::Info: log::info("{}", message); break;
+        case http_server::LogLevel::Debug: log::debug("{}", message); break;
+    }
+}
 
 bool wants_gpus(const ApiGroups& groups) {
     return groups.contains(ApiGroup::GpuControl) || groups.contains(ApiGroup::GpuRead);
@@ -109,8 +120,10 @@ Daemon::~Daemon() { stop(); }
 Result<std::unique_ptr<Daemon>> Daemon::start(const ServeConfig& config) {
     auto parts = std::make_unique<Parts>();
     parts->config = config;
-    const ApiGroups enabled =
-        config.enable.value_or(ApiGroups{ApiGroup::GpuControl, ApiGroup::GpuRead, ApiGroup::CpuRead});
+    ApiGroups enabled = config.enable.value_or(ApiGroups{ApiGroup::GpuControl, ApiGroup::GpuRead, ApiGroup::CpuRead});
+    // Groups the user named are a promise: a device they need that is missing
+    // stops start-up. The default groups serve whatever this machine has.
+    const bool groups_named = config.enable.has_value();
 
     if (config.gpu_command_overrides) {
         if (!enabled.contains(ApiGroup::GpuControl)) {
@@ -126,8 +139,18 @@ Result<std::unique_ptr<Daemon>> Daemon::start(const ServeConfig& config) {
     std::optional<Gpus> gpus;
     if (wants_gpus(enabled)) {
         auto opened = open_gpus(config);
-        if (!opened) return opened.error();
-        gpus = std::move(opened).value();
+        if (opened) {
+            gpus = std::move(opened).value();
+        } else if (groups_named) {
+            return opened.error();
+        } else {
+            log::warn("serving without GPUs: {}. gpu-read and gpu-control are off and /discover lists no GPUs; to "
+                      "fix it, install the GPU driver (NVML or AMD SMI) and restart zeusd, or pass --enable cpu-read "
+                      "to make this the intended setup",
+                      opened.error().describe());
+            enabled.erase(ApiGroup::GpuRead);
+            enabled.erase(ApiGroup::GpuControl);
+        }
     }
 
     if (::geteuid() != 0 && enabled.contains(ApiGroup::GpuControl)) {
@@ -169,17 +192,42 @@ Result<std::unique_ptr<Daemon>> Daemon::start(const ServeConfig& config) {
                 return overrides.run(command.kind, arguments);
             };
         }
-        parts->gpus = std::make_unique<GpuFleet>(std::move(*gpus), parts->control_pool.get_executor(), runner);
+        const std::filesystem::path ledger_path = config.restore_ledger_path.value_or(default_ledger_path(config));
+        if (enabled.contains(ApiGroup::GpuControl)) {
+            std::error_code error;
+            if (ledger_path.has_parent_path()) std::filesystem::create_directories(ledger_path.parent_path(), error);
+            const auto directory = ledger_path.has_parent_path() ? ledger_path.parent_path() : ".";
+            if (error || ::access(directory.c_str(), W_OK) != 0) {
+                return Error{ErrorCode::NoPermission,
+                             fmt::format("cannot write the restore ledger's directory {}", directory.string()),
+                             "zeusd records GPU changes there before applying them, so that they are undone even "
+                             "after a crash; pass a writable --restore-ledger PATH"};
+            }
+        }
+        parts->gpus = std::make_unique<GpuFleet>(std::move(*gpus), parts->control_pool.get_executor(), runner,
+                                                 ledger_path);
         for (const auto& info : parts->gpus->info()) {
             log::info("GPU {}: {} at {} (cumulative energy {})", info.id, info.name, info.pci_address,
                       info.cumulative_energy_available ? "available" : "unavailable");
         }
+        parts->gpus->restore_leftovers();
     }
     if (enabled.contains(ApiGroup::CpuRead)) {
         auto cpus = open_cpus();
-        if (!cpus) return cpus.error();
-        parts->cpus = std::make_unique<CpuFleet>(std::move(cpus).value());
-        log::info("{} CPU package(s) from {}", parts->cpus->size(), parts->cpus->cpus().powercap_root());
+        if (cpus) {
+            parts->cpus = std::make_unique<CpuFleet>(std::move(cpus).value());
+            log::info("{} CPU package(s) from {}", parts->cpus->size(), parts->cpus->cpus().powercap_root());
+        } else if (groups_named) {
+            return cpus.error();
+        } else {
+            // Most cloud VMs and many containers: as the original, CPU routes
+            // are served and find no CPU.
+            log::warn("serving without CPUs: {}. /discover lists no CPUs and /cpu routes find none; to fix it, run "
+                      "zeusd as root on a machine with Intel/AMD RAPL (/sys/class/powercap, or /zeus_sys/class/"
+                      "powercap in a container), or pass --enable gpu-control,gpu-read to make this the intended "
+                      "setup",
+                      cpus.error().describe());
+        }
     }
     parts->streams = std::make_unique<PowerStreams>(
         enabled.contains(ApiGroup::GpuRead) ? parts->gpus.get() : nullptr, parts->cpus.get(),
@@ -191,19 +239,30 @@ Result<std::unique_ptr<Daemon>> Daemon::start(const ServeConfig& config) {
         if (fleet != nullptr) fleet->restore_client(pid);
     });
     ClientWatcher* watcher = parts->watcher.get();
-    parts->router = std::make_unique<Router>(router_options, parts->gpus.get(), parts->cpus.get(),
-                                             parts->io.get_executor(), [watcher](const Peer& peer) {
-                                                 if (peer.pid) watcher->watch(*peer.pid);
-                                             });
-    ServerLimits limits;
-    limits.request_timeout = config.request_timeout;
-    parts->server = std::make_unique<Server>(parts->io, *parts->router, parts->streams.get(), limits);
+    parts->router = std::make_unique<Router>(
+        router_options, parts->gpus.get(), parts->cpus.get(), parts->io.get_executor(),
+        [watcher](const Peer& peer) {
+            if (peer.pid) watcher->watch(*peer.pid);
+        },
+        parts->streams.get());
+    http_server::ServerOptions server_options;
+    server_options.name = "zeusd";
+    server_options.limits.request_timeout = config.request_timeout;
+    server_options.log = log_server_message;
+    parts->server = std::make_unique<http_server::Server>(
+        parts->io,
+        [router = parts->router.get()](const Request& request, const Peer& peer, Respond respond) {
+            router->handle(request, peer, std::move(respond));
+        },
+        server_options);
 
     if (config.mode == ListenMode::UnixSocket) {
-        if (auto prepared = prepare_socket_path(config.socket_path); !prepared) return prepared.error();
+        if (auto prepared = http_server::prepare_socket_path(config.socket_path, log_server_message); !prepared) {
+            return prepared.error();
+        }
         if (auto listening = parts->server->listen_unix(config.socket_path); !listening) return listening.error();
-        if (auto access = set_socket_access(config.socket_path, config.socket_permissions, config.socket_uid,
-                                            config.socket_gid);
+        if (auto access = http_server::set_socket_access(config.socket_path, config.socket_permissions,
+                                                         config.socket_uid, config.socket_gid);
             !access) {
             return access.error();
         }

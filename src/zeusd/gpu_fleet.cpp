@@ -31,15 +31,21 @@ std::string format_pci_address(const std::string& nvml_bus_id) {
     return nvml_bus_id;
 }
 
-GpuFleet::GpuFleet(Gpus gpus, boost::asio::any_io_executor control_executor, OverrideRunner overrides)
+GpuFleet::GpuFleet(Gpus gpus, boost::asio::any_io_executor control_executor, OverrideRunner overrides,
+                   std::optional<std::filesystem::path> ledger_path)
     : gpus_(std::move(gpus)), overrides_(std::move(overrides)) {
+    std::vector<std::string> pci_addresses;
     for (unsigned id = 0; id < gpus_.size(); ++id) {
         const Gpu& gpu = gpus_[id];
         info_.push_back(GpuInfo{id, gpu.identity().name, format_pci_address(gpu.identity().pci_bus_id),
                                 gpu.total_energy().ok()});
+        pci_addresses.push_back(info_.back().pci_address);
         strands_.push_back(boost::asio::make_strand(control_executor));
     }
+    if (ledger_path) ledger_file_ = std::make_unique<LedgerFile>(*ledger_path, std::move(pci_addresses));
 }
+
+Status GpuFleet::save_ledger() { return ledger_file_ ? ledger_file_->save(ledger_) : Status{}; }
 
 void GpuFleet::submit(const ControlCommand& command, ClientId client, bool persist,
                       std::function<void(Status)> done) {
@@ -62,23 +68,41 @@ Status GpuFleet::execute(const ControlCommand& command, ClientId client, bool pe
             auto mode = device.persistence_mode();
             if (mode) previous = mode.value() ? 1 : 0;
         }
+        // On disk before the GPU changes: a crash from here on still gets it undone.
+        ledger_.record_change(command.gpu, *setting, previous, client);
+        if (Status saved = save_ledger(); !saved) {
+            ledger_.forget(command.gpu, *setting);
+            return saved;
+        }
         bool overridden = false;
         Status applied = apply(command, &overridden);
-        if (!applied) return applied;
-        ledger_.record_change(command.gpu, *setting, previous, client);
+        if (!applied) {
+            ledger_.forget(command.gpu, *setting);
+            (void)save_ledger();
+            return applied;
+        }
         return overridden ? Status{} : read_back(command);
+    }
+    if (setting && !persist) {
+        ledger_.record_change(command.gpu, *setting, std::nullopt, client);
+        if (Status saved = save_ledger(); !saved) return saved;
     }
     bool overridden = false;
     Status applied = apply(command, &overridden);
     if (!applied) return applied;
+    const bool forgets = (setting && persist) || command.kind == GpuCommand::ResetGpuLockedClocks ||
+                         command.kind == GpuCommand::ResetMemLockedClocks ||
+                         command.kind == GpuCommand::ResetLockedClocks;
     if (setting && persist) ledger_.forget(command.gpu, *setting);
-    if (setting && !persist) ledger_.record_change(command.gpu, *setting, std::nullopt, client);
     // A reset returns the clocks to their defaults, which is what a restore would do.
     if (command.kind == GpuCommand::ResetGpuLockedClocks || command.kind == GpuCommand::ResetLockedClocks) {
         ledger_.forget(command.gpu, Setting::GpuLockedClocks);
     }
     if (command.kind == GpuCommand::ResetMemLockedClocks || command.kind == GpuCommand::ResetLockedClocks) {
         ledger_.forget(command.gpu, Setting::MemLockedClocks);
+    }
+    if (forgets) {
+        if (Status saved = save_ledger(); !saved) log::warn("{}", saved.error().describe());
     }
     // An operator's override may act on something NVML does not see.
     return overridden ? Status{} : read_back(command);
@@ -129,10 +153,10 @@ Status GpuFleet::read_back(const ControlCommand& command) {
     return {};
 }
 
-void GpuFleet::restore(const std::vector<SettingRecord>& records, bool wait) {
+void GpuFleet::restore(const std::vector<SettingRecord>& records, bool wait, const std::string& why) {
     std::vector<std::future<void>> pending;
     for (const auto& record : records) {
-        auto task = std::make_shared<std::packaged_task<void()>>([this, record] {
+        auto task = std::make_shared<std::packaged_task<void()>>([this, record, why] {
             ControlCommand command;
             command.gpu = record.gpu;
             switch (record.setting) {
@@ -151,12 +175,14 @@ void GpuFleet::restore(const std::vector<SettingRecord>& records, bool wait) {
             }
             const Status status = apply(command);
             if (status) {
-                log::info("restored GPU {} with {} (client pid {} is gone)", record.gpu, to_string(command.kind),
-                          record.owner);
+                log::info("restored GPU {} with {} ({})", record.gpu, to_string(command.kind),
+                          why.empty() ? fmt::format("client pid {} is gone", record.owner) : why);
             } else {
                 log::error("could not restore GPU {} with {}: {}", record.gpu, to_string(command.kind),
                            status.error().describe());
             }
+            // The records were taken out of the ledger; the file follows once they are back.
+            if (Status saved = save_ledger(); !saved) log::warn("{}", saved.error().describe());
         });
         pending.push_back(task->get_future());
         boost::asio::post(strands_.at(record.gpu), [task] { (*task)(); });
@@ -165,8 +191,28 @@ void GpuFleet::restore(const std::vector<SettingRecord>& records, bool wait) {
     for (auto& future : pending) future.wait();
 }
 
-void GpuFleet::restore_client(ClientId client) { restore(ledger_.take_owned_by(client), false); }
+void GpuFleet::restore_client(ClientId client) { restore(ledger_.take_owned_by(client), false, ""); }
 
-void GpuFleet::restore_all() { restore(ledger_.take_all(), true); }
+void GpuFleet::restore_all() { restore(ledger_.take_all(), true, "zeusd is stopping"); }
+
+void GpuFleet::restore_leftovers() {
+    if (!ledger_file_) return;
+    auto leftovers = ledger_file_->load();
+    for (const auto& warning : leftovers.warnings) log::warn("{}", warning);
+    if (leftovers.records.empty()) {
+        if (!leftovers.warnings.empty()) (void)save_ledger();
+        return;
+    }
+    log::warn("{} records {} GPU setting(s) that a previous zeusd changed and did not put back (it did not stop "
+              "cleanly); restoring them now",
+              ledger_file_->path().string(), leftovers.records.size());
+    for (const auto& record : leftovers.records) {
+        log::info("restoring {} of GPU {} to {} (changed by client pid {} of a previous zeusd)", to_string(record.setting),
+                  record.gpu, record.previous ? std::to_string(*record.previous) : std::string("its default"),
+                  record.owner);
+        ledger_.record_change(record.gpu, record.setting, record.previous, record.owner);
+    }
+    restore(ledger_.take_all(), true, "left changed by a previous zeusd");
+}
 
 }  // namespace zeus::zeusd

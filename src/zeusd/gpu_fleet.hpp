@@ -6,6 +6,7 @@
 // read back and entered in the ledger so it can be undone.
 #pragma once
 
+#include <filesystem>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -18,6 +19,7 @@
 #include "zeus/device/gpus.hpp"
 #include "zeusd/control_command.hpp"
 #include "zeusd/control_ledger.hpp"
+#include "zeusd/ledger_file.hpp"
 
 namespace zeus::zeusd {
 
@@ -34,7 +36,10 @@ struct GpuInfo {
 
 class GpuFleet {
   public:
-    GpuFleet(Gpus gpus, boost::asio::any_io_executor control_executor, OverrideRunner overrides = {});
+    // With `ledger_path`, every change is recorded there before it is applied
+    // (see ledger_file.hpp); without it the ledger lives in memory only.
+    GpuFleet(Gpus gpus, boost::asio::any_io_executor control_executor, OverrideRunner overrides = {},
+             std::optional<std::filesystem::path> ledger_path = std::nullopt);
 
     [[nodiscard]] std::size_t size() const { return gpus_.size(); }
     [[nodiscard]] const std::vector<GpuInfo>& info() const { return info_; }
@@ -48,19 +53,25 @@ class GpuFleet {
     void restore_client(ClientId client);
     // Puts back what anyone changed and returns when done (daemon shutdown).
     void restore_all();
+    // Puts back what a previous zeusd recorded in the ledger file and did not
+    // restore (it crashed), logging each; returns when done. Call before serving.
+    void restore_leftovers();
     [[nodiscard]] const ControlLedger& ledger() const { return ledger_; }
 
   private:
     Status execute(const ControlCommand& command, ClientId client, bool persist);
     Status apply(const ControlCommand& command, bool* overridden = nullptr);
     Status read_back(const ControlCommand& command);
-    void restore(const std::vector<SettingRecord>& records, bool wait);
+    void restore(const std::vector<SettingRecord>& records, bool wait, const std::string& why);
+    // Writes the ledger file, if there is one.
+    Status save_ledger();
 
     Gpus gpus_;
     std::vector<GpuInfo> info_;
     std::vector<boost::asio::strand<boost::asio::any_io_executor>> strands_;
     OverrideRunner overrides_;
     ControlLedger ledger_;
+    std::unique_ptr<LedgerFile> ledger_file_;
 };
 
 // "00000000:01:00.0" (NVML) -> "0000:01:00.0" ({domain:04x}:{bus:02x}:{device:02x}.0).

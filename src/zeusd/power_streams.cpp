@@ -188,4 +188,9 @@ std::size_t PowerStreams::active_pollers() const {
     return count;
 }
 
+std::unique_ptr<http_server::EventSubscription> PowerStreamSource::subscribe(EventSink sink) {
+    if (streams_ == nullptr) return nullptr;
+    return streams_->subscribe(kind_, ids_, std::move(sink));
+}
+
 }  // namespace zeus::zeusd

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "http_server/message.hpp"
 #include "zeusd/cpu_fleet.hpp"
 #include "zeusd/gpu_fleet.hpp"
 #include "zeusd/http_types.hpp"
@@ -20,14 +21,16 @@ namespace zeus::zeusd {
 
 class DeviceChannel;
 
+enum class StreamKind { GpuPower, CpuPower };
+
 // Called from poller threads with one event's JSON; must not block.
-using EventSink = std::function<void(const std::string& event_json)>;
+using http_server::EventSink;
 
 // Unsubscribes on destruction.
-class Subscription {
+class Subscription : public http_server::EventSubscription {
   public:
     Subscription(std::vector<std::shared_ptr<DeviceChannel>> channels, std::uint64_t id);
-    ~Subscription();
+    ~Subscription() override;
     Subscription(const Subscription&) = delete;
     Subscription& operator=(const Subscription&) = delete;
 
@@ -52,6 +55,24 @@ class PowerStreams {
   private:
     std::vector<std::shared_ptr<DeviceChannel>> gpu_channels_;
     std::vector<std::shared_ptr<DeviceChannel>> cpu_channels_;
+};
+
+// A power stream the router accepted, for the HTTP server to subscribe to
+// once the response header is sent. `streams` may be null (no pollers, as
+// in the fuzzer): the stream then ends at once.
+class PowerStreamSource : public http_server::EventSource {
+  public:
+    PowerStreamSource(PowerStreams* streams, StreamKind kind, std::vector<unsigned> ids)
+        : streams_(streams), kind_(kind), ids_(std::move(ids)) {}
+
+    [[nodiscard]] std::unique_ptr<http_server::EventSubscription> subscribe(EventSink sink) override;
+    [[nodiscard]] StreamKind kind() const { return kind_; }
+    [[nodiscard]] const std::vector<unsigned>& ids() const { return ids_; }
+
+  private:
+    PowerStreams* streams_;
+    StreamKind kind_;
+    std::vector<unsigned> ids_;
 };
 
 }  // namespace zeus::zeusd

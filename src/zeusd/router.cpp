@@ -75,10 +75,11 @@ struct Router::Context {
 };
 
 Router::Router(RouterOptions options, GpuFleet* gpus, CpuFleet* cpus, boost::asio::any_io_executor executor,
-               std::function<void(const Peer&)> on_control)
+               std::function<void(const Peer&)> on_control, PowerStreams* streams)
     : options_(std::move(options)),
       gpus_(gpus),
       cpus_(cpus),
+      streams_(streams),
       executor_(std::move(executor)),
       on_control_(std::move(on_control)) {}
 
@@ -95,7 +96,9 @@ void Router::handle(const Request& request, const Peer& peer, Respond respond) c
     auto decision = check_access(target->path, options_.enabled, options_.signing_key, authorization, unix_now());
     if (auto* rejected = std::get_if<Rejected>(&decision)) {
         Response response = Response::json(std::move(rejected->body), static_cast<http::status>(rejected->status));
-        response.www_authenticate = rejected->www_authenticate;
+        if (rejected->www_authenticate) {
+            response.headers.emplace_back(std::string(kWwwAuthenticateHeader), std::string(kWwwAuthenticateValue));
+        }
         respond(std::move(response));
         return;
     }
@@ -129,11 +132,11 @@ void Router::handle(const Request& request, const Peer& peer, Respond respond) c
     };
     const auto route = routes.find(target->path);
     if (route == routes.end() || (!route->second.always && !options_.enabled.contains(route->second.group))) {
-        respond(Response::error(http::status::not_found, fmt::format("No route for {}", target->path)));
+        respond(error_response(http::status::not_found, fmt::format("No route for {}", target->path)));
         return;
     }
     if (request.method() != route->second.method) {
-        respond(Response::error(http::status::method_not_allowed,
+        respond(error_response(http::status::method_not_allowed,
                                 fmt::format("{} takes {} requests, not {}", target->path,
                                             http::to_string(route->second.method), request.method_string())));
         return;
@@ -141,6 +144,8 @@ void Router::handle(const Request& request, const Peer& peer, Respond respond) c
     Context context{request, peer, std::move(*target), std::move(respond), std::get<Allowed>(decision).claims};
     (this->*route->second.handler)(context);
 }
+
+std::size_t Router::cpu_count() const { return cpus_ != nullptr ? cpus_->size() : 0; }
 
 void Router::discover(Context& context) const {
     json gpus = json::array();
@@ -169,7 +174,7 @@ void Router::time(Context& context) const { context.respond(Response::json(json{
 
 void Router::whoami(Context& context) const {
     if (!context.claims) {
-        context.respond(Response::error(http::status::not_found, "Authentication is not enabled on this server."));
+        context.respond(error_response(http::status::not_found, "Authentication is not enabled on this server."));
         return;
     }
     context.respond(Response::json(whoami_body(*context.claims)));
@@ -230,7 +235,7 @@ void Router::gpu_control(Context& context) const {
     }
     auto parsed = parse_id_list(*ids_text, "gpu_ids", "GPU");
     if (auto* error = std::get_if<IdListError>(&parsed)) {
-        context.respond(Response::error(http::status::bad_request, error->message));
+        context.respond(error_response(http::status::bad_request, error->message));
         return;
     }
     const auto ids = std::get<std::vector<unsigned>>(std::move(parsed));
@@ -247,7 +252,7 @@ void Router::gpu_control(Context& context) const {
         const bool allowed_group = context.peer.gid && groups.contains(*context.peer.gid);
         if (!allowed_user && !allowed_group) {
             log::warn("refused {} from {}: not in the control allow-list", context.target.path, context.peer.describe());
-            context.respond(Response::error(
+            context.respond(error_response(
                 http::status::forbidden,
                 fmt::format("GPU control is restricted to listed users and groups, and {} is not one of them. Ask "
                             "the operator to add your user (--control-users) or group (--control-groups).",
@@ -304,11 +309,11 @@ std::variant<std::vector<unsigned>, Response> read_ids(Query& query, std::string
     if (!raw) return all_ids(count);
     auto parsed = parse_id_list(*raw, parameter, noun);
     if (auto* error = std::get_if<IdListError>(&parsed)) {
-        return Response::error(http::status::bad_request, error->message);
+        return error_response(http::status::bad_request, error->message);
     }
     auto ids = std::get<std::vector<unsigned>>(std::move(parsed));
     for (const auto id : ids) {
-        if (id >= count) return Response::error(http::status::bad_request, fmt::format("{} {} not found", noun, id));
+        if (id >= count) return error_response(http::status::bad_request, fmt::format("{} {} not found", noun, id));
     }
     return ids;
 }
@@ -378,26 +383,20 @@ std::variant<std::vector<unsigned>, Response> stream_ids(const RequestTarget& ta
     const auto raw = std::get<Query>(checked).raw(parameter);
     if (!raw) return all_ids(count);
     auto parsed = parse_id_list(*raw, parameter, noun);
-    if (auto* error = std::get_if<IdListError>(&parsed)) return Response::error(http::status::bad_request, error->message);
+    if (auto* error = std::get_if<IdListError>(&parsed)) return error_response(http::status::bad_request, error->message);
     auto ids = std::get<std::vector<unsigned>>(std::move(parsed));
     std::vector<unsigned> unknown;
     for (const auto id : ids) {
         if (id >= count) unknown.push_back(id);
     }
     if (!unknown.empty()) {
-        return Response::error(http::status::bad_request,
+        return error_response(http::status::bad_request,
                                fmt::format("Unknown {} indices: {}. Available: {}", noun, debug_list(unknown),
                                            debug_list(all_ids(count))));
     }
     return ids;
 }
 
-Response stream_response(StreamKind kind, std::vector<unsigned> ids) {
-    Response response;
-    response.content_type = "text/event-stream";
-    response.stream = StreamSpec{kind, std::move(ids)};
-    return response;
-}
 
 }  // namespace
 
@@ -407,16 +406,18 @@ void Router::gpu_stream(Context& context) const {
         context.respond(std::move(*response));
         return;
     }
-    context.respond(stream_response(StreamKind::GpuPower, std::get<std::vector<unsigned>>(std::move(ids))));
+    context.respond(Response::event_stream(std::make_shared<PowerStreamSource>(
+        streams_, StreamKind::GpuPower, std::get<std::vector<unsigned>>(std::move(ids)))));
 }
 
 void Router::cpu_stream(Context& context) const {
-    auto ids = stream_ids(context.target, "cpu_ids", "CPU", cpus_->size());
+    auto ids = stream_ids(context.target, "cpu_ids", "CPU", cpu_count());
     if (auto* response = std::get_if<Response>(&ids)) {
         context.respond(std::move(*response));
         return;
     }
-    context.respond(stream_response(StreamKind::CpuPower, std::get<std::vector<unsigned>>(std::move(ids))));
+    context.respond(Response::event_stream(std::make_shared<PowerStreamSource>(
+        streams_, StreamKind::CpuPower, std::get<std::vector<unsigned>>(std::move(ids)))));
 }
 
 void Router::cpu_energy(Context& context) const {
@@ -432,7 +433,7 @@ void Router::cpu_energy(Context& context) const {
         context.respond(Response::text(http::status::bad_request, query.error()->message));
         return;
     }
-    auto ids_or = read_ids(query, "cpu_ids", "CPU", cpus_->size());
+    auto ids_or = read_ids(query, "cpu_ids", "CPU", cpu_count());
     if (auto* response = std::get_if<Response>(&ids_or)) {
         context.respond(std::move(*response));
         return;
@@ -458,7 +459,7 @@ void Router::cpu_power(Context& context) const {
         context.respond(Response::text(http::status::bad_request, error->message));
         return;
     }
-    auto ids_or = read_ids(std::get<Query>(checked), "cpu_ids", "CPU", cpus_->size());
+    auto ids_or = read_ids(std::get<Query>(checked), "cpu_ids", "CPU", cpu_count());
     if (auto* response = std::get_if<Response>(&ids_or)) {
         context.respond(std::move(*response));
         return;

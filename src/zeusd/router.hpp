@@ -19,6 +19,7 @@
 #include "zeusd/cpu_fleet.hpp"
 #include "zeusd/gpu_fleet.hpp"
 #include "zeusd/http_types.hpp"
+#include "zeusd/power_streams.hpp"
 
 namespace zeus::zeusd {
 
@@ -33,14 +34,13 @@ struct RouterOptions {
     std::set<gid_t> control_groups;
 };
 
-using Respond = std::function<void(Response)>;
-
 class Router {
   public:
     // `gpus`/`cpus` may be null when their groups are off. `on_control`
     // hears about every client that changed something (to watch its process).
+    // `streams` feeds the event streams the router accepts (null: they end at once).
     Router(RouterOptions options, GpuFleet* gpus, CpuFleet* cpus, boost::asio::any_io_executor executor,
-           std::function<void(const Peer&)> on_control = {});
+           std::function<void(const Peer&)> on_control = {}, PowerStreams* streams = nullptr);
 
     void handle(const Request& request, const Peer& peer, Respond respond) const;
 
@@ -60,10 +60,13 @@ class Router {
     void cpu_energy(Context& context) const;
     void cpu_power(Context& context) const;
     void cpu_stream(Context& context) const;
+    // 0 when cpu-read is served without CPUs (no RAPL on this machine).
+    [[nodiscard]] std::size_t cpu_count() const;
 
     RouterOptions options_;
     GpuFleet* gpus_;
     CpuFleet* cpus_;
+    PowerStreams* streams_;
     boost::asio::any_io_executor executor_;
     std::function<void(const Peer&)> on_control_;
 };

@@ -1,5 +1,7 @@
 #include "zeusd/serve_config.hpp"
 
+#include <cstdlib>
+
 #include <grp.h>
 #include <pwd.h>
 
@@ -68,5 +70,14 @@ Result<std::set<Id>> parse_list(const std::string& list, const char* what, Parse
 Result<std::set<uid_t>> parse_users(const std::string& list) { return parse_list<uid_t>(list, "user", parse_user); }
 
 Result<std::set<gid_t>> parse_groups(const std::string& list) { return parse_list<gid_t>(list, "group", parse_group); }
+
+std::string default_ledger_path(const ServeConfig& config) {
+    if (config.mode == ListenMode::UnixSocket) return config.socket_path + ".ledger.json";
+    const char* runtime = std::getenv("RUNTIME_DIRECTORY");
+    const std::string directory = runtime != nullptr && *runtime != '\0' ? runtime : "/run/zeusd";
+    const auto colon = config.tcp_bind_address.rfind(':');
+    const auto port = colon == std::string::npos ? config.tcp_bind_address : config.tcp_bind_address.substr(colon + 1);
+    return directory + "/zeusd-tcp-" + port + ".ledger.json";
+}
 
 }  // namespace zeus::zeusd

@@ -34,7 +34,14 @@ struct ServeConfig {
     std::set<uid_t> control_users;
     std::set<gid_t> control_groups;
     std::chrono::milliseconds request_timeout{30000};
+    // Where clients' GPU changes are recorded before they are applied, so a
+    // crashed zeusd's successor can undo them; nullopt: default_ledger_path().
+    std::optional<std::string> restore_ledger_path;
 };
+
+// Next to the socket ("SOCKET.ledger.json"); for TCP in $RUNTIME_DIRECTORY
+// (systemd's RuntimeDirectory) or /run/zeusd, named by the port.
+[[nodiscard]] std::string default_ledger_path(const ServeConfig& config);
 
 // Users and groups by name or number ("alice,1001"); unknown names are
 // InvalidConfig errors naming them.

@@ -147,6 +147,20 @@ TEST_F(ZeusdTest, MalformedRequestsGet400AndDoNotDisturbOthers) {
     EXPECT_EQ(get("/time").status, 200);
 }
 
+TEST_F(ZeusdTest, ExpectContinueAndUnknownTransferCodingsAreAnswered) {
+    start();
+    // curl sends Expect: 100-continue with larger bodies and waits for the interim answer.
+    const auto continued = raw_exchange(endpoint_,
+                                        "POST /gpu/reset_locked_clocks?gpu_ids=0&block=true HTTP/1.1\r\nHost: x\r\n"
+                                        "Content-Length: 2\r\nExpect: 100-continue\r\nConnection: close\r\n\r\n",
+                                        std::chrono::milliseconds(500));
+    EXPECT_EQ(continued.rfind("HTTP/1.1 100 Continue\r\n", 0), 0U) << continued;
+    const auto gzip = raw_exchange(endpoint_, "POST /gpu/reset_locked_clocks?gpu_ids=0&block=true HTTP/1.1\r\n"
+                                              "Host: x\r\nTransfer-Encoding: gzip\r\n\r\nabc");
+    EXPECT_EQ(gzip.rfind("HTTP/1.1 400", 0), 0U) << gzip;
+    EXPECT_EQ(get("/time").status, 200);
+}
+
 TEST_F(ZeusdTest, SlowClientsAreDroppedWhileOthersAreServed) {
     start({"--request-timeout-s", "0.5", "--num-workers", "1"});
     const int slow = connect_to(endpoint_);

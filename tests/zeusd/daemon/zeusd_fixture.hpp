@@ -55,10 +55,10 @@ class ZeusdTest : public ::testing::Test {
     }
 
     // zeusd serve on this test's socket with `extra` flags.
-    void start(std::vector<std::string> extra = {}) {
+    void start(std::vector<std::string> extra = {}, std::optional<unsigned long> fd_limit = std::nullopt) {
         std::vector<std::string> args = {"--socket-path", *endpoint_.unix_path};
         args.insert(args.end(), extra.begin(), extra.end());
-        daemon_ = std::make_unique<ZeusdProcess>(args, daemon_env(), dir_ / "zeusd.log", endpoint_);
+        daemon_ = std::make_unique<ZeusdProcess>(args, daemon_env(), dir_ / "zeusd.log", endpoint_, fd_limit);
     }
 
     HttpReply get(const std::string& target, const std::map<std::string, std::string>& headers = {}) const {

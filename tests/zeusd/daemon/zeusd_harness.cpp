@@ -1,5 +1,7 @@
 #include "zeusd_harness.hpp"
 
+#include <sys/resource.h>
+
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -124,7 +126,8 @@ std::string raw_exchange(const Endpoint& endpoint, const std::string& bytes, std
 }
 
 ZeusdProcess::ZeusdProcess(std::vector<std::string> args, std::map<std::string, std::string> env,
-                           const std::filesystem::path& log_file, std::optional<Endpoint> wait_for)
+                           const std::filesystem::path& log_file, std::optional<Endpoint> wait_for,
+                           std::optional<unsigned long> fd_limit)
     : log_file_(log_file) {
     args.insert(args.begin(), {ZEUSD_BINARY, "serve"});
     pid_ = ::fork();
@@ -133,6 +136,10 @@ ZeusdProcess::ZeusdProcess(std::vector<std::string> args, std::map<std::string, 
         ::dup2(out, 1);
         ::dup2(out, 2);
         for (const auto& [name, value] : env) ::setenv(name.c_str(), value.c_str(), 1);
+        if (fd_limit) {
+            const rlimit limit{*fd_limit, *fd_limit};
+            if (::setrlimit(RLIMIT_NOFILE, &limit) != 0) ::_exit(126);
+        }
         std::vector<char*> argv;
         for (auto& arg : args) argv.push_back(arg.data());
         argv.push_back(nullptr);
@@ -165,6 +172,13 @@ int ZeusdProcess::stop() {
     ::waitpid(pid_, &status, 0);
     pid_ = -1;
     return WIFEXITED(status) ? WEXITSTATUS(status) : -WTERMSIG(status);
+}
+
+void ZeusdProcess::kill9() {
+    if (pid_ <= 0) return;
+    ::kill(pid_, SIGKILL);
+    ::waitpid(pid_, nullptr, 0);
+    pid_ = -1;
 }
 
 std::string ZeusdProcess::log() const { return slurp(log_file_); }

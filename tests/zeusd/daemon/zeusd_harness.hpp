@@ -43,14 +43,18 @@ class ZeusdProcess {
   public:
     // Starts `zeusd serve ARGS` with the environment of this process plus
     // `env`; returns once the socket answers or throws with its log.
+    // `fd_limit` sets its RLIMIT_NOFILE.
     ZeusdProcess(std::vector<std::string> args, std::map<std::string, std::string> env,
-                 const std::filesystem::path& log_file, std::optional<Endpoint> wait_for);
+                 const std::filesystem::path& log_file, std::optional<Endpoint> wait_for,
+                 std::optional<unsigned long> fd_limit = std::nullopt);
     ~ZeusdProcess();
     ZeusdProcess(const ZeusdProcess&) = delete;
     ZeusdProcess& operator=(const ZeusdProcess&) = delete;
 
     // SIGTERM and wait; returns the exit status (or -signal).
     int stop();
+    // SIGKILL and wait: a crash, with no chance to clean up.
+    void kill9();
     [[nodiscard]] pid_t pid() const { return pid_; }
     [[nodiscard]] std::string log() const;
 

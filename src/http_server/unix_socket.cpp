@@ -1,4 +1,4 @@
-#include "zeusd/unix_socket.hpp"
+#include "http_server/unix_socket.hpp"
 
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -11,9 +11,8 @@
 
 #include <fmt/format.h>
 
-#include "zeusd/log.hpp"
 
-namespace zeus::zeusd {
+namespace zeus::http_server {
 namespace {
 
 // True when something accepts connections on the socket at `path`.
@@ -31,24 +30,24 @@ bool socket_is_live(const std::string& path, int& connect_errno) {
 
 }  // namespace
 
-Status prepare_socket_path(const std::string& path) {
+Status prepare_socket_path(const std::string& path, const LogSink& log) {
     sockaddr_un probe{};
     if (path.empty() || path.size() >= sizeof probe.sun_path) {
         return Error{ErrorCode::InvalidConfig,
                      fmt::format("socket path '{}' is {} bytes; Unix socket paths must be 1 to {} bytes", path,
                                  path.size(), sizeof probe.sun_path - 1),
-                     "choose a shorter --socket-path"};
+                     "choose a shorter socket path"};
     }
     struct stat info {};
     if (::lstat(path.c_str(), &info) == 0) {
         if (!S_ISSOCK(info.st_mode)) {
             return Error{ErrorCode::InvalidConfig, fmt::format("{} exists and is not a socket", path),
-                         "zeusd never removes other files; pick another --socket-path or remove it yourself"};
+                         "the server never removes other files; pick another socket path or remove it yourself"};
         }
         int connect_errno = 0;
         if (socket_is_live(path, connect_errno)) {
             return Error{ErrorCode::InUse, fmt::format("another server is listening on {}", path),
-                         "stop the other zeusd first, or pick another --socket-path"};
+                         "stop the other server first, or pick another socket path"};
         }
         if (connect_errno != ECONNREFUSED) {
             return Error{ErrorCode::OperatingSystem,
@@ -59,9 +58,9 @@ Status prepare_socket_path(const std::string& path) {
         if (::unlink(path.c_str()) != 0) {
             return Error{ErrorCode::OperatingSystem,
                          fmt::format("cannot remove the stale socket {}: {}", path, std::strerror(errno)),
-                         "remove it by hand, or run zeusd with permission to write its directory"};
+                         "remove it by hand, or run the server with permission to write its directory"};
         }
-        log::info("removed stale socket {}", path);
+        if (log) log(LogLevel::Info, fmt::format("removed stale socket {}", path));
         return {};
     }
     const auto parent = std::filesystem::path(path).parent_path();
@@ -71,7 +70,7 @@ Status prepare_socket_path(const std::string& path) {
         if (error) {
             return Error{ErrorCode::OperatingSystem,
                          fmt::format("cannot create the socket directory {}: {}", parent.string(), error.message()),
-                         "create it yourself or choose another --socket-path"};
+                         "create it yourself or choose another socket path"};
         }
     }
     return {};
@@ -79,7 +78,7 @@ Status prepare_socket_path(const std::string& path) {
 
 Result<mode_t> parse_socket_mode(const std::string& text) {
     if (text.empty() || text.size() > 4 || text.find_first_not_of("01234567") != std::string::npos) {
-        return Error{ErrorCode::InvalidConfig, fmt::format("--socket-permissions '{}' is not an octal mode", text),
+        return Error{ErrorCode::InvalidConfig, fmt::format("socket mode '{}' is not an octal mode", text),
                      "give octal digits such as 666 or 660"};
     }
     return static_cast<mode_t>(std::stoul(text, nullptr, 8));
@@ -94,10 +93,10 @@ Status set_socket_access(const std::string& path, mode_t mode, std::optional<uid
         if (::chown(path.c_str(), uid ? *uid : static_cast<uid_t>(-1), gid ? *gid : static_cast<gid_t>(-1)) != 0) {
             return Error{ErrorCode::NoPermission,
                          fmt::format("cannot change the owner of {}: {}", path, std::strerror(errno)),
-                         "run zeusd as root (or with CAP_CHOWN) to use --socket-uid/--socket-gid"};
+                         "run the server as root (or with CAP_CHOWN) to change the socket's owner"};
         }
     }
     return {};
 }
 
-}  // namespace zeus::zeusd
+}  // namespace zeus::http_server

@@ -1,0 +1,40 @@
+#include "http_server/message.hpp"
+
+#include <fmt/format.h>
+
+namespace zeus::http_server {
+
+std::string Peer::describe() const {
+    if (pid) return fmt::format("pid {} uid {} gid {}", *pid, uid.value_or(0), gid.value_or(0));
+    return address;
+}
+
+Response Response::json(std::string body, http::status status) {
+    Response response;
+    response.status = status;
+    response.body = std::move(body);
+    return response;
+}
+
+Response Response::text(http::status status, std::string body) {
+    Response response;
+    response.status = status;
+    response.content_type = "text/plain; charset=utf-8";
+    response.body = std::move(body);
+    return response;
+}
+
+Response Response::empty_ok() {
+    Response response;
+    response.content_type.clear();
+    return response;
+}
+
+Response Response::event_stream(std::shared_ptr<EventSource> source) {
+    Response response;
+    response.content_type = "text/event-stream";
+    response.stream = std::move(source);
+    return response;
+}
+
+}  // namespace zeus::http_server

@@ -1,0 +1,567 @@
+#include "http_server/server.hpp"
+
+#include <sys/socket.h>
+
+#include <array>
+#include <deque>
+#include <iostream>
+#include <map>
+#include <mutex>
+#include <optional>
+
+#include <boost/asio/dispatch.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/local/stream_protocol.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/asio/write.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <fmt/format.h>
+
+namespace zeus::http_server {
+namespace {
+
+// A warning that may repeat thousands of times a second (accept failing
+// while descriptors run out, one peer hammering its cap) is written at most
+// once per interval, with the count of the ones left out.
+class RateLimitedWarning {
+  public:
+    // Returns the number suppressed since the last one written when this one
+    // should be written, nullopt when it should be left out.
+    std::optional<std::size_t> admit() {
+        const std::lock_guard lock(mutex_);
+        const auto now = std::chrono::steady_clock::now();
+        if (last_ && now - *last_ < kInterval) {
+            ++suppressed_;
+            return std::nullopt;
+        }
+        last_ = now;
+        return std::exchange(suppressed_, 0);
+    }
+
+  private:
+    static constexpr std::chrono::seconds kInterval{10};
+    std::mutex mutex_;
+    std::optional<std::chrono::steady_clock::time_point> last_;
+    std::size_t suppressed_ = 0;
+};
+
+}  // namespace
+
+struct Server::Shared {
+    Handler handler;
+    ServerOptions options;
+    std::atomic<std::size_t> open_sessions{0};
+    std::atomic<std::size_t> queued_events{0};
+    std::atomic<std::uint64_t> next_connection_id{1};
+    RateLimitedWarning accept_failures;
+    RateLimitedWarning refused_connections;
+    RateLimitedWarning refused_streams;
+
+    void log(LogLevel level, const std::string& message) const { options.log(level, message); }
+
+    void warn_limited(RateLimitedWarning& warning, const std::string& message) const {
+        if (const auto suppressed = warning.admit()) {
+            log(LogLevel::Warn, *suppressed == 0 ? message
+                                                 : fmt::format("{} ({} more like this in the last 10 s)", message,
+                                                               *suppressed));
+        }
+    }
+
+    // Open connections and event streams per peer ("uid 1000", or the TCP
+    // client's IP address). try_add refuses once `cap` is reached.
+    class PeerCounts {
+      public:
+        bool try_add(const std::string& key, std::size_t cap) {
+            const std::lock_guard lock(mutex_);
+            auto& count = counts_[key];
+            if (count >= cap) return false;
+            ++count;
+            return true;
+        }
+        void remove(const std::string& key) {
+            const std::lock_guard lock(mutex_);
+            const auto it = counts_.find(key);
+            if (it != counts_.end() && --it->second == 0) counts_.erase(it);
+        }
+
+      private:
+        std::mutex mutex_;
+        std::map<std::string, std::size_t> counts_;
+    };
+    PeerCounts connections;
+    PeerCounts streams;
+};
+
+namespace {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+using tcp = asio::ip::tcp;
+using unix_socket = asio::local::stream_protocol;
+
+// Whom the per-peer caps count against: the user of a Unix-socket peer, the
+// address (without port) of a TCP one.
+std::string peer_key(const Peer& peer) {
+    if (peer.uid) return fmt::format("uid {}", *peer.uid);
+    return peer.address.substr(0, peer.address.rfind(':'));
+}
+
+bool out_of_descriptors(const beast::error_code& error) {
+    return error == asio::error::no_descriptors || error == asio::error::no_buffer_space ||
+           error == asio::error::no_memory || error.value() == ENFILE;
+}
+
+void fill_peer_credentials(int fd, Peer& peer) {
+    ucred credentials{};
+    socklen_t length = sizeof credentials;
+    if (::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &credentials, &length) == 0) {
+        peer.pid = credentials.pid;
+        peer.uid = credentials.uid;
+        peer.gid = credentials.gid;
+    }
+}
+
+template <class Protocol>
+class Session : public std::enable_shared_from_this<Session<Protocol>> {
+  public:
+    using Stream = beast::basic_stream<Protocol, asio::any_io_executor, beast::unlimited_rate_policy>;
+
+    // The caller has counted this connection against `peer_key` (see PeerCounts).
+    Session(typename Protocol::socket socket, Peer peer, std::string peer_key, std::shared_ptr<Server::Shared> shared)
+        : stream_(std::move(socket)),
+          peer_(std::move(peer)),
+          peer_key_(std::move(peer_key)),
+          shared_(std::move(shared)),
+          limits_(shared_->options.limits) {
+        shared_->open_sessions.fetch_add(1);
+    }
+    ~Session() {
+        shared_->queued_events.fetch_sub(events_.size());
+        if (counts_stream_) shared_->streams.remove(peer_key_);
+        shared_->connections.remove(peer_key_);
+        shared_->open_sessions.fetch_sub(1);
+    }
+
+    void start() {
+        asio::dispatch(stream_.get_executor(), [self = this->shared_from_this()] { self->read_request(); });
+    }
+
+  private:
+    void read_request() {
+        parser_.emplace();
+        parser_->header_limit(static_cast<std::uint32_t>(limits_.header_limit));
+        parser_->body_limit(limits_.body_limit);
+        stream_.expires_after(limits_.request_timeout);
+        http::async_read_header(stream_, buffer_, *parser_,
+                                [self = this->shared_from_this()](beast::error_code error, std::size_t) {
+                                    self->on_header(error);
+                                });
+    }
+
+    void on_header(beast::error_code error) {
+        if (error) {
+            on_request(error);
+            return;
+        }
+        const auto& header = parser_->get();
+        version_ = header.version();
+        if (const auto coding = header.find(http::field::transfer_encoding); coding != header.end()) {
+            // Beast decodes chunked; a body in any other coding has no length we can trust (RFC 9112 6.1).
+            if (!parser_->chunked()) {
+                send(Response::text(http::status::bad_request,
+                                    fmt::format("Bad Request: Transfer-Encoding '{}' does not end in chunked",
+                                                coding->value())),
+                     false);
+                return;
+            }
+            if (!beast::iequals(coding->value(), "chunked")) {
+                send(Response::text(http::status::not_implemented,
+                                    fmt::format("Not Implemented: Transfer-Encoding '{}'; send the body "
+                                                "uncompressed (chunked or with Content-Length)",
+                                                coding->value())),
+                     false);
+                return;
+            }
+        }
+        const auto expect = header.find(http::field::expect);
+        if (expect != header.end() && beast::iequals(expect->value(), "100-continue") && !parser_->is_done()) {
+            // The client waits for this before sending the body (curl does for larger bodies).
+            auto interim = std::make_shared<http::response<http::empty_body>>(http::status::continue_, version_);
+            http::async_write(stream_, *interim,
+                              [self = this->shared_from_this(), interim](beast::error_code write_error, std::size_t) {
+                                  if (write_error) {
+                                      self->close();
+                                      return;
+                                  }
+                                  self->read_body();
+                              });
+            return;
+        }
+        read_body();
+    }
+
+    void read_body() {
+        http::async_read(stream_, buffer_, *parser_,
+                         [self = this->shared_from_this()](beast::error_code error, std::size_t) {
+                             self->on_request(error);
+                         });
+    }
+
+    void on_request(beast::error_code error) {
+        if (error == http::error::end_of_stream || error == beast::error::timeout ||
+            error == asio::error::operation_aborted || error == asio::error::connection_reset || error == asio::error::eof) {
+            if (error == beast::error::timeout) shared_->log(LogLevel::Debug, fmt::format("dropped a slow or idle connection from {}", peer_.describe()));
+            close();
+            return;
+        }
+        if (error) {
+            const auto status = error == http::error::header_limit ? http::status::request_header_fields_too_large
+                                : error == http::error::body_limit ? http::status::payload_too_large
+                                                                   : http::status::bad_request;
+            auto response = Response::text(status, fmt::format("{}: {}", http::obsolete_reason(status), error.message()));
+            send(std::move(response), false);
+            return;
+        }
+        request_ = parser_->release();
+        keep_alive_ = request_.keep_alive();
+        version_ = request_.version();
+        auto self = this->shared_from_this();
+        auto answered = std::make_shared<std::atomic<bool>>(false);
+        auto respond = [self, answered](Response response) {
+            if (answered->exchange(true)) return;  // one answer per request
+            asio::post(self->stream_.get_executor(),
+                       [self, response = std::move(response)]() mutable { self->answer(std::move(response)); });
+        };
+        // A bug in one handler must cost one request, never the daemon.
+        try {
+            shared_->handler(request_, peer_, respond);
+        } catch (const std::exception& failure) {
+            shared_->log(LogLevel::Error, fmt::format("{} {} from {} failed: {}", request_.method_string(),
+                                                      request_.target(), peer_.describe(), failure.what()));
+            respond(Response::json(R"({"error":"internal error; see the server log"})",
+                                   http::status::internal_server_error));
+        }
+    }
+
+    void answer(Response response) {
+        if (response.stream) {
+            if (!shared_->streams.try_add(peer_key_, limits_.max_event_streams_per_peer)) {
+                shared_->warn_limited(shared_->refused_streams,
+                                      fmt::format("refused an event stream to {}: it has {} open, the most one peer "
+                                                  "may have",
+                                                  peer_.describe(), limits_.max_event_streams_per_peer));
+                send(Response::text(http::status::service_unavailable,
+                                    fmt::format("Service Unavailable: at most {} event streams per user (or TCP "
+                                                "address) at a time; close one first",
+                                                limits_.max_event_streams_per_peer)),
+                     false);
+                return;
+            }
+            counts_stream_ = true;
+            start_stream(std::move(response));
+            return;
+        }
+        send(std::move(response), keep_alive_);
+    }
+
+    void send(Response response, bool keep_alive) {
+        auto message = std::make_shared<http::response<http::string_body>>(response.status, version_ ? version_ : 11);
+        message->set(http::field::server, shared_->options.name);
+        if (!response.content_type.empty()) message->set(http::field::content_type, response.content_type);
+        for (const auto& [name, value] : response.headers) message->insert(name, value);
+        message->body() = std::move(response.body);
+        message->keep_alive(keep_alive);
+        message->prepare_payload();
+        http::async_write(stream_, *message,
+                          [self = this->shared_from_this(), message, keep_alive](beast::error_code error, std::size_t) {
+                              if (error || !keep_alive) {
+                                  self->close();
+                                  return;
+                              }
+                              self->read_request();
+                          });
+    }
+
+    void start_stream(Response response) {
+        stream_.expires_never();
+        auto header = std::make_shared<http::response<http::empty_body>>(http::status::ok, version_);
+        header->set(http::field::server, shared_->options.name);
+        header->set(http::field::content_type, "text/event-stream");
+        header->set(http::field::cache_control, "no-cache");
+        for (const auto& [name, value] : response.headers) header->insert(name, value);
+        header->chunked(true);
+        auto serializer = std::make_shared<http::response_serializer<http::empty_body>>(*header);
+        std::weak_ptr<Session> weak = this->shared_from_this();
+        auto executor = stream_.get_executor();
+        http::async_write_header(
+            stream_, *serializer,
+            [self = this->shared_from_this(), header, serializer, source = std::move(response.stream), weak,
+             executor](beast::error_code error, std::size_t) {
+                if (error) {
+                    self->close();
+                    return;
+                }
+                self->subscription_ = source->subscribe([weak, executor](std::string data) {
+                    asio::post(executor, [weak, text = "data: " + std::move(data) + "\n\n"]() mutable {
+                        if (auto session = weak.lock()) session->enqueue(std::move(text));
+                    });
+                });
+                if (!self->subscription_) {
+                    self->close();
+                    return;
+                }
+                self->watch_for_hangup();
+            });
+    }
+
+    // A stream's client sends nothing; a read that ends means it hung up.
+    void watch_for_hangup() {
+        stream_.async_read_some(asio::buffer(discard_),
+                                [self = this->shared_from_this()](beast::error_code error, std::size_t) {
+                                    if (error) {
+                                        self->close();
+                                        return;
+                                    }
+                                    self->watch_for_hangup();
+                                });
+    }
+
+    void enqueue(std::string event) {
+        if (closed_) return;
+        if (events_.size() >= limits_.max_queued_events) {
+            events_.pop_front();
+            shared_->queued_events.fetch_sub(1);
+        }
+        events_.push_back(std::move(event));
+        shared_->queued_events.fetch_add(1);
+        if (!writing_) write_next_event();
+    }
+
+    void write_next_event() {
+        writing_ = true;
+        auto event = std::make_shared<std::string>(std::move(events_.front()));
+        events_.pop_front();
+        shared_->queued_events.fetch_sub(1);
+        asio::async_write(stream_, http::make_chunk(asio::buffer(*event)),
+                          [self = this->shared_from_this(), event](beast::error_code error, std::size_t) {
+                              self->writing_ = false;
+                              if (error) {
+                                  self->close();
+                                  return;
+                              }
+                              if (!self->events_.empty() && !self->closed_) self->write_next_event();
+                          });
+    }
+
+    void close() {
+        if (closed_) return;
+        closed_ = true;
+        subscription_.reset();
+        shared_->queued_events.fetch_sub(events_.size());
+        events_.clear();
+        beast::error_code ignored;
+        stream_.socket().shutdown(Protocol::socket::shutdown_both, ignored);
+        stream_.close();
+    }
+
+    Stream stream_;
+    beast::flat_buffer buffer_;
+    std::optional<http::request_parser<http::string_body>> parser_;
+    Request request_;
+    bool keep_alive_ = false;
+    unsigned version_ = 11;
+    Peer peer_;
+    std::string peer_key_;
+    bool counts_stream_ = false;
+    std::shared_ptr<Server::Shared> shared_;
+    const ServerLimits& limits_;
+    std::unique_ptr<EventSubscription> subscription_;
+    std::deque<std::string> events_;
+    bool writing_ = false;
+    bool closed_ = false;
+    std::array<char, 256> discard_{};
+};
+
+template <class Protocol>
+class Listener : public std::enable_shared_from_this<Listener<Protocol>> {
+  public:
+    // `acceptor` runs on a strand of its own: accepting, the retry timer and
+    // stop() never run at the same time.
+    Listener(asio::io_context& io, typename Protocol::acceptor acceptor, std::shared_ptr<Server::Shared> shared)
+        : io_(io), acceptor_(std::move(acceptor)), retry_timer_(acceptor_.get_executor()), shared_(std::move(shared)) {}
+
+    void start() { accept(); }
+    void stop() {
+        asio::post(acceptor_.get_executor(), [self = this->shared_from_this()] {
+            beast::error_code ignored;
+            self->acceptor_.close(ignored);
+            self->retry_timer_.cancel();
+        });
+    }
+
+  private:
+    void accept() {
+        acceptor_.async_accept(asio::make_strand(io_), [self = this->shared_from_this()](
+                                                           beast::error_code error, typename Protocol::socket socket) {
+            if (error == asio::error::operation_aborted || !self->acceptor_.is_open()) return;
+            if (!error) {
+                self->open_session(std::move(socket));
+                self->accept();
+                return;
+            }
+            if (out_of_descriptors(error)) {
+                // Accepting again at once fails again at once: a busy loop and a log flood. The
+                // connection stays in the backlog; try again after a pause (a closing
+                // connection frees a descriptor meanwhile).
+                self->shared_->warn_limited(
+                    self->shared_->accept_failures,
+                    fmt::format("accept failed: {} with {} connections open; pausing new connections for {} ms at a "
+                                "time until descriptors free up (raise the limit: LimitNOFILE= in the systemd unit, "
+                                "ulimit -n)",
+                                error.message(), self->shared_->open_sessions.load(),
+                                self->shared_->options.limits.accept_retry.count()));
+                self->retry_timer_.expires_after(self->shared_->options.limits.accept_retry);
+                self->retry_timer_.async_wait([self](beast::error_code wait_error) {
+                    if (!wait_error && self->acceptor_.is_open()) self->accept();
+                });
+                return;
+            }
+            self->shared_->warn_limited(self->shared_->accept_failures,
+                                        fmt::format("accept failed: {}", error.message()));
+            self->accept();
+        });
+    }
+
+    // The peer already has as many connections as one may: a short 503, sent
+    // without waiting (the socket buffer of a new connection has room), and close.
+    void refuse(typename Protocol::socket& socket, const Peer& peer) {
+        const auto cap = shared_->options.limits.max_connections_per_peer;
+        shared_->warn_limited(shared_->refused_connections,
+                              fmt::format("refused a connection from {}: it has {} open, the most one peer may have",
+                                          peer.describe(), cap));
+        const auto body = fmt::format("at most {} connections per user (or TCP address) at a time\n", cap);
+        const auto reply = fmt::format(
+            "HTTP/1.1 503 Service Unavailable\r\nServer: {}\r\nContent-Type: text/plain; charset=utf-8\r\n"
+            "Content-Length: {}\r\nConnection: close\r\n\r\n{}",
+            shared_->options.name, body.size(), body);
+        const auto sent = ::send(socket.native_handle(), reply.data(), reply.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
+        (void)sent;
+        beast::error_code ignored;
+        socket.shutdown(Protocol::socket::shutdown_both, ignored);
+        socket.close(ignored);
+    }
+
+    void open_session(typename Protocol::socket socket) {
+        Peer peer;
+        peer.connection_id = shared_->next_connection_id.fetch_add(1);
+        if constexpr (std::is_same_v<Protocol, unix_socket>) {
+            peer.address = "unix";
+            fill_peer_credentials(socket.native_handle(), peer);
+        } else {
+            beast::error_code ignored;
+            const auto remote = socket.remote_endpoint(ignored);
+            peer.address = fmt::format("{}:{}", remote.address().to_string(), remote.port());
+            socket.set_option(tcp::no_delay(true), ignored);
+        }
+        auto key = peer_key(peer);
+        if (!shared_->connections.try_add(key, shared_->options.limits.max_connections_per_peer)) {
+            refuse(socket, peer);
+            return;
+        }
+        std::make_shared<Session<Protocol>>(std::move(socket), std::move(peer), std::move(key), shared_)->start();
+    }
+
+    asio::io_context& io_;
+    typename Protocol::acceptor acceptor_;
+    asio::steady_timer retry_timer_;
+    std::shared_ptr<Server::Shared> shared_;
+};
+
+}  // namespace
+
+class Server::Listeners {
+  public:
+    std::vector<std::shared_ptr<Listener<tcp>>> tcp_listeners;
+    std::vector<std::shared_ptr<Listener<unix_socket>>> unix_listeners;
+};
+
+Server::Server(asio::io_context& io, Handler handler, ServerOptions options)
+    : io_(io), shared_(std::make_shared<Shared>()), listeners_(std::make_unique<Listeners>()) {
+    shared_->handler = std::move(handler);
+    if (!options.log) {
+        options.log = [](LogLevel level, const std::string& message) {
+            if (level <= LogLevel::Warn) std::cerr << message << '\n';
+        };
+    }
+    shared_->options = std::move(options);
+}
+
+std::size_t Server::open_sessions() const { return shared_->open_sessions.load(); }
+
+std::size_t Server::queued_events() const { return shared_->queued_events.load(); }
+
+Server::~Server() { stop(); }
+
+Status Server::listen_tcp(const std::string& address) {
+    const auto colon = address.rfind(':');
+    if (colon == std::string::npos) {
+        return Error{ErrorCode::InvalidConfig, fmt::format("TCP address '{}' has no port", address),
+                     "give it as IP:PORT, for example 127.0.0.1:4938"};
+    }
+    std::string host = address.substr(0, colon);
+    if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+    beast::error_code error;
+    const auto ip = asio::ip::make_address(host, error);
+    unsigned port = 0;
+    const auto port_text = address.substr(colon + 1);
+    const bool port_ok = !port_text.empty() && port_text.find_first_not_of("0123456789") == std::string::npos &&
+                         port_text.size() <= 5 && (port = static_cast<unsigned>(std::stoul(port_text))) <= 65535;
+    if (error || !port_ok) {
+        return Error{ErrorCode::InvalidConfig, fmt::format("'{}' is not a valid IP address and port", address),
+                     "give it as IP:PORT, for example 127.0.0.1:4938 or [::1]:4938"};
+    }
+    tcp::acceptor acceptor(asio::make_strand(io_));
+    const tcp::endpoint endpoint(ip, static_cast<unsigned short>(port));
+    acceptor.open(endpoint.protocol(), error);
+    if (!error) acceptor.set_option(asio::socket_base::reuse_address(true), error);
+    if (!error) acceptor.bind(endpoint, error);
+    if (!error) acceptor.listen(asio::socket_base::max_listen_connections, error);
+    if (error) {
+        return Error{ErrorCode::OperatingSystem, fmt::format("cannot listen on {}: {}", address, error.message()),
+                     "pick a free port"};
+    }
+    auto listener = std::make_shared<Listener<tcp>>(io_, std::move(acceptor), shared_);
+    listener->start();
+    listeners_->tcp_listeners.push_back(listener);
+    return {};
+}
+
+Status Server::listen_unix(const std::string& path) {
+    beast::error_code error;
+    unix_socket::acceptor acceptor(asio::make_strand(io_));
+    const unix_socket::endpoint endpoint(path);
+    acceptor.open(endpoint.protocol(), error);
+    if (!error) acceptor.bind(endpoint, error);
+    if (!error) acceptor.listen(asio::socket_base::max_listen_connections, error);
+    if (error) {
+        return Error{ErrorCode::OperatingSystem, fmt::format("cannot listen on {}: {}", path, error.message()),
+                     "check that the directory is writable and the path is not in use"};
+    }
+    auto listener =
+        std::make_shared<Listener<unix_socket>>(io_, std::move(acceptor), shared_);
+    listener->start();
+    listeners_->unix_listeners.push_back(listener);
+    return {};
+}
+
+void Server::stop() {
+    for (auto& listener : listeners_->tcp_listeners) listener->stop();
+    for (auto& listener : listeners_->unix_listeners) listener->stop();
+    listeners_->tcp_listeners.clear();
+    listeners_->unix_listeners.clear();
+}
+
+}  // namespace zeus::http_server

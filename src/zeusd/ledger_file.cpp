@@ -1,0 +1,149 @@
+#include "zeusd/ledger_file.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <array>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <optional>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+namespace zeus::zeusd {
+namespace {
+
+constexpr std::array<Setting, 4> kSettings = {Setting::PowerLimit, Setting::PersistenceMode,
+                                              Setting::GpuLockedClocks, Setting::MemLockedClocks};
+
+std::optional<Setting> setting_named(std::string_view name) {
+    for (const auto setting : kSettings) {
+        if (to_string(setting) == name) return setting;
+    }
+    return std::nullopt;
+}
+
+Error write_error(const std::filesystem::path& path, const char* step) {
+    return Error{ErrorCode::OperatingSystem,
+                 fmt::format("cannot {} the restore ledger {}: {}", step, path.string(), std::strerror(errno)),
+                 "zeusd records GPU changes there before applying them; give it a writable --restore-ledger path"};
+}
+
+// Temporary file, fsync, rename over the old one, fsync the directory: a
+// crash at any point leaves either the old ledger or the new one.
+Status write_atomically(const std::filesystem::path& path, const std::string& text) {
+    const auto temporary = path.string() + ".tmp";
+    const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (fd < 0) return write_error(temporary, "create");
+    std::size_t written = 0;
+    while (written < text.size()) {
+        const auto n = ::write(fd, text.data() + written, text.size() - written);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) {
+            const Error error = write_error(temporary, "write");
+            ::close(fd);
+            return error;
+        }
+        written += static_cast<std::size_t>(n);
+    }
+    if (::fsync(fd) != 0) {
+        const Error error = write_error(temporary, "sync");
+        ::close(fd);
+        return error;
+    }
+    ::close(fd);
+    if (::rename(temporary.c_str(), path.c_str()) != 0) return write_error(path, "replace");
+    const auto directory = path.parent_path().empty() ? std::filesystem::path(".") : path.parent_path();
+    if (const int dir_fd = ::open(directory.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC); dir_fd >= 0) {
+        ::fsync(dir_fd);
+        ::close(dir_fd);
+    }
+    return {};
+}
+
+}  // namespace
+
+std::string_view to_string(Setting setting) {
+    switch (setting) {
+        case Setting::PowerLimit: return "power_limit";
+        case Setting::PersistenceMode: return "persistence_mode";
+        case Setting::GpuLockedClocks: return "gpu_locked_clocks";
+        case Setting::MemLockedClocks: return "mem_locked_clocks";
+    }
+    return "unknown";
+}
+
+LedgerFile::LedgerFile(std::filesystem::path path, std::vector<std::string> gpu_pci_addresses)
+    : path_(std::move(path)), gpu_pci_addresses_(std::move(gpu_pci_addresses)) {}
+
+LedgerFile::Leftovers LedgerFile::load() const {
+    Leftovers leftovers;
+    std::ifstream in(path_);
+    if (!in) return leftovers;
+    std::stringstream text;
+    text << in.rdbuf();
+    nlohmann::json document;
+    try {
+        document = nlohmann::json::parse(text.str());
+        if (!document.is_object() || !document.value("records", nlohmann::json()).is_array()) {
+            throw std::runtime_error("no \"records\" list");
+        }
+    } catch (const std::exception& failure) {
+        const auto aside = path_.string() + ".corrupt";
+        std::error_code ignored;
+        std::filesystem::rename(path_, aside, ignored);
+        leftovers.warnings.push_back(fmt::format(
+            "the restore ledger {} is not valid ({}); moved it to {}. GPU settings a previous zeusd changed may "
+            "still be in place: check them with nvidia-smi",
+            path_.string(), failure.what(), aside));
+        return leftovers;
+    }
+    for (const auto& entry : document["records"]) {
+        const auto pci = entry.value("pci_address", std::string());
+        const auto setting = setting_named(entry.value("setting", std::string()));
+        std::optional<unsigned> gpu;
+        for (unsigned id = 0; id < gpu_pci_addresses_.size(); ++id) {
+            if (gpu_pci_addresses_[id] == pci) gpu = id;
+        }
+        if (!setting || !gpu) {
+            leftovers.warnings.push_back(fmt::format("cannot restore {} of the GPU at {} recorded in {}: {}",
+                                                     entry.value("setting", std::string("?")), pci, path_.string(),
+                                                     !setting ? "unknown setting" : "no such GPU now"));
+            continue;
+        }
+        SettingRecord record;
+        record.gpu = *gpu;
+        record.setting = *setting;
+        if (entry.contains("previous") && entry["previous"].is_number_integer()) {
+            record.previous = entry["previous"].get<std::int64_t>();
+        }
+        record.owner = entry.value("owner_pid", 0);
+        leftovers.records.push_back(record);
+    }
+    return leftovers;
+}
+
+Status LedgerFile::save(const ControlLedger& ledger) {
+    const std::lock_guard lock(mutex_);
+    const auto records = ledger.snapshot();
+    if (records.empty()) {
+        if (::unlink(path_.c_str()) != 0 && errno != ENOENT) return write_error(path_, "remove");
+        return {};
+    }
+    nlohmann::json entries = nlohmann::json::array();
+    for (const auto& record : records) {
+        nlohmann::json entry = {{"gpu", record.gpu},
+                                {"pci_address", record.gpu < gpu_pci_addresses_.size() ? gpu_pci_addresses_[record.gpu]
+                                                                                        : std::string()},
+                                {"setting", to_string(record.setting)},
+                                {"owner_pid", record.owner}};
+        if (record.previous) entry["previous"] = *record.previous;
+        entries.push_back(std::move(entry));
+    }
+    return write_atomically(path_, nlohmann::json{{"format", "zeusd restore ledger 1"}, {"records", entries}}.dump(2) + "\n");
+}
+
+}  // namespace zeus::zeusd

@@ -1,0 +1,249 @@
+// The HTTP server component with a test handler: the limits that keep one
+// client from costing the server more than its share, and the corners of
+// HTTP/1.1 a server must answer (Expect: 100-continue, transfer codings).
+#include <gtest/gtest.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+
+#include "http_server/server.hpp"
+
+namespace zeus::http_server {
+namespace {
+
+using namespace std::chrono_literals;
+
+// Sends a 200-byte event every 20 us from its own thread while subscribed:
+// a reader that does not read falls behind within milliseconds.
+class SteadySource : public EventSource {
+  public:
+    class Feed : public EventSubscription {
+      public:
+        explicit Feed(EventSink sink)
+            : thread_([this, sink = std::move(sink)] {
+                  while (!stop_) {
+                      sink(std::string(200, 'x'));
+                      std::this_thread::sleep_for(20us);
+                  }
+              }) {}
+        ~Feed() override {
+            stop_ = true;
+            thread_.join();
+        }
+
+      private:
+        std::atomic<bool> stop_{false};
+        std::thread thread_;
+    };
+    std::unique_ptr<EventSubscription> subscribe(EventSink sink) override {
+        return std::make_unique<Feed>(std::move(sink));
+    }
+};
+
+class HttpServerTest : public ::testing::Test {
+  protected:
+    void start(ServerLimits limits = {}) {
+        socket_path_ = std::filesystem::temp_directory_path() /
+                       ("zeus-http-" + std::to_string(::getpid()) + "-" +
+                        ::testing::UnitTest::GetInstance()->current_test_info()->name() + ".sock");
+        std::filesystem::remove(socket_path_);
+        ServerOptions options;
+        options.name = "test-server";
+        options.limits = limits;
+        options.log = [this](LogLevel, const std::string& message) {
+            const std::lock_guard lock(log_mutex_);
+            log_ += message + "\n";
+        };
+        server_ = std::make_unique<Server>(
+            io_,
+            [](const Request& request, const Peer&, Respond respond) {
+                if (request.target() == "/stream") {
+                    respond(Response::event_stream(std::make_shared<SteadySource>()));
+                    return;
+                }
+                respond(Response::text(http::status::ok, "got '" + request.body() + "'"));
+            },
+            options);
+        ASSERT_TRUE(server_->listen_unix(socket_path_.string()).ok());
+        for (int i = 0; i < 2; ++i) threads_.emplace_back([this] { io_.run(); });
+    }
+
+    void TearDown() override {
+        for (const int fd : open_) ::close(fd);
+        if (server_) server_->stop();
+        work_.reset();
+        io_.stop();
+        for (auto& thread : threads_) thread.join();
+        server_.reset();
+        std::filesystem::remove(socket_path_);
+    }
+
+    int connect_client() {
+        const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        sockaddr_un address{};
+        address.sun_family = AF_UNIX;
+        std::strncpy(address.sun_path, socket_path_.c_str(), sizeof address.sun_path - 1);
+        if (::connect(fd, reinterpret_cast<const sockaddr*>(&address), sizeof address) != 0) {
+            ::close(fd);
+            return -1;
+        }
+        open_.push_back(fd);
+        return fd;
+    }
+
+    static void send_all(int fd, const std::string& bytes) {
+        ASSERT_EQ(::send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL), static_cast<ssize_t>(bytes.size()));
+    }
+
+    // What arrives until `done` holds for it, the peer closes, or 3 s pass.
+    template <class Done>
+    static std::string receive(int fd, Done done) {
+        std::string received;
+        const auto deadline = std::chrono::steady_clock::now() + 3s;
+        while (std::chrono::steady_clock::now() < deadline && !done(received)) {
+            pollfd descriptor{fd, POLLIN, 0};
+            if (::poll(&descriptor, 1, 20) <= 0) continue;
+            char buffer[4096];
+            const auto n = ::recv(fd, buffer, sizeof buffer, 0);
+            if (n <= 0) break;
+            received.append(buffer, static_cast<std::size_t>(n));
+        }
+        return received;
+    }
+    static std::string receive_all(int fd) {
+        return receive(fd, [](const std::string&) { return false; });
+    }
+    static bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+    std::string log() {
+        const std::lock_guard lock(log_mutex_);
+        return log_;
+    }
+
+    boost::asio::io_context io_;
+    std::optional<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>> work_{
+        io_.get_executor()};
+    std::vector<std::thread> threads_;
+    std::unique_ptr<Server> server_;
+    std::filesystem::path socket_path_;
+    std::vector<int> open_;
+    std::mutex log_mutex_;
+    std::string log_;
+};
+
+TEST_F(HttpServerTest, AnsweredByTheHandlerWithTheServersName) {
+    start();
+    const int fd = connect_client();
+    send_all(fd, "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\nConnection: close\r\n\r\nabc");
+    const auto reply = receive_all(fd);
+    EXPECT_TRUE(has(reply, "HTTP/1.1 200 OK")) << reply;
+    EXPECT_TRUE(has(reply, "Server: test-server")) << reply;
+    EXPECT_TRUE(has(reply, "got 'abc'")) << reply;
+}
+
+TEST_F(HttpServerTest, ConnectionsOverThePerPeerCapAreRefusedUntilOneCloses) {
+    ServerLimits limits;
+    limits.max_connections_per_peer = 3;
+    start(limits);
+    std::vector<int> held;
+    for (int i = 0; i < 3; ++i) held.push_back(connect_client());
+    // The three are sessions before the fourth arrives.
+    for (const int fd : held) {
+        send_all(fd, "GET /a HTTP/1.1\r\nHost: x\r\n\r\n");
+        EXPECT_TRUE(has(receive(fd, [](const std::string& r) { return has(r, "got"); }), "200 OK"));
+    }
+    const int refused = connect_client();
+    const auto reply = receive_all(refused);
+    EXPECT_TRUE(has(reply, "503 Service Unavailable")) << reply;
+    EXPECT_TRUE(has(reply, "at most 3 connections")) << reply;
+    EXPECT_TRUE(has(log(), "refused a connection")) << log();
+
+    ::shutdown(held[0], SHUT_RDWR);
+    bool served = false;
+    for (int attempt = 0; attempt < 100 && !served; ++attempt) {
+        const int fd = connect_client();
+        send_all(fd, "GET /b HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+        served = has(receive_all(fd), "200 OK");
+        if (!served) std::this_thread::sleep_for(20ms);
+    }
+    EXPECT_TRUE(served);
+}
+
+TEST_F(HttpServerTest, AReaderThatNeverReadsHoldsABoundedQueue) {
+    start();  // the default limits
+    const int fd = connect_client();
+    send_all(fd, "GET /stream HTTP/1.1\r\nHost: x\r\n\r\n");
+    // Once the socket buffers are full, events pile up in the server.
+    std::size_t peak = 0;
+    const auto deadline = std::chrono::steady_clock::now() + 500ms;
+    while (std::chrono::steady_clock::now() < deadline) {
+        peak = std::max(peak, server_->queued_events());
+        std::this_thread::sleep_for(1ms);
+    }
+    EXPECT_GT(peak, 0U);
+    EXPECT_LE(peak, ServerLimits{}.max_queued_events);
+    EXPECT_LE(ServerLimits{}.max_queued_events * 200, 16U * 1024) << "a never-reading client may cost at most 16 KiB";
+}
+
+TEST_F(HttpServerTest, EventStreamsPerPeerAreCapped) {
+    ServerLimits limits;
+    limits.max_event_streams_per_peer = 2;
+    start(limits);
+    for (int i = 0; i < 2; ++i) {
+        const int fd = connect_client();
+        send_all(fd, "GET /stream HTTP/1.1\r\nHost: x\r\n\r\n");
+        EXPECT_TRUE(has(receive(fd, [](const std::string& r) { return has(r, "data: "); }), "text/event-stream"));
+    }
+    const int third = connect_client();
+    send_all(third, "GET /stream HTTP/1.1\r\nHost: x\r\n\r\n");
+    const auto reply = receive_all(third);
+    EXPECT_TRUE(has(reply, "503 Service Unavailable")) << reply;
+    EXPECT_TRUE(has(reply, "at most 2 event streams")) << reply;
+}
+
+TEST_F(HttpServerTest, ExpectContinueIsAnsweredBeforeTheBody) {
+    start();
+    const int fd = connect_client();
+    send_all(fd, "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nExpect: 100-continue\r\nConnection: "
+                 "close\r\n\r\n");
+    const auto interim = receive(fd, [](const std::string& r) { return has(r, "\r\n\r\n"); });
+    EXPECT_TRUE(has(interim, "HTTP/1.1 100 Continue\r\n")) << interim;
+    send_all(fd, "hello");
+    const auto reply = receive_all(fd);
+    EXPECT_TRUE(has(reply, "200 OK")) << reply;
+    EXPECT_TRUE(has(reply, "got 'hello'")) << reply;
+}
+
+TEST_F(HttpServerTest, BodiesInCodingsWeCannotDecodeAreRefused) {
+    start();
+    const int gzip = connect_client();
+    send_all(gzip, "POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip\r\n\r\nxxxx");
+    const auto bad = receive_all(gzip);
+    EXPECT_TRUE(has(bad, "HTTP/1.1 400 Bad Request")) << bad;
+
+    const int gzip_chunked = connect_client();
+    send_all(gzip_chunked, "POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip, chunked\r\n\r\n0\r\n\r\n");
+    const auto unsupported = receive_all(gzip_chunked);
+    EXPECT_TRUE(has(unsupported, "HTTP/1.1 501 Not Implemented")) << unsupported;
+
+    const int chunked = connect_client();
+    send_all(chunked, "POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\nConnection: "
+                      "close\r\n\r\n3\r\nabc\r\n0\r\n\r\n");
+    const auto fine = receive_all(chunked);
+    EXPECT_TRUE(has(fine, "got 'abc'")) << fine;
+}
+
+}  // namespace
+}  // namespace zeus::http_server
