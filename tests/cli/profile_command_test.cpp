@@ -317,20 +317,17 @@ class ProfileCommand : public ::testing::Test {
 
 TEST_F(ProfileCommand, SimulatedWorkJsonAndPlot) {
     const fs::path svg = dir_ / "plot.svg";
-    const auto r = run(zeus("--simulated-work 0.02 --mode cooldown --cooldown-range 0,0.2 --measurement-duration 0.1 "
-                            "--trials 2 --warmup-trials 1 --warmup-iterations 1 --calibration-iterations 2 "
-                            "--format json --plot " + svg.string()));
-    ASSERT_EQ(r.exit_code, 0) << r.output;
+    // Standard output holds the report alone; the plan goes to standard error.
+    const auto r = ::zeus::testing::capture_separately(
+        zeus("--simulated-work 0.02 --mode cooldown --cooldown-range 0,0.2 --measurement-duration 0.1 "
+             "--trials 2 --warmup-trials 1 --warmup-iterations 1 --calibration-iterations 2 "
+             "--format json --plot " + svg.string()));
+    ASSERT_EQ(r.exit_code, 0) << r.err;
     // Not a terminal: no progress line.
-    EXPECT_EQ(r.output.find("ETA"), std::string::npos) << r.output;
-    // Standard output holds the report alone (the plan is on standard error).
-    const auto apart = ::zeus::testing::capture_separately(zeus("--simulated-work 0.02 --mode cooldown --cooldown-range 0,0.2 "
-                                                              "--measurement-duration 0.1 --trials 2 --warmup-trials 1 "
-                                                              "--warmup-iterations 1 --calibration-iterations 2 --format json"));
-    ASSERT_EQ(apart.exit_code, 0) << apart.err;
-    EXPECT_NE(apart.err.find("zeus: profile: planned: 5 trials"), std::string::npos) << apart.err;
-    const auto j = nlohmann::json::parse(apart.out, nullptr, false);
-    ASSERT_FALSE(j.is_discarded()) << apart.out;
+    EXPECT_EQ(r.err.find("ETA"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("zeus: profile: planned: 5 trials"), std::string::npos) << r.err;
+    const auto j = nlohmann::json::parse(r.out, nullptr, false);
+    ASSERT_FALSE(j.is_discarded()) << r.out;
     EXPECT_EQ(j["simulated"], true);
     ASSERT_EQ(j["reports"].size(), 1U);
     const auto& report = j["reports"][0];
