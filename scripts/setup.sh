@@ -11,6 +11,9 @@ PACKAGES=(
   libboost-dev libcurl4-openssl-dev libssl-dev libtomlplusplus-dev
   clang libclang-rt-14-dev
   openmpi-bin libopenmpi-dev
+  # Real servers the metrics tests start on loopback ports (docs/metrics.md),
+  # and the node exporter the metrics benchmark compares against.
+  prometheus prometheus-pushgateway prometheus-node-exporter
 )
 
 missing=()
