@@ -100,7 +100,7 @@ int run_command(const RunOptions& opts) {
 
     std::cout.flush();
     std::cerr.flush();
-    auto child = spawn_command(opts.command);
+    auto child = spawn_command(opts.command, session.command_stdout_to_stderr());
     if (!child) {
         (void)session.monitor().end_window("zeus.run", false, true);
         std::cerr << "zeus: " << child.error().describe() << "\n";
@@ -185,6 +185,7 @@ Command add_run(CLI::App& parent) {
         "run", "Run a command and report its time, energy per device and average power (zeus run [options] -- CMD ...)");
     auto opts = std::make_shared<RunOptions>();
     opts->measure.interval_s = 0.1;
+    opts->measure.runs_command = true;  // before the options, for --output's help
     add_measure_options(
         *cmd, opts->measure,
         MeasureFlags{"Seconds between CPU power samples in the trace (GPU power is sampled as often as it changes)",

@@ -6,6 +6,7 @@
 #include "config.h"
 #include "counters.h"
 #include "last_error.h"
+#include "presets.h"
 #include "session.h"
 #include "zeus_sim/zeus_sim.h"
 
@@ -230,6 +231,33 @@ zeusSimStatus_t zeusSimGetGpuStatus(unsigned gpu, zeusSimGpuStatus_t* status) {
       status->lost = g.dyn.lost ? 1 : 0;
       return 0;
     });
+  });
+}
+
+unsigned zeusSimPresetCount(void) { return static_cast<unsigned>(preset_count()); }
+
+zeusSimStatus_t zeusSimPresetInfo(unsigned index, zeusSimPresetInfo_t* info) {
+  return api_call([&] {
+    require(info, "info");
+    if (info->size != sizeof(zeusSimPresetInfo_t)) {
+      throw SimError(Status::kInvalidArgument, "info->size must be set to sizeof(zeusSimPresetInfo_t)");
+    }
+    const auto preset = preset_summary(index);
+    if (!preset) {
+      throw SimError(Status::kNotFound,
+                     "no preset " + std::to_string(index) + " (there are " + std::to_string(preset_count()) + ")");
+    }
+    const auto copy = [](char* dst, std::size_t size, const char* src) {
+      std::strncpy(dst, src, size - 1);
+      dst[size - 1] = '\0';
+    };
+    copy(info->key, sizeof info->key, preset->key);
+    copy(info->name, sizeof info->name, preset->name);
+    copy(info->trace_names, sizeof info->trace_names, preset->trace_names);
+    info->limit_min_w = preset->limit_min_w;
+    info->limit_max_w = preset->limit_max_w;
+    info->limit_default_w = preset->limit_default_w;
+    info->energy_counter_supported = preset->energy_counter ? 1 : 0;
   });
 }
 

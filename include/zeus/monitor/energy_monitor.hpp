@@ -1,10 +1,12 @@
 // Energy windows (the original's ZeusMonitor): "how many joules and seconds
 // did this part of my program take, on each GPU and CPU package?"
 //
-//   zeus::EnergyMonitor monitor(gpus, &cpus);
-//   monitor.begin_window("step").value();
+//   zeus::Gpus gpus = zeus::Gpus::open(zeus::GpuOptions::from_environment().value());
+//   zeus::Cpus cpus = zeus::Cpus::open(zeus::CpuOptions::from_environment().value());
+//   auto monitor = zeus::EnergyMonitor::open(gpus, &cpus, nullptr).value();
+//   monitor->begin_window("step").value();
 //   train_step();
-//   zeus::Measurement m = monitor.end_window("step").value();
+//   zeus::Measurement m = monitor->end_window("step").value();
 //
 // Named windows may nest and overlap, and may be begun and ended from
 // different threads. GPUs with an energy counter are read at the window's

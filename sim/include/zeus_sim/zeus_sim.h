@@ -133,6 +133,20 @@ ZEUS_SIM_API zeusSimStatus_t zeusSimGetGpuStatus(unsigned gpu, zeusSimGpuStatus_
 
 /* The default configuration (used when ZEUS_SIM_CONFIG is unset) as JSON text. */
 ZEUS_SIM_API const char* zeusSimDefaultConfigJson(void);
+/* The built-in GPU models (presets), for tools that pick one, e.g. from a
+ * power trace's file name. Needs no open simulator. Set size =
+ * sizeof(zeusSimPresetInfo_t); NOT_FOUND past the last preset. */
+typedef struct {
+    unsigned size;
+    char key[32];          /* "RTX6000": the configuration's `model` */
+    char name[96];         /* "Quadro RTX 6000": what nvmlDeviceGetName returns */
+    char trace_names[64];  /* "rtx6000,quadrortx6000": <name> in summary_power_<name>.csv */
+    double limit_min_w, limit_max_w, limit_default_w;
+    int energy_counter_supported; /* 0 before Volta */
+} zeusSimPresetInfo_t;
+ZEUS_SIM_API unsigned zeusSimPresetCount(void);
+ZEUS_SIM_API zeusSimStatus_t zeusSimPresetInfo(unsigned index, zeusSimPresetInfo_t* info);
+
 /* 1 when the simulator runs on the virtual clock, 0 on the real clock. */
 ZEUS_SIM_API zeusSimStatus_t zeusSimIsVirtualClock(int* is_virtual);
 
