@@ -29,6 +29,7 @@ Command add_run(CLI::App& parent);
 Command add_profile(CLI::App& parent);
 Command add_power_limit(CLI::App& parent);
 Command add_exporter(CLI::App& parent);
+Command add_bso_server(CLI::App& parent);
 Command add_perseus(CLI::App& parent);
 
 }  // namespace zeus::cli
