@@ -12,6 +12,9 @@ echo "== build (warnings are errors)"
 scripts/build.sh --werror --ci
 echo "== tests"
 ctest --test-dir build --output-on-failure --parallel "$jobs" --timeout 300
+echo "== Python package tests (zeus_native, pytest)"
+# Any non-zero status fails the run, including 5 (no test collected).
+timeout 900 .venv/bin/python -m pytest -q -p no:cacheprovider python/tests
 
 echo "== build with AddressSanitizer + UndefinedBehaviorSanitizer"
 scripts/build.sh --werror --sanitize --ci

@@ -1,22 +1,32 @@
 #!/usr/bin/env bash
-# Python tooling for the interop tests, from PyPI, in a virtual environment at
-# .venv/ (Debian's python3 + python3-venv). Used by scripts/run-tests.sh.
+# Python tooling from PyPI, pinned, in a virtual environment at .venv/
+# (Debian's python3 + python3-venv), and the project's own Python package
+# zeus_native (python/zeus_native, built from this repository with nanobind
+# and scikit-build-core). Used by scripts/run-tests.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # NVIDIA's own NVML bindings: a real third-party NVML client for the simulator.
-# The original Zeus's Python package (its zeusd client, tests/interop/zeusd/) with
-# only what zeus.utils.zeusd, zeus.monitor.power_streaming (whose package imports
-# scikit-learn), zeus.device and zeus.show_env import: --no-deps skips the rest of
-# its declared dependencies (pandas, amdsmi, tyro, ...), so every package of the
-# closure is pinned here.
+# The original Zeus's Python package (its zeusd client, tests/interop/zeusd/,
+# and the side-by-side tests of python/tests/) with only what zeus.utils.zeusd,
+# zeus.monitor (ZeusMonitor, PowerMonitor), zeus.device and zeus.show_env
+# import: --no-deps skips the rest of its declared dependencies (pandas,
+# amdsmi, tyro, torch...), so every package of the closure is pinned here.
 REQUIREMENTS=(--no-deps
   nvidia-ml-py==13.580.82 PyJWT==2.10.1
   zeus==0.16.0
   httpx==0.28.1 httpcore==1.0.9 h11==0.16.0 anyio==4.16.0 idna==3.20 certifi==2026.10.18
   typing_extensions==4.16.0
   scikit-learn==1.9.1 scipy==1.17.1 numpy==2.4.6 joblib==1.6.0 cloudpickle==3.1.2
-  narwhals==2.29.0 threadpoolctl==3.8.0)
+  narwhals==2.29.0 threadpoolctl==3.8.0
+  # zeus_native's build backend and binding generator, and the test runner.
+  nanobind==3.1.0 scikit-build-core==1.1.2 pathspec==1.1.1 packaging==26.3
+  pytest==9.2.0 iniconfig==2.3.1 pluggy==1.7.0 pygments==2.21.0)
+# A real framework without a GPU build, for zeus_native's sync_execution_with="jax"
+# test, in its own directory (.venv/frameworks, put on sys.path by that test
+# only): with a CPU-only JAX importable, the original's `python -m zeus.show_env`
+# crashes (jax.devices("gpu") raises), which the zeusd interop tests run.
+FRAMEWORKS=(jax==0.10.2 jaxlib==0.10.2 ml_dtypes==0.6.0 opt_einsum==3.4.0)
 
 python=/usr/bin/python3
 if [ ! -x .venv/bin/python ]; then
@@ -25,4 +35,14 @@ fi
 if ! .venv/bin/python -c 'import sys, importlib.metadata as m; sys.exit(any(m.version(n) != v for n, v in (r.split("==") for r in sys.argv[1:] if "==" in r)))' "${REQUIREMENTS[@]}" 2>/dev/null; then
   .venv/bin/python -m pip install --quiet --disable-pip-version-check "${REQUIREMENTS[@]}"
 fi
+if [ ! -f .venv/frameworks/.installed ] || [ "$(cat .venv/frameworks/.installed)" != "${FRAMEWORKS[*]}" ]; then
+  rm -rf .venv/frameworks
+  .venv/bin/python -m pip install --quiet --disable-pip-version-check --no-deps --target .venv/frameworks "${FRAMEWORKS[@]}"
+  echo "${FRAMEWORKS[*]}" > .venv/frameworks/.installed
+fi
 echo "setup-python: .venv ready ($(.venv/bin/python -c 'import pynvml, importlib.metadata as m; print("nvidia-ml-py", m.version("nvidia-ml-py"))'))"
+
+# zeus_native itself (pyproject.toml), built in build-python/ so rebuilds are
+# incremental; the pinned build tools above are used (no build isolation).
+.venv/bin/python -m pip install --quiet --disable-pip-version-check --no-build-isolation --no-deps .
+echo "setup-python: zeus_native $(.venv/bin/python -c 'import zeus_native; print(zeus_native.__version__)') installed"

@@ -7,10 +7,13 @@ PACKAGES=(
   build-essential cmake ninja-build pkg-config git
   libfmt-dev nlohmann-json3-dev libcli11-dev
   libgtest-dev libgmock-dev libbenchmark-dev
-  python3 python3-venv
+  python3 python3-venv python3-dev
   libboost-dev libcurl4-openssl-dev libssl-dev libtomlplusplus-dev
   clang libclang-rt-14-dev
   openmpi-bin libopenmpi-dev
+  # Real servers the metrics tests start on loopback ports (docs/metrics.md),
+  # and the node exporter the metrics benchmark compares against.
+  prometheus prometheus-pushgateway prometheus-node-exporter
 )
 
 missing=()

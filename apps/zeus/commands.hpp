@@ -28,5 +28,6 @@ Command add_energy(CLI::App& parent);
 Command add_run(CLI::App& parent);
 Command add_profile(CLI::App& parent);
 Command add_power_limit(CLI::App& parent);
+Command add_exporter(CLI::App& parent);
 
 }  // namespace zeus::cli

@@ -21,13 +21,14 @@ int main(int argc, char** argv) {
     remember(zeus::cli::add_run(app));
     remember(zeus::cli::add_profile(app));
     remember(zeus::cli::add_power_limit(app));
+    remember(zeus::cli::add_exporter(app));
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
         return app.exit(e);
     }
     if (app.get_subcommands().empty()) {
-        std::cerr << app.help() << "\nzeus: a subcommand is required (show-env, demo, power, energy, run, profile, power-limit)\n";
+        std::cerr << app.help() << "\nzeus: a subcommand is required (show-env, demo, power, energy, run, profile, power-limit, exporter)\n";
         return 2;
     }
     try {

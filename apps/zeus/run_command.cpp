@@ -18,6 +18,7 @@
 #include "child_process.hpp"
 #include "commands.hpp"
 #include "measure_session.hpp"
+#include "run_push.hpp"
 
 namespace zeus::cli {
 namespace {
@@ -27,6 +28,7 @@ constexpr int kZeusFailed = 125;
 
 struct RunOptions {
     MeasureOptions measure;
+    RunPushOptions push;
     std::vector<std::string> command;
 };
 
@@ -42,6 +44,11 @@ std::string command_line(const std::vector<std::string>& argv) {
 int run_command(const RunOptions& opts) {
     if (opts.command.empty()) {
         std::cerr << "zeus: run needs a command (zeus run [options] -- CMD ARGS...)\n";
+        return kZeusFailed;
+    }
+    auto gateway = open_run_push(opts.push);
+    if (!gateway) {
+        std::cerr << "zeus: " << gateway.error().describe() << "\n";
         return kZeusFailed;
     }
     auto opened = MeasureSession::open(opts.measure, true);
@@ -142,6 +149,7 @@ int run_command(const RunOptions& opts) {
     std::ostream& out = session.out();
     out << render_report(report, session.format());
     out.flush();
+    if (*gateway) push_run_energy(**gateway, *measurement, opts.command);
 
     if (trace) {
         finish_trace(*trace, session, cpu_sampler, last_cpu, end);
@@ -167,6 +175,7 @@ Command add_run(CLI::App& parent) {
         *cmd, opts->measure,
         MeasureFlags{"Seconds between CPU power samples in the trace (GPU power is sampled as often as it changes)",
                      true, false, false});
+    add_run_push_options(*cmd, opts->push);
     // The command is everything from its name (or from --) on, options
     // included: the positional is only there for the help text. It rejects
     // every value, so CLI11's prefix-command mode hands the command over

@@ -5,7 +5,7 @@
 #include <memory>
 
 #include "commands.hpp"
-#include "environment_report.hpp"
+#include "zeus/report/environment_report.hpp"
 
 namespace zeus::cli {
 
@@ -35,14 +35,11 @@ Command add_show_env(CLI::App& parent) {
         GpuOptions gpu_options = options.value();
         gpu_options.simulate = gpu_options.simulate || opts->device.simulate;
         Gpus gpus = Gpus::open(gpu_options);
-        nlohmann::ordered_json report = describe_environment(gpus, gpu_options, opts->check_control);
-        report["zeusd"] = describe_zeusd(gpu_options.zeusd);
         auto cpu_options = CpuOptions::from_environment();
         if (!cpu_options) {
             std::cerr << "zeus: " << cpu_options.error().describe() << "\n";
             return 2;
         }
-        report["cpus"] = describe_cpus(Cpus::open(*cpu_options));
         auto soc_options = SocOptions::from_environment();
         if (!soc_options) {
             std::cerr << "zeus: " << soc_options.error().describe() << "\n";
@@ -53,13 +50,14 @@ Command add_show_env(CLI::App& parent) {
             std::cerr << "zeus: " << soc.error().describe() << "\n";
             return 2;
         }
-        report["soc"] = describe_soc(**soc);
+        const report::EnvironmentReport found =
+            report::describe_environment(gpus, gpu_options, Cpus::open(*cpu_options), **soc, opts->check_control);
         if (opts->format == "json") {
-            std::cout << report.dump(2) << "\n";
+            std::cout << found.json << "\n";
         } else {
-            std::cout << render_human(report);
+            std::cout << found.human;
         }
-        return anything_measurable(report) ? 0 : 1;
+        return found.anything_measurable ? 0 : 1;
     };
 }
 

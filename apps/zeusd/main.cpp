@@ -61,7 +61,7 @@ int main(int argc, char** argv) {
     serve->add_option("--gpu-backend", gpu_backend, "auto, nvml or amdsmi")
         ->check(CLI::IsMember({"auto", "nvml", "amdsmi"}))
         ->capture_default_str();
-    serve->add_option("--enable", enable, "API groups to serve: gpu-control,gpu-read,cpu-read (default: all)");
+    serve->add_option("--enable", enable, "API groups to serve: gpu-control,gpu-read,cpu-read,metrics (default: all but metrics)");
     serve->add_option("--gpu-command-overrides", config.gpu_command_overrides,
                       "TOML file replacing GPU control commands (docs/zeusd-overrides.md)");
     serve->add_option("--signing-key-path", config.signing_key_path,

@@ -45,6 +45,10 @@ const PowerDomainCapability& GpuCapabilities::power(PowerDomain domain) const {
     return instant_power;
 }
 
+Result<Megahertz> Gpu::sm_clock() const {
+    return Error{ErrorCode::NotSupported, "this GPU backend cannot read the SM clock", "", 0};
+}
+
 Status Gpu::reset_locked_clocks() {
     Status gpu = reset_gpu_locked_clocks();
     Status memory = reset_memory_locked_clocks();

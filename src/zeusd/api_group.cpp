@@ -7,7 +7,7 @@
 namespace zeus::zeusd {
 namespace {
 
-constexpr std::array kGroups = {ApiGroup::GpuControl, ApiGroup::GpuRead, ApiGroup::CpuRead};
+constexpr std::array kGroups = {ApiGroup::GpuControl, ApiGroup::GpuRead, ApiGroup::CpuRead, ApiGroup::Metrics};
 
 std::string_view trim(std::string_view text) {
     const auto first = text.find_first_not_of(" \t");
@@ -23,6 +23,7 @@ std::string_view to_string(ApiGroup group) {
         case ApiGroup::GpuControl: return "gpu-control";
         case ApiGroup::GpuRead: return "gpu-read";
         case ApiGroup::CpuRead: return "cpu-read";
+        case ApiGroup::Metrics: return "metrics";
     }
     return "unknown";
 }
@@ -44,7 +45,7 @@ Result<ApiGroups> parse_api_groups(std::string_view comma_list) {
             return Error{ErrorCode::InvalidArgument,
                          name.empty() ? std::string("empty API group name in the list")
                                       : fmt::format("unknown API group '{}'", name),
-                         "valid groups are gpu-control, gpu-read and cpu-read, separated by commas"};
+                         "valid groups are gpu-control, gpu-read, cpu-read and metrics, separated by commas"};
         }
         groups.insert(*group);
         if (comma == std::string_view::npos) break;
@@ -66,6 +67,7 @@ std::optional<ApiGroup> required_group(std::string_view path) {
     if (path.starts_with("/gpu/set_") || path.starts_with("/gpu/reset_")) return ApiGroup::GpuControl;
     if (path.starts_with("/gpu/")) return ApiGroup::GpuRead;
     if (path.starts_with("/cpu/")) return ApiGroup::CpuRead;
+    if (path == "/metrics") return ApiGroup::Metrics;
     return std::nullopt;
 }
 

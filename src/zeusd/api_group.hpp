@@ -1,6 +1,7 @@
 // The daemon's API groups and which group guards which path (the original's
 // auth.rs): /discover and /time need none, /gpu/set_* and /gpu/reset_* need
-// gpu-control, other /gpu/* gpu-read, /cpu/* cpu-read.
+// gpu-control, other /gpu/* gpu-read, /cpu/* cpu-read; /metrics (ours, off by
+// default) metrics.
 #pragma once
 
 #include <optional>
@@ -13,11 +14,11 @@
 namespace zeus::zeusd {
 
 // Declared in the order the original serializes them.
-enum class ApiGroup { GpuControl, GpuRead, CpuRead };
+enum class ApiGroup { GpuControl, GpuRead, CpuRead, Metrics };
 
 using ApiGroups = std::set<ApiGroup>;
 
-// "gpu-control", "gpu-read", "cpu-read".
+// "gpu-control", "gpu-read", "cpu-read", "metrics".
 [[nodiscard]] std::string_view to_string(ApiGroup group);
 [[nodiscard]] std::optional<ApiGroup> parse_api_group(std::string_view text);
 // A comma list as --enable takes it; an unknown or empty name is an

@@ -20,6 +20,7 @@
 #include "zeusd/auth/signing_key.hpp"
 #include "zeusd/client_watcher.hpp"
 #include "zeusd/log.hpp"
+#include "zeusd/metrics_group.hpp"
 #include "zeusd/overrides/command_overrides.hpp"
 #include "zeusd/power_streams.hpp"
 #include "zeusd/router.hpp"
@@ -39,6 +40,8 @@ struct Daemon::Parts {
     asio::thread_pool control_pool{2};
     std::unique_ptr<GpuFleet> gpus;
     std::unique_ptr<CpuFleet> cpus;
+    std::optional<Cpus> metrics_cpus;  // RAPL for the metrics group when cpu-read is off
+    std::unique_ptr<MetricsGroup> metrics;
     std::unique_ptr<PowerStreams> streams;
     std::unique_ptr<ClientWatcher> watcher;
     std::unique_ptr<Router> router;
@@ -59,7 +62,8 @@ void log_server_message(http_server::LogLevel level, const std::string& message)
 }
 
 bool wants_gpus(const ApiGroups& groups) {
-    return groups.contains(ApiGroup::GpuControl) || groups.contains(ApiGroup::GpuRead);
+    return groups.contains(ApiGroup::GpuControl) || groups.contains(ApiGroup::GpuRead) ||
+           groups.contains(ApiGroup::Metrics);
 }
 
 Result<Gpus> open_gpus(const ServeConfig& config) {
@@ -143,8 +147,11 @@ Result<std::unique_ptr<Daemon>> Daemon::start(const ServeConfig& config) {
     std::optional<Gpus> gpus;
     if (wants_gpus(enabled)) {
         auto opened = open_gpus(config);
+        const bool only_metrics = !enabled.contains(ApiGroup::GpuControl) && !enabled.contains(ApiGroup::GpuRead);
         if (opened) {
             gpus = std::move(opened).value();
+        } else if (only_metrics) {
+            log::warn("metrics: serving no GPU metrics: {}", opened.error().describe());
         } else if (groups_named) {
             return opened.error();
         } else {
@@ -232,6 +239,21 @@ Result<std::unique_ptr<Daemon>> Daemon::start(const ServeConfig& config) {
                       "setup",
                       cpus.error().describe());
         }
+    }
+    if (enabled.contains(ApiGroup::Metrics)) {
+        const Cpus* rapl = parts->cpus ? &parts->cpus->cpus() : nullptr;
+        if (rapl == nullptr) {
+            if (auto cpus = open_cpus()) {
+                parts->metrics_cpus = std::move(cpus).value();
+                rapl = &*parts->metrics_cpus;
+            } else {
+                log::warn("metrics: serving no CPU metrics: {}", cpus.error().describe());
+            }
+        }
+        auto metrics = MetricsGroup::start(parts->gpus ? &parts->gpus->gpus() : nullptr, rapl);
+        if (!metrics) return metrics.error();
+        parts->metrics = std::move(metrics).value();
+        router_options.metrics = parts->metrics.get();
     }
     parts->streams = std::make_unique<PowerStreams>(
         enabled.contains(ApiGroup::GpuRead) ? parts->gpus.get() : nullptr, parts->cpus.get(),

@@ -44,6 +44,7 @@ class GpuFleet {
     [[nodiscard]] std::size_t size() const { return gpus_.size(); }
     [[nodiscard]] const std::vector<GpuInfo>& info() const { return info_; }
     [[nodiscard]] Gpu& gpu(unsigned id) const { return gpus_[id]; }
+    [[nodiscard]] const Gpus& gpus() const { return gpus_; }
 
     // Queues `command` on its GPU; `done` gets the outcome (on the control
     // executor). `persist` keeps the new value when the client goes away.

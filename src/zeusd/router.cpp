@@ -129,6 +129,7 @@ void Router::handle(const Request& request, const Peer& peer, Respond respond) c
         {"/cpu/get_cumulative_energy", {http::verb::get, &Router::cpu_energy, ApiGroup::CpuRead}},
         {"/cpu/get_power", {http::verb::get, &Router::cpu_power, ApiGroup::CpuRead}},
         {"/cpu/stream_power", {http::verb::get, &Router::cpu_stream, ApiGroup::CpuRead}},
+        {"/metrics", {http::verb::get, &Router::metrics, ApiGroup::Metrics}},
     };
     const auto route = routes.find(target->path);
     if (route == routes.end() || (!route->second.always && !options_.enabled.contains(route->second.group))) {
@@ -524,6 +525,14 @@ void Router::cpu_power(Context& context) const {
         }
         respond(Response::json(json{{"timestamp_ms", now_ms()}, {"power_mw", power}}.dump()));
     });
+}
+
+void Router::metrics(Context& context) const {
+    if (options_.metrics == nullptr) {
+        context.respond(error_response(http::status::not_found, "No route for /metrics"));
+        return;
+    }
+    context.respond(options_.metrics->respond(context.request));
 }
 
 }  // namespace zeus::zeusd

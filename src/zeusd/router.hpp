@@ -20,6 +20,7 @@
 #include "zeusd/cpu_fleet.hpp"
 #include "zeusd/gpu_fleet.hpp"
 #include "zeusd/http_types.hpp"
+#include "zeusd/metrics_group.hpp"
 #include "zeusd/power_streams.hpp"
 
 namespace zeus::zeusd {
@@ -37,6 +38,8 @@ struct RouterOptions {
     // When either is non-empty, only these users/groups may use gpu-control.
     std::set<uid_t> control_users;
     std::set<gid_t> control_groups;
+    // What GET /metrics serves when the metrics group is on (zeusd/metrics_group.hpp).
+    const MetricsGroup* metrics = nullptr;
 };
 
 class Router {
@@ -65,6 +68,7 @@ class Router {
     void cpu_energy(Context& context) const;
     void cpu_power(Context& context) const;
     void cpu_stream(Context& context) const;
+    void metrics(Context& context) const;
     // 0 when cpu-read is served without CPUs (no RAPL on this machine).
     [[nodiscard]] std::size_t cpu_count() const;
 

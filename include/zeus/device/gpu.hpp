@@ -118,6 +118,9 @@ class Gpu {
     [[nodiscard]] Result<PowerReading> average_power() const { return power(PowerDomain::DeviceAverage); }
     [[nodiscard]] Result<PowerReading> memory_power() const { return power(PowerDomain::MemoryAverage); }
     [[nodiscard]] virtual Result<Celsius> temperature() const = 0;
+    // The current SM (streaming multiprocessor) clock. Backends that cannot
+    // read it say NotSupported.
+    [[nodiscard]] virtual Result<Megahertz> sm_clock() const;
 
     [[nodiscard]] virtual Result<Milliwatts> power_limit() const = 0;
     [[nodiscard]] virtual Result<Milliwatts> default_power_limit() const = 0;

@@ -296,6 +296,13 @@ Result<Celsius> NvmlGpu::temperature() const {
     return Celsius(static_cast<double>(t));
 }
 
+Result<Megahertz> NvmlGpu::sm_clock() const {
+    unsigned mhz = 0;
+    auto s = call(lib_->fn().device_get_clock_info, "nvmlDeviceGetClockInfo", NVML_CLOCK_SM, &mhz);
+    if (!s) return s.error();
+    return Megahertz(static_cast<std::int64_t>(mhz));
+}
+
 Result<Milliwatts> NvmlGpu::power_limit() const {
     auto mw = get(lib_->fn().device_get_power_management_limit, "nvmlDeviceGetPowerManagementLimit");
     if (!mw) return mw.error();

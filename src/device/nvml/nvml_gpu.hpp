@@ -25,6 +25,7 @@ class NvmlGpu final : public Gpu {
     [[nodiscard]] Result<EnergySnapshot> energy_snapshot() const override;
     [[nodiscard]] Result<PowerReading> power(PowerDomain domain) const override;
     [[nodiscard]] Result<Celsius> temperature() const override;
+    [[nodiscard]] Result<Megahertz> sm_clock() const override;
 
     [[nodiscard]] Result<Milliwatts> power_limit() const override;
     [[nodiscard]] Result<Milliwatts> default_power_limit() const override;

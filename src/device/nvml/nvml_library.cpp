@@ -122,6 +122,7 @@ Result<std::shared_ptr<Library>> Library::open(const std::string& path) {
     f.device_get_power_usage = resolve<nvmlDeviceGetPowerUsage_fn>(dl, {"nvmlDeviceGetPowerUsage"});
     f.device_get_field_values = resolve<nvmlDeviceGetFieldValues_fn>(dl, {"nvmlDeviceGetFieldValues"});
     f.device_get_temperature = resolve<nvmlDeviceGetTemperature_fn>(dl, {"nvmlDeviceGetTemperature"});
+    f.device_get_clock_info = resolve<nvmlDeviceGetClockInfo_fn>(dl, {"nvmlDeviceGetClockInfo"});
     f.device_get_power_management_limit =
         resolve<nvmlDeviceGetPowerManagementLimit_fn>(dl, {"nvmlDeviceGetPowerManagementLimit"});
     f.device_get_power_management_limit_constraints = resolve<nvmlDeviceGetPowerManagementLimitConstraints_fn>(

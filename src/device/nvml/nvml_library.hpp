@@ -32,6 +32,7 @@ struct Functions {
     nvmlDeviceGetPowerUsage_fn device_get_power_usage = nullptr;
     nvmlDeviceGetFieldValues_fn device_get_field_values = nullptr;
     nvmlDeviceGetTemperature_fn device_get_temperature = nullptr;
+    nvmlDeviceGetClockInfo_fn device_get_clock_info = nullptr;
     nvmlDeviceGetPowerManagementLimit_fn device_get_power_management_limit = nullptr;
     nvmlDeviceGetPowerManagementLimitConstraints_fn device_get_power_management_limit_constraints = nullptr;
     nvmlDeviceGetPowerManagementDefaultLimit_fn device_get_power_management_default_limit = nullptr;

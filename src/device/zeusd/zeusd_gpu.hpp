@@ -31,6 +31,7 @@ class ZeusdGpu final : public Gpu {
     }
     [[nodiscard]] Result<PowerReading> power(PowerDomain domain) const override { return local_->power(domain); }
     [[nodiscard]] Result<Celsius> temperature() const override { return local_->temperature(); }
+    [[nodiscard]] Result<Megahertz> sm_clock() const override { return local_->sm_clock(); }
     [[nodiscard]] Result<Milliwatts> power_limit() const override { return local_->power_limit(); }
     [[nodiscard]] Result<Milliwatts> default_power_limit() const override { return local_->default_power_limit(); }
     [[nodiscard]] Result<PowerLimitConstraints> power_limit_constraints() const override {

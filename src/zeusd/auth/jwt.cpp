@@ -84,7 +84,7 @@ Result<std::vector<ApiGroup>> parse_scopes(const nlohmann::json& payload) {
                              fmt::format("JSON error: unknown variant `{}`, expected one of `gpu-control`, "
                                          "`gpu-read`, `cpu-read`", name),
                              "the token was issued for a scope this server does not know; issue a new one "
-                             "with `zeusd token issue --scope` naming gpu-control, gpu-read or cpu-read");
+                             "with `zeusd token issue --scope` naming gpu-control, gpu-read, cpu-read or metrics");
         }
         scopes.push_back(*group);
     }

@@ -64,7 +64,7 @@ TEST_F(TokenIssue, RefusesUnknownOrEmptyScopes) {
     const auto unknown = issue_token(key_path_, "a", "gpu-read,gpu-write", "7d", kNow);
     ASSERT_FALSE(unknown);
     EXPECT_EQ(unknown.error().message, "--scope: unknown API group 'gpu-write'");
-    EXPECT_NE(unknown.error().hint.find("gpu-control, gpu-read and cpu-read"), std::string::npos);
+    EXPECT_NE(unknown.error().hint.find("gpu-control, gpu-read, cpu-read and metrics"), std::string::npos);
     for (const char* list : {"", "gpu-read,", ",cpu-read"}) {
         const auto empty = issue_token(key_path_, "a", list, "7d", kNow);
         ASSERT_FALSE(empty) << list;

@@ -1,4 +1,4 @@
-#include "environment_report.hpp"
+#include "report/environment_json.hpp"
 
 #include <fmt/chrono.h>
 #include <fmt/format.h>
@@ -9,7 +9,7 @@
 #include "zeus/platform/privileges.hpp"
 #include "zeus/version.hpp"
 
-namespace zeus::cli {
+namespace zeus::report {
 namespace {
 
 nlohmann::ordered_json capability_json(const Capability& c) {
@@ -390,4 +390,4 @@ std::string render_human(const nlohmann::ordered_json& r) {
     return out;
 }
 
-}  // namespace zeus::cli
+}  // namespace zeus::report

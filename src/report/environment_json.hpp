@@ -1,5 +1,6 @@
-// What `zeus show-env` found, as one JSON document: the human output is
-// rendered from it, so both formats always say the same thing.
+// The sections of the environment report (include/zeus/report/environment_report.hpp)
+// as JSON, and its human rendering: the human output is rendered from the
+// JSON, so both formats always say the same thing. Internal to libzeus.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -9,7 +10,7 @@
 #include "zeus/device/gpus.hpp"
 #include "zeus/device/soc.hpp"
 
-namespace zeus::cli {
+namespace zeus::report {
 
 // Describes `gpus`. Whether the power limit may be changed is inferred from
 // the process's capabilities, unless `probe_control` asks to find out for sure
@@ -32,4 +33,4 @@ namespace zeus::cli {
 
 [[nodiscard]] std::string render_human(const nlohmann::ordered_json& report);
 
-}  // namespace zeus::cli
+}  // namespace zeus::report

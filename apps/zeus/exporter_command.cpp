@@ -1,0 +1,145 @@
+// `zeus exporter`: a long-running Prometheus node exporter. A DeviceMetrics
+// sampler reads every GPU and CPU package on its own period; GET /metrics,
+// served by the project's HTTP server component, hands out its latest sweep
+// (Prometheus text, or OpenMetrics when the scraper asks). docs/metrics.md.
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <cmath>
+#include <iostream>
+#include <thread>
+
+#include "commands.hpp"
+#include "http_server/server.hpp"
+#include "measure_options.hpp"
+#include "measure_session.hpp"
+#include "metrics/endpoint.hpp"
+#include "zeus/device/cpu.hpp"
+#include "zeus/device/gpus.hpp"
+#include "zeus/metrics/device_metrics.hpp"
+
+namespace zeus::cli {
+namespace {
+
+namespace hs = zeus::http_server;
+
+struct ExporterOptions {
+    DeviceFlags device;
+    std::string listen = "0.0.0.0:9466";
+    double period_s = 1.0;
+    std::string gpus = "all";
+    std::string cpus = "all";
+    std::string hostname;
+};
+
+void report(const Error& error) { std::cerr << "zeus exporter: " << error.describe() << "\n"; }
+
+int run_exporter(const ExporterOptions& opts) {
+    if (!(opts.period_s >= 0.01 && opts.period_s <= 3600)) {
+        report(Error{ErrorCode::InvalidArgument, fmt::format("--period {} is outside 0.01 to 3600 seconds", opts.period_s),
+                     "give the sampling period in seconds, e.g. --period 1 (the default)"});
+        return 2;
+    }
+    auto gpu_list = parse_index_list("--gpus", opts.gpus);
+    if (!gpu_list) return report(gpu_list.error()), 2;
+    auto cpu_list = parse_index_list("--cpus", opts.cpus);
+    if (!cpu_list) return report(cpu_list.error()), 2;
+    if (cpu_list->has_value() && !(*cpu_list)->empty()) {
+        report(Error{ErrorCode::InvalidArgument, fmt::format("--cpus {}: the exporter serves all CPU packages or none",
+                                                             opts.cpus),
+                     "give --cpus all (the default) or --cpus none"});
+        return 2;
+    }
+    auto gpu_options = GpuOptions::from_environment();
+    if (!gpu_options) return report(gpu_options.error()), 2;
+    gpu_options.value().simulate = gpu_options->simulate || opts.device.simulate;
+    auto cpu_options = CpuOptions::from_environment();
+    if (!cpu_options) return report(cpu_options.error()), 2;
+
+    Gpus gpus;
+    if (!gpu_list->has_value() || !(*gpu_list)->empty()) gpus = Gpus::open(*gpu_options);
+    for (const auto& warning : gpus.warnings()) std::cerr << "zeus exporter: " << warning << "\n";
+    if (gpu_list->has_value() && !(*gpu_list)->empty()) {
+        if (auto ok = check_indices("--gpus", "GPU", **gpu_list, gpus.size(),
+                                    gpus.status() ? "" : gpus.status().error().describe());
+            !ok) {
+            return report(ok.error()), 2;
+        }
+    } else if (!gpu_list->has_value() && !gpus.status()) {
+        std::cerr << "zeus exporter: serving no GPU metrics: " << gpus.status().error().describe() << "\n";
+    }
+    Cpus cpus;
+    if (!cpu_list->has_value()) cpus = Cpus::open(*cpu_options);
+    if (!cpus.status() && !cpu_list->has_value()) {
+        std::cerr << "zeus exporter: serving no CPU metrics: " << cpus.status().error().describe() << "\n";
+    }
+
+    metrics::DeviceMetricsOptions options;
+    options.period = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::duration<double>(opts.period_s));
+    if (gpu_list->has_value()) options.gpu_indices = **gpu_list;
+    options.hostname = opts.hostname;
+    auto sampler = metrics::DeviceMetrics::start(gpus, cpus.status() ? &cpus : nullptr, options);
+    if (!sampler) return report(sampler.error()), 2;
+    const metrics::DeviceMetrics& device_metrics = **sampler;
+
+    boost::asio::io_context io;
+    hs::ServerOptions server_options;
+    server_options.name = "zeus-exporter";
+    hs::Server server(
+        io,
+        [&device_metrics](const hs::Request& request, const hs::Peer&, hs::Respond respond) {
+            const std::string_view target = request.target();
+            const std::string_view path = target.substr(0, target.find('?'));
+            if (path == metrics::kMetricsPath) return respond(metrics::metrics_response(device_metrics, request));
+            if (path == "/") {
+                return respond(hs::Response::text(hs::http::status::ok,
+                                                  "zeus exporter: Prometheus metrics are at /metrics\n"));
+            }
+            respond(hs::Response::text(hs::http::status::not_found,
+                                       fmt::format("no route for {}; the metrics are at /metrics\n", path)));
+        },
+        server_options);
+    if (auto listening = server.listen_tcp(opts.listen); !listening) {
+        Error error = listening.error();
+        if (error.code == ErrorCode::OperatingSystem) {
+            error.hint = "pick a free port with --listen IP:PORT, or stop the program listening there";
+        } else {
+            error.message = "--listen: " + error.message;
+        }
+        report(error);
+        return 2;
+    }
+    std::cerr << fmt::format("zeus exporter: serving http://{}/metrics ({} GPU(s), {} CPU package(s), sampled every {} s)\n",
+                             opts.listen, options.gpu_indices ? options.gpu_indices->size() : gpus.size(),
+                             cpus.status() ? cpus.size() : 0, opts.period_s);
+    boost::asio::signal_set signals(io, SIGINT, SIGTERM);
+    signals.async_wait([&](const boost::system::error_code&, int) {
+        server.stop();
+        io.stop();
+    });
+    // Scrapes only copy a rendered string: two threads serve many scrapers.
+    std::thread second([&io] { io.run(); });
+    io.run();
+    second.join();
+    return 0;
+}
+
+}  // namespace
+
+Command add_exporter(CLI::App& parent) {
+    auto opts = std::make_shared<ExporterOptions>();
+    auto* app = parent.add_subcommand("exporter", "Serve GPU and CPU energy, power and more to Prometheus (GET /metrics)");
+    add_device_flags(*app, opts->device);
+    app->add_option("--listen", opts->listen, "IP:PORT to serve on ([::]:PORT for IPv6)")->capture_default_str();
+    app->add_option("--period", opts->period_s, "Seconds between device readings (a scrape never waits for one)")
+        ->capture_default_str();
+    app->add_option("--gpus", opts->gpus, "GPUs to export: all, none, or visible indices such as 0,2")
+        ->capture_default_str();
+    app->add_option("--cpus", opts->cpus, "CPU packages to export (RAPL): all or none")->capture_default_str();
+    app->add_option("--hostname", opts->hostname, "The hostname label (default: this machine's name)");
+    return [opts] { return run_exporter(*opts); };
+}
+
+}  // namespace zeus::cli

@@ -1,0 +1,14 @@
+// zeus_native._core: the native half of the zeus_native package. The Python
+// modules next to it give the original Zeus's names and argument checks.
+#include "bindings.hpp"
+
+NB_MODULE(_core, m) {
+    m.doc() = "Native core of zeus_native: devices, energy windows, timelines, optimizer, profiler (libzeus).";
+    // Objects still referenced from module globals at interpreter exit are
+    // released by the OS; their threads were joined by the atexit hooks.
+    nanobind::set_leak_warnings(false);
+    zeus::python::bind_devices(m);
+    zeus::python::bind_monitors(m);
+    zeus::python::bind_optimizer(m);
+    zeus::python::bind_profile(m);
+}

@@ -1,0 +1,32 @@
+// The energy-window object shared by the monitor, optimizer and profiler bindings.
+#pragma once
+
+#include <memory>
+#include <string_view>
+
+#include "bindings.hpp"
+#include "zeus/monitor/energy_monitor.hpp"
+
+namespace zeus::python {
+
+// ZeusMonitor's native base: the C++ monitor and the Python objects it
+// depends on (device sets, the framework sync callable), kept alive with it.
+struct EnergyWindows {
+    nb::object gpus_owner;
+    nb::object cpus_owner;
+    nb::object soc_owner;
+    std::unique_ptr<EnergyMonitor> monitor;
+    nb::object sync;  // callable(list[int]) or None
+    bool approx = false;
+    nb::list gpu_index_list;
+    bool warned_zero = false;  // the zero-energy warning is given once per monitor
+
+    void begin(std::string_view key, bool sync_execution, bool restart);
+    Measurement end(std::string_view key, bool sync_execution, bool cancel);
+    double native_pairs(std::size_t count);
+    double native_reads(std::size_t count) const;
+
+    [[nodiscard]] const Gpus& gpus() const;
+};
+
+}  // namespace zeus::python

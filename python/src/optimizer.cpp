@@ -1,0 +1,143 @@
+// zeus_native.optimizer.power_limit's native half: the optimum selectors and
+// GlobalPowerLimitOptimizer over zeus::optimizer.
+#include <fmt/format.h>
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/tuple.h>
+#include <nanobind/stl/vector.h>
+
+#include <tuple>
+
+#include "bindings.hpp"
+#include "devices.hpp"
+#include "monitors.hpp"
+#include "zeus/optimizer/optimum_selector.hpp"
+#include "zeus/optimizer/power_limit_optimizer.hpp"
+
+namespace zeus::python {
+
+const Gpus& EnergyWindows::gpus() const { return nb::cast<GpuSet&>(gpus_owner).gpus; }
+
+namespace {
+
+using optimizer::PowerLimitMeasurement;
+using optimizer::SelectorPtr;
+
+struct Selector {
+    SelectorPtr ptr;
+};
+
+struct PowerLimitOptimizer {
+    nb::object monitor_owner;
+    std::unique_ptr<optimizer::GlobalPowerLimitOptimizer> optimizer;
+};
+
+// (power limit W, energy J, time s) -> the C++ measurement.
+std::vector<PowerLimitMeasurement> measurements_from(const std::vector<std::tuple<double, double, double>>& rows) {
+    std::vector<PowerLimitMeasurement> out;
+    for (const auto& [w, j, s] : rows) {
+        out.push_back({Milliwatts(static_cast<std::int64_t>(w * 1000.0 + 0.5)), Joules(j), Seconds(s)});
+    }
+    return out;
+}
+
+const char* state_name(const optimizer::PowerLimitState& state) {
+    switch (state.index()) {
+        case 0: return "Ready";
+        case 1: return "Warmup";
+        case 2: return "Profiling";
+        default: return "Done";
+    }
+}
+
+}  // namespace
+
+void bind_optimizer(nb::module_& m) {
+    nb::class_<Selector>(m, "Selector", "An optimum selector (native).")
+        .def_prop_ro("name", [](const Selector& s) { return s.ptr->name(); }, "Short description, e.g. zeus-cost:eta=0.5.")
+        .def("select",
+             [](const Selector& s, const std::vector<std::tuple<double, double, double>>& rows, int world_size) {
+                 auto measurements = measurements_from(rows);
+                 auto chosen = s.ptr->select(measurements, {world_size});
+                 return unwrap(std::move(chosen), ErrorFamily::Value).count() / 1000;
+             },
+             nb::arg("measurements"), nb::arg("world_size") = 1,
+             "The chosen power limit (W) from [(power_limit W, energy J, time s), ...].");
+    m.def("time_selector", [] { return Selector{optimizer::time_selector()}; });
+    m.def("energy_selector", [] { return Selector{optimizer::energy_selector()}; });
+    m.def("zeus_cost_selector", [](double eta, std::optional<int> world_size) {
+        return Selector{unwrap(optimizer::zeus_cost(eta, world_size), ErrorFamily::Value)};
+    }, nb::arg("eta_knob"), nb::arg("world_size").none());
+    m.def("max_slowdown_selector", [](double factor) {
+        return Selector{unwrap(optimizer::max_slowdown_constraint(factor), ErrorFamily::Value)};
+    }, nb::arg("factor"));
+
+    nb::class_<PowerLimitOptimizer>(m, "PowerLimitOptimizer", "Native GlobalPowerLimitOptimizer.")
+        .def("__init__",
+             [](PowerLimitOptimizer* self, nb::object monitor, std::optional<Selector> selector, std::size_t wait,
+                std::size_t warmup, std::size_t profile, double pl_step, std::optional<std::string> path) {
+                 EnergyWindows& windows = nb::cast<EnergyWindows&>(monitor);
+                 optimizer::PowerLimitOptimizerOptions options;
+                 if (selector) options.selector = selector->ptr;
+                 options.wait_steps = wait;
+                 options.warmup_steps = warmup;
+                 options.profile_steps = profile;
+                 options.pl_step = Watts(pl_step);
+                 if (path) options.profile_path = *path;
+                 auto created = [&] {
+                     nb::gil_scoped_release release;
+                     return optimizer::GlobalPowerLimitOptimizer::create(windows.gpus(), *windows.monitor,
+                                                                         std::move(options));
+                 }();
+                 new (self) PowerLimitOptimizer{monitor, unwrap(std::move(created), ErrorFamily::Runtime)};
+             },
+             nb::arg("monitor"), nb::arg("selector").none(), nb::arg("wait_steps"), nb::arg("warmup_steps"),
+             nb::arg("profile_steps"), nb::arg("pl_step"), nb::arg("profile_path").none())
+        .def("on_step_begin", [](PowerLimitOptimizer& p) {
+            Status s;
+            {
+                nb::gil_scoped_release release;
+                s = p.optimizer->on_step_begin();
+            }
+            check(s, ErrorFamily::Runtime);
+        })
+        .def("on_epoch_end", [](PowerLimitOptimizer& p) {
+            Status s;
+            {
+                nb::gil_scoped_release release;
+                s = p.optimizer->on_epoch_end();
+            }
+            check(s, ErrorFamily::Runtime);
+        })
+        .def("close", [](PowerLimitOptimizer& p) {
+            Status s;
+            {
+                nb::gil_scoped_release release;
+                s = p.optimizer->close();
+            }
+            check(s, ErrorFamily::Runtime);
+        })
+        .def_prop_ro("state", [](const PowerLimitOptimizer& p) { return state_name(p.optimizer->state()); })
+        .def_prop_ro("optimal_power_limit", [](const PowerLimitOptimizer& p) -> std::optional<long long> {
+            auto o = p.optimizer->optimal_power_limit();
+            if (!o) return std::nullopt;
+            return o->count() / 1000;
+        })
+        .def_prop_ro("power_limits", [](const PowerLimitOptimizer& p) {
+            std::vector<long long> out;
+            for (auto c : p.optimizer->candidates()) out.push_back(c.count());
+            return out;
+        })
+        .def_prop_ro("measurements", [](const PowerLimitOptimizer& p) {
+            std::vector<std::tuple<long long, double, double>> out;
+            for (const auto& x : p.optimizer->measurements())
+                out.emplace_back(x.power_limit.count() / 1000, x.energy.count(), x.time.count());
+            return out;
+        })
+        .def_prop_ro("warnings", [](const PowerLimitOptimizer& p) { return p.optimizer->warnings(); })
+        .def("report", [](const PowerLimitOptimizer& p) {
+            return unwrap(p.optimizer->report(), ErrorFamily::Runtime).to_string();
+        });
+}
+
+}  // namespace zeus::python

@@ -1,0 +1,109 @@
+"""Fixtures: a fresh GPU simulator per test (own config and state file), reached
+through zeus_native exactly as users reach it (ZEUS_SIMULATE=1), and its
+control API (ground truth, virtual clock, load) through ctypes on the same
+library the package ships."""
+
+from __future__ import annotations
+
+import ctypes
+import gc
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+import zeus_native
+from zeus_native.device import _sets
+
+SIM_LIBRARY = Path(zeus_native.__file__).parent / "zeus-sim" / "libnvidia-ml.so.1"
+
+
+class Simulator:
+    """The simulator's control API (sim/include/zeus_sim/zeus_sim.h)."""
+
+    def __init__(self, directory: Path) -> None:
+        self.dir = directory
+        self.lib = ctypes.CDLL(str(SIM_LIBRARY))
+        self.lib.zeusSimLastError.restype = ctypes.c_char_p
+        self._open = False
+
+    def _call(self, name: str, *args) -> None:
+        status = getattr(self.lib, name)(*args)
+        assert status == 0, f"{name}: {self.lib.zeusSimLastError().decode()}"
+
+    def start(self, config: dict) -> "Simulator":
+        path = self.dir / "sim.json"
+        path.write_text(json.dumps(config))
+        os.environ["ZEUS_SIM_CONFIG"] = str(path)
+        self._call("zeusSimOpen")
+        self._open = True
+        return self
+
+    def close(self) -> None:
+        if self._open:
+            self._call("zeusSimClose")
+            self._open = False
+
+    def truth(self, gpu: int) -> float:
+        """Ground-truth energy of `gpu` (J)."""
+        j = ctypes.c_double()
+        self._call("zeusSimGroundTruthEnergy", ctypes.c_uint(gpu), ctypes.byref(j))
+        return j.value
+
+    def true_power(self, gpu: int) -> float:
+        w = ctypes.c_double()
+        self._call("zeusSimTruePower", ctypes.c_uint(gpu), ctypes.byref(w))
+        return w.value
+
+    def temperature(self, gpu: int) -> float:
+        c = ctypes.c_double()
+        self._call("zeusSimTemperature", ctypes.c_uint(gpu), ctypes.byref(c))
+        return c.value
+
+    def advance(self, seconds: float) -> None:
+        """Move the virtual clock."""
+        self._call("zeusSimAdvance", ctypes.c_double(seconds))
+
+    def load(self, gpu: int, utilization: float) -> int:
+        load_id = ctypes.c_int()
+        self._call("zeusSimLoadBegin", ctypes.c_uint(gpu), ctypes.c_double(utilization), ctypes.byref(load_id))
+        return load_id.value
+
+    def unload(self, load_id: int) -> None:
+        self._call("zeusSimLoadEnd", ctypes.c_int(load_id))
+
+
+@pytest.fixture
+def sim(tmp_path, monkeypatch):
+    """A simulator with no GPU configured yet: call sim.start(config)."""
+    monkeypatch.setenv("ZEUS_SIMULATE", "1")
+    monkeypatch.setenv("ZEUS_SIM_STATE", str(tmp_path / "state"))
+    monkeypatch.setenv("ZEUS_POWERCAP_ROOT", str(tmp_path / "no-powercap"))
+    for name in ("CUDA_VISIBLE_DEVICES", "ZEUSD_SOCK_PATH", "ZEUSD_HOST_PORT", "ZEUS_JETSON_SYSFS_ROOT",
+                 "ZEUS_SIM_LIBRARY"):
+        monkeypatch.delenv(name, raising=False)
+    _sets.reset()
+    simulator = Simulator(tmp_path)
+    yield simulator
+    # Close everything that holds the simulator open, so the next test starts
+    # a fresh session with its own configuration.
+    gc.collect()
+    _sets.reset()
+    gc.collect()
+    simulator.close()
+    os.environ.pop("ZEUS_SIM_CONFIG", None)
+
+
+def a100s(count: int, clock: str = "virtual") -> dict:
+    """A simulator configuration with `count` A100s."""
+    return {"clock": clock, "gpus": [{"model": "A100-SXM4-40GB", "count": count}]}
+
+
+ENERGY_PERIOD_S = 0.1  # the simulator's energy counter refresh period (docs/simulator.md)
+
+
+def energy_bound(sim: Simulator, gpu: int) -> float:
+    """How far a window's counter energy may be from ground truth: one refresh
+    period of the current true power at each edge, plus the 1 mJ resolution."""
+    return 2 * sim.true_power(gpu) * ENERGY_PERIOD_S + 0.002

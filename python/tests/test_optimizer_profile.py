@@ -1,0 +1,187 @@
+"""The power-limit optimizer (seed README loop), selectors, callbacks, zeus_cost and the profiler."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from conftest import a100s
+
+SEED_LOOP = '''
+from zeus_native.monitor import ZeusMonitor
+from zeus_native.optimizer import GlobalPowerLimitOptimizer
+
+monitor = ZeusMonitor(gpu_indices=[0,1,2,3])
+plo = GlobalPowerLimitOptimizer(monitor)
+
+plo.on_epoch_begin()
+
+for x, y in train_dataloader:
+    plo.on_step_begin()
+    # Learn from x and y!
+    plo.on_step_end()
+
+plo.on_epoch_end()
+'''
+
+
+def test_seed_power_limit_loop_runs_unchanged_and_picks_the_zeus_cost_optimum(sim):
+    sim.start(a100s(4))
+    loads = [sim.load(g, 1.0) for g in range(4)]
+
+    def train_dataloader_of(steps):
+        for step in range(steps):
+            sim.advance(0.05)  # one training step's worth of simulated time under full load
+            yield step, step
+
+    # 13 limits (400 W down to 100 W by 25 W), 1 wait step, 10 + 40 steps each.
+    scope = {"train_dataloader": train_dataloader_of(1 + 13 * 50 + 5)}
+    exec(SEED_LOOP, scope)
+    plo, monitor = scope["plo"], scope["monitor"]
+    assert plo.state == "Done"
+    rows = plo.measurements
+    assert [w for w, _, _ in rows] == list(range(400, 99, -25))
+    # ZeusCost(eta 0.5, world size 4), computed here from the measurements.
+    max_power = max(w for w, _, _ in rows) * 4
+    cost = {w: 0.5 * e + 0.5 * max_power * t for w, e, t in rows}
+    assert plo.optimal_power_limit == min(cost, key=cost.get)
+    for g in range(4):
+        assert monitor.gpus.get_power_management_limit(g) == plo.optimal_power_limit * 1000
+    assert "ZeusCost" in plo.report() or "zeus-cost" in plo.report()
+    plo.close()
+    for g in range(4):  # the limit in force before the optimizer comes back
+        assert monitor.gpus.get_power_management_limit(g) == 400_000
+    for load in loads:
+        sim.unload(load)
+
+
+def test_optimizer_bad_arguments_and_saved_profile(sim, tmp_path):
+    sim.start(a100s(1))
+    from zeus_native.monitor import ZeusMonitor
+    from zeus_native.optimizer.power_limit import Energy, GlobalPowerLimitOptimizer
+
+    monitor = ZeusMonitor()
+    with pytest.raises(ValueError, match="profile_steps"):
+        GlobalPowerLimitOptimizer(monitor, profile_steps=0)
+    with pytest.raises(ValueError, match="pl_step"):
+        GlobalPowerLimitOptimizer(monitor, pl_step=0)
+    path = tmp_path / "profile.json"
+    rows = [{"power_limit": 300, "energy": 50.0, "time": 1.0}, {"power_limit": 200, "energy": 40.0, "time": 1.5}]
+    path.write_text(json.dumps({"measurements": rows}))
+    plo = GlobalPowerLimitOptimizer(monitor, optimum_selector=Energy(), profile_path=path)
+    assert plo.state == "Done"
+    assert plo.optimal_power_limit == min(rows, key=lambda r: r["energy"])["power_limit"]
+    plo.close()
+
+
+def test_selectors_follow_their_formulas():
+    from zeus_native.optimizer.power_limit import Energy, MaxSlowdownConstraint, Time, ZeusCost
+    from zeus_native.utils.metric import zeus_cost
+
+    rows = [(300, 90.0, 1.0), (250, 70.0, 1.2), (200, 60.0, 1.6)]
+    assert Energy().select(rows) == min(rows, key=lambda r: r[1])[0]
+    assert Time().select(rows) == min(rows, key=lambda r: r[2])[0]
+    for eta in (0.0, 0.5, 1.0):
+        costs = {w: zeus_cost(e, t, eta, 300 * 2) for w, e, t in rows}
+        assert ZeusCost(eta, world_size=2).select(rows) == min(costs, key=costs.get)
+    allowed = [w for w, _, t in rows if t <= 1.25 * rows[0][2]]
+    assert MaxSlowdownConstraint(1.25).select(rows) == min(allowed)
+    with pytest.raises(ValueError, match="eta_knob"):
+        ZeusCost(1.5)
+    with pytest.raises(ValueError, match="factor"):
+        MaxSlowdownConstraint(0.5)
+
+
+def test_callback_set_forwards_every_hook():
+    from zeus_native.callback import Callback, CallbackSet
+
+    calls = []
+
+    class Recorder(Callback):
+        def __getattribute__(self, name):
+            if name.startswith("on_"):
+                return lambda *a: calls.append((name, a))
+            return object.__getattribute__(self, name)
+
+    hooks = ["on_train_begin", "on_train_end", "on_epoch_begin", "on_epoch_end", "on_step_begin", "on_step_end"]
+    s = CallbackSet([Recorder(), Recorder()])
+    for h in hooks:
+        getattr(s, h)()
+    s.on_evaluate(0.5)
+    s.on_instruction_begin("fwd")
+    s.on_instruction_end("fwd")
+    assert len(calls) == 2 * (len(hooks) + 3)
+    Callback().on_step_begin()  # the base does nothing
+
+
+def test_hf_optimizer_needs_transformers_only_when_used():
+    import importlib.util
+
+    import inspect
+
+    from zeus_native.optimizer import GlobalPowerLimitOptimizer, HFGlobalPowerLimitOptimizer
+
+    hf = inspect.signature(HFGlobalPowerLimitOptimizer).parameters
+    plain = inspect.signature(GlobalPowerLimitOptimizer).parameters
+    assert [(p.name, p.default) for p in hf.values()] == [(p.name, p.default) for p in plain.values()]
+
+    if importlib.util.find_spec("transformers") is None:
+        with pytest.raises(ImportError, match="pip install transformers"):
+            HFGlobalPowerLimitOptimizer(None)
+
+
+def test_profile_measure_and_sweep_reports(sim):
+    sim.start(a100s(1))
+    load = sim.load(0, 1.0)
+    from zeus_native.monitor import ZeusMonitor
+    from zeus_native.profile import measure, profile_parameters, sweep_cooldown_duration, sweep_measurement_duration
+
+    monitor = ZeusMonitor()
+    iterations = []
+
+    def step():
+        iterations.append(1)
+        sim.advance(0.01)
+
+    before = sim.truth(0)
+    result = measure(step, monitor, measurement_duration=0.5, cooldown_duration=0.0,
+                     num_warmup_iterations=2, num_calibration_iterations=5)
+    assert result.iterations >= 1 and result.total_energy > 0
+    assert result.energy_per_iter == pytest.approx(result.total_energy / result.iterations)
+    assert result.total_energy <= sim.truth(0) - before
+    report = sweep_measurement_duration(step, monitor, [0.2, 0.4], cooldown_duration=0.0, num_trials=2,
+                                        num_warmup_trials=1, num_warmup_iterations=1, num_calibration_iterations=3)
+    lines = str(report).splitlines()
+    assert len(lines) == 3 and all(("[VALID]" in l) or ("[INVALID]" in l) for l in lines[1:])
+    assert [e.measurement_duration for e in report.entries] == [0.2, 0.4]
+    cool = sweep_cooldown_duration(step, monitor, [0.0], measurement_duration=0.2, num_trials=1,
+                                   num_warmup_trials=0, num_warmup_iterations=1, num_calibration_iterations=3)
+    assert cool.sweep_param[0] == "cooldown_duration"
+    m, c = profile_parameters(step, monitor, [0.2], [0.0], num_trials=1, num_warmup_trials=0,
+                              num_warmup_iterations=1, num_calibration_iterations=3)
+    assert str(m).splitlines()[0] and str(c).splitlines()[0]
+    sim.unload(load)
+
+
+def test_optimizer_windows_sync_with_the_monitors_framework(sim, monkeypatch):
+    import sys
+    import types
+
+    sim.start(a100s(1))
+    synced = []
+    torch = types.ModuleType("torch")
+    torch.cuda = types.SimpleNamespace(synchronize=synced.append)
+    monkeypatch.setitem(sys.modules, "torch", torch)
+    from zeus_native.monitor import ZeusMonitor
+    from zeus_native.optimizer import GlobalPowerLimitOptimizer
+
+    monitor = ZeusMonitor(sync_execution_with="torch")
+    plo = GlobalPowerLimitOptimizer(monitor, wait_steps=0, warmup_steps=0, profile_steps=2, pl_step=300)
+    for _ in range(8):
+        plo.on_step_begin()
+        sim.advance(0.2)
+        plo.on_step_end()
+    assert plo.state == "Done" and len(plo.measurements) == 2  # 400 W and 100 W
+    assert synced and set(synced) == {0}  # each profiling window's edges waited for torch
+    plo.close()

@@ -1,0 +1,1 @@
+"""Utilities (the original's zeus.utils)."""

@@ -1,0 +1,189 @@
+// The exporter's sampler over the GPU simulator (and a generated RAPL
+// tree): every reading with stable labels, counters that never go down,
+// failures left out and counted, bad input named.
+#include <gtest/gtest.h>
+#include <zeus_sim/zeus_sim.h>
+
+#include <thread>
+
+#include "cpu/fake_powercap.hpp"
+#include "integration/sim_fixture.hpp"
+#include "prometheus_servers.hpp"
+#include "zeus/metrics/device_metrics.hpp"
+
+namespace zeus::metrics {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::find_samples;
+using testing::parse_exposition;
+
+class DeviceMetricsTest : public testing::SimulatedGpus {
+  protected:
+    static std::unique_ptr<DeviceMetrics> start(const Gpus& gpus, const Cpus* cpus, DeviceMetricsOptions options) {
+        options.hostname = "node-7";
+        options.on_new_error = [](const std::string&) {};
+        auto metrics = DeviceMetrics::start(gpus, cpus, std::move(options));
+        if (!metrics) ADD_FAILURE() << metrics.error().describe();
+        return metrics ? std::move(metrics).value() : nullptr;
+    }
+    static DeviceMetricsOptions with_gpus(std::vector<unsigned> indices) {
+        DeviceMetricsOptions options;
+        options.gpu_indices = std::move(indices);
+        return options;
+    }
+    static DeviceMetricsOptions every(std::chrono::nanoseconds period) {
+        DeviceMetricsOptions options;
+        options.period = period;
+        return options;
+    }
+    static std::vector<testing::ParsedSample> scrape(const DeviceMetrics& metrics) {
+        return parse_exposition(*metrics.scrape(ExpositionFormat::PrometheusText).body);
+    }
+    static double value(const std::vector<testing::ParsedSample>& samples, const std::string& name,
+                        const std::map<std::string, std::string>& match) {
+        const auto found = find_samples(samples, name, match);
+        EXPECT_EQ(found.size(), 1U) << name;
+        return found.empty() ? -1 : found[0].value;
+    }
+};
+
+TEST_F(DeviceMetricsTest, EveryReadingWithStableLabels) {
+    configure(R"({"gpus": [{"model": "A100-SXM4-40GB"}, {"model": "P100-PCIE-16GB"}]})");
+    Gpus gpus = Gpus::open(simulated());
+    ASSERT_EQ(gpus.size(), 2U);
+    auto metrics = start(gpus, nullptr, {});
+    ASSERT_NE(metrics, nullptr);
+    const auto samples = scrape(*metrics);
+    const std::map<std::string, std::string> a100{
+        {"gpu", "0"}, {"uuid", gpus[0].identity().uuid}, {"name", gpus[0].identity().name}, {"hostname", "node-7"}};
+    EXPECT_GT(value(samples, "zeus_gpu_energy_joules_total", a100), 0);
+    EXPECT_GT(value(samples, "zeus_gpu_power_instant_watts", a100), 0);
+    EXPECT_GT(value(samples, "zeus_gpu_power_average_watts", a100), 0);
+    EXPECT_GT(value(samples, "zeus_gpu_temperature_celsius", a100), 0);
+    EXPECT_EQ(value(samples, "zeus_gpu_power_limit_watts", a100),
+              quantity_cast<Watts>(gpus[0].power_limit().value()).count());
+    double mhz = 0;
+    ASSERT_EQ(zeusSimClockMhz(0, &mhz), ZEUS_SIM_OK);
+    EXPECT_NEAR(value(samples, "zeus_gpu_sm_clock_hertz", a100), mhz * 1e6, 1e6);
+    // The P100 has no energy counter: no energy series and no error for it
+    // (its absence is a capability, not a failed read).
+    EXPECT_TRUE(find_samples(samples, "zeus_gpu_energy_joules_total", {{"gpu", "1"}}).empty());
+    EXPECT_EQ(find_samples(samples, "zeus_gpu_power_instant_watts", {{"gpu", "1"}}).size(), 1U);
+    EXPECT_TRUE(find_samples(samples, "zeus_exporter_read_errors_total", {{"device", "gpu1"}}).empty());
+    // Labels in one order, every series: what Prometheus needs for stable identities.
+    const std::string body = *metrics->scrape(ExpositionFormat::PrometheusText).body;
+    EXPECT_NE(body.find("zeus_gpu_energy_joules_total{gpu=\"0\",uuid=\""), std::string::npos);
+    EXPECT_EQ(body.find("NaN"), std::string::npos);
+    // OpenMetrics when asked.
+    const auto om = metrics->scrape_for("application/openmetrics-text;version=1.0.0");
+    EXPECT_EQ(om.content_type, content_type(ExpositionFormat::OpenMetrics));
+    EXPECT_TRUE(om.body->ends_with("# EOF\n"));
+}
+
+TEST_F(DeviceMetricsTest, EnergyCounterFollowsTheSimulatorsGroundTruth) {
+    configure(R"({"clock": "virtual", "gpus": [{"model": "A100-SXM4-40GB"}]})");
+    Gpus gpus = Gpus::open(simulated());
+    auto metrics = start(gpus, nullptr, every(1h));
+    ASSERT_NE(metrics, nullptr);
+    int load = -1;
+    ASSERT_EQ(zeusSimLoadBegin(0, 0.7, &load), ZEUS_SIM_OK);
+    metrics->sample_now();
+    const double e0 = value(scrape(*metrics), "zeus_gpu_energy_joules_total", {{"gpu", "0"}});
+    const double t0 = truth(0);
+    advance(30);
+    metrics->sample_now();
+    const double e1 = value(scrape(*metrics), "zeus_gpu_energy_joules_total", {{"gpu", "0"}});
+    const double t1 = truth(0);
+    // The counter refreshes every 100 ms: each end may lag by one refresh at
+    // most 400 W, plus the counter's 1 mJ resolution.
+    EXPECT_NEAR(e1 - e0, t1 - t0, 2 * 0.1 * 400 + 2e-3);
+
+    // A driver reload: the counter restarts at zero, the exported total does not.
+    ASSERT_EQ(zeusSimInjectFault(0, "counter_reset", 0), ZEUS_SIM_OK);
+    advance(10);
+    metrics->sample_now();
+    const auto after = scrape(*metrics);
+    const double e2 = value(after, "zeus_gpu_energy_joules_total", {{"gpu", "0"}});
+    EXPECT_GE(e2, e1);
+    EXPECT_EQ(value(after, "zeus_gpu_energy_resets_total", {{"gpu", "0"}}), 1.0);
+    zeusSimLoadEnd(load);
+}
+
+TEST_F(DeviceMetricsTest, AFailedReadingIsLeftOutAndCounted) {
+    configure(R"({"gpus": [{"model": "A100-SXM4-40GB"}, {"model": "A100-SXM4-40GB"}]})");
+    Gpus gpus = Gpus::open(simulated());
+    auto metrics = start(gpus, nullptr, every(1h));
+    ASSERT_NE(metrics, nullptr);
+    const double before = value(scrape(*metrics), "zeus_gpu_energy_joules_total", {{"gpu", "0"}});
+    ASSERT_EQ(zeusSimInjectFault(0, "lost", 1), ZEUS_SIM_OK);
+    metrics->sample_now();
+    metrics->sample_now();
+    const auto samples = scrape(*metrics);
+    // Gauges of the lost GPU are gone (no stale value, no NaN) ...
+    EXPECT_TRUE(find_samples(samples, "zeus_gpu_power_instant_watts", {{"gpu", "0"}}).empty());
+    EXPECT_TRUE(find_samples(samples, "zeus_gpu_temperature_celsius", {{"gpu", "0"}}).empty());
+    // ... its energy counter holds its last value (a counter never vanishes
+    // and comes back lower) ...
+    EXPECT_EQ(value(samples, "zeus_gpu_energy_joules_total", {{"gpu", "0"}}), before);
+    // ... the failures are counted by device and reason, and GPU 1 is untouched.
+    EXPECT_GE(value(samples, "zeus_exporter_read_errors_total", {{"device", "gpu0"}, {"reason", "gpu_is_lost"}}), 2.0);
+    EXPECT_EQ(find_samples(samples, "zeus_gpu_power_instant_watts", {{"gpu", "1"}}).size(), 1U);
+    EXPECT_TRUE(find_samples(samples, "zeus_exporter_read_errors_total", {{"device", "gpu1"}}).empty());
+    ASSERT_EQ(zeusSimInjectFault(0, "lost", 0), ZEUS_SIM_OK);
+    metrics->sample_now();
+    EXPECT_EQ(find_samples(scrape(*metrics), "zeus_gpu_power_instant_watts", {{"gpu", "0"}}).size(), 1U);
+}
+
+TEST_F(DeviceMetricsTest, CpuPackagesAndDram) {
+    configure(R"({"gpus": [{"model": "A100-SXM4-40GB"}]})");
+    Gpus gpus = Gpus::open(simulated());
+    testing::FakePowercap powercap;
+    const auto zone0 = powercap.add_zone(0, "package-0", 1'000'000, 262143328850);
+    powercap.add_subzone(0, 0, 500'000, 65712999613);
+    const auto zone1 = powercap.add_zone(1, "package-1", 2'000'000, 262143328850);
+    CpuOptions cpu_options;
+    cpu_options.powercap_root = powercap.root().string();
+    Cpus cpus = Cpus::open(cpu_options);
+    ASSERT_EQ(cpus.size(), 2U) << (cpus.status() ? "" : cpus.status().error().describe());
+    auto metrics = start(gpus, &cpus, every(1h));
+    ASSERT_NE(metrics, nullptr);
+    powercap.set_energy(zone0, 6'000'000);  // +5 J
+    powercap.set_energy(zone1, 2'500'000);  // +0.5 J
+    metrics->sample_now();
+    const auto samples = scrape(*metrics);
+    EXPECT_NEAR(value(samples, "zeus_cpu_package_energy_joules_total",
+                      {{"package", "0"}, {"name", "package-0"}, {"hostname", "node-7"}}),
+                5.0, 1e-9);
+    EXPECT_NEAR(value(samples, "zeus_cpu_package_energy_joules_total", {{"package", "1"}}), 0.5, 1e-9);
+    EXPECT_EQ(find_samples(samples, "zeus_cpu_dram_energy_joules_total", {{"package", "0"}}).size(), 1U);
+    EXPECT_TRUE(find_samples(samples, "zeus_cpu_dram_energy_joules_total", {{"package", "1"}}).empty());
+}
+
+TEST_F(DeviceMetricsTest, UnknownGpuIndexAndBadPeriodAreClearErrors) {
+    configure(R"({"gpus": [{"model": "A100-SXM4-40GB"}, {"model": "A100-SXM4-40GB"}]})");
+    Gpus gpus = Gpus::open(simulated());
+    auto unknown = DeviceMetrics::start(gpus, nullptr, with_gpus({3}));
+    ASSERT_FALSE(unknown);
+    EXPECT_EQ(unknown.error().code, ErrorCode::NotFound);
+    EXPECT_NE(unknown.error().describe().find("GPU index 3 is unknown: the visible GPUs are 0-1"), std::string::npos)
+        << unknown.error().describe();
+    EXPECT_NE(unknown.error().describe().find("zeus show-env"), std::string::npos);
+    auto period = DeviceMetrics::start(gpus, nullptr, every(1ms));
+    ASSERT_FALSE(period);
+    EXPECT_EQ(period.error().code, ErrorCode::InvalidArgument);
+}
+
+TEST_F(DeviceMetricsTest, SamplesOnItsOwnPeriod) {
+    configure(R"({"gpus": [{"model": "A100-SXM4-40GB"}]})");
+    Gpus gpus = Gpus::open(simulated());
+    auto metrics = start(gpus, nullptr, every(50ms));
+    ASSERT_NE(metrics, nullptr);
+    const auto first = metrics->scrape(ExpositionFormat::PrometheusText).body;
+    std::this_thread::sleep_for(400ms);
+    EXPECT_GE(metrics->stats().sweeps, 3U);
+    EXPECT_NE(metrics->scrape(ExpositionFormat::PrometheusText).body, first) << "a new sweep publishes a new scrape";
+}
+
+}  // namespace
+}  // namespace zeus::metrics

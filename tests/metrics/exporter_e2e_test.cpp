@@ -1,0 +1,252 @@
+// End to end: `zeus exporter` over the GPU simulator under load, scraped
+// every second by a real Prometheus (Debian's package, on a loopback port).
+// What Prometheus computes from the scrapes -- increase() of the energy
+// counter, the power gauges -- is compared with the simulator's ground truth
+// over the same interval; a counter reset injected mid-way makes
+// increase() neither jump nor go negative. Plus the exporter's bad input.
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include <zeus_sim/zeus_sim.h>
+
+#include <arpa/inet.h>
+#include <chrono>
+#include <cmath>
+#include <fstream>
+#include <thread>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "integration/sim_fixture.hpp"
+#include "prometheus_servers.hpp"
+#include "support/command_output.hpp"
+
+namespace zeus::testing {
+namespace {
+
+using namespace std::chrono_literals;
+
+// The exporter's own settings and the simulated board's (docs/simulator.md).
+constexpr double kScrapeIntervalS = 1.0;
+constexpr double kSamplePeriodS = 0.25;    // --period of the exporter under test
+constexpr double kCounterRefreshS = 0.1;   // A100 energy counter refresh
+constexpr double kWindowS = 10.0;          // the interval compared with the truth
+
+class ExporterProcess : public ServerProcess {
+  public:
+    explicit ExporterProcess(std::vector<std::string> args)
+        : ServerProcess(Launch{ZEUS_CLI, "zeus exporter", with_subcommand(std::move(args)), "--listen=", "/metrics",
+                               std::nullopt},
+                        make_dir("exporter")) {}
+
+  private:
+    static std::vector<std::string> with_subcommand(std::vector<std::string> args) {
+        args.insert(args.begin(), "exporter");
+        return args;
+    }
+};
+
+double unix_now() {
+    return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+std::string url_encode(const std::string& text) {
+    std::string out;
+    for (const unsigned char c : text) {
+        if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
+            out += static_cast<char>(c);
+        } else {
+            out += fmt::format("%{:02X}", c);
+        }
+    }
+    return out;
+}
+
+// One instant query against Prometheus's HTTP API; the single result's value.
+std::optional<double> query(const PrometheusServer& prometheus, const std::string& promql, double at) {
+    const std::string body =
+        http_get(prometheus.base_url(), fmt::format("/api/v1/query?query={}&time={:.3f}", url_encode(promql), at));
+    const auto json = nlohmann::json::parse(body, nullptr, false);
+    if (json.is_discarded() || json.value("status", "") != "success") {
+        ADD_FAILURE() << promql << ": " << body;
+        return std::nullopt;
+    }
+    const auto& result = json["data"]["result"];
+    if (result.size() != 1 || !result[0].contains("value")) return std::nullopt;
+    return std::stod(result[0]["value"][1].get<std::string>());
+}
+
+class ExporterEndToEnd : public SimulatedGpus {};
+
+TEST_F(ExporterEndToEnd, PrometheusIncreaseMatchesTheGroundTruthAcrossACounterReset) {
+    configure(R"({"gpus": [{"model": "A100-SXM4-40GB"}, {"model": "A100-SXM4-40GB"}]})");
+    const Gpus gpus = Gpus::open(simulated());  // creates the shared state the exporter opens too
+    ASSERT_EQ(gpus.size(), 2U);
+    int loads[2] = {-1, -1};
+    ASSERT_EQ(zeusSimLoadBegin(0, 0.9, &loads[0]), ZEUS_SIM_OK) << zeusSimLastError();
+    ASSERT_EQ(zeusSimLoadBegin(1, 0.4, &loads[1]), ZEUS_SIM_OK);
+    ExporterProcess exporter({"--simulate", "--cpus", "none", "--period", std::to_string(kSamplePeriodS)});
+    ASSERT_TRUE(exporter.running()) << exporter.log();
+    PrometheusServer prometheus({"127.0.0.1:" + std::to_string(exporter.port())}, kScrapeIntervalS);
+    ASSERT_TRUE(prometheus.running()) << prometheus.log();
+
+    // Prometheus has scraped us at least twice before the window opens.
+    for (int i = 0; i < 100; ++i) {
+        auto n = query(prometheus, "count_over_time(up{job=\"zeus\"}[1m])", unix_now());
+        if (n && *n >= 2) break;
+        std::this_thread::sleep_for(100ms);
+    }
+    const double start = unix_now();
+    const double truth_start[2] = {truth(0), truth(1)};
+    std::this_thread::sleep_for(std::chrono::duration<double>(kWindowS / 2));
+    // A driver reload on GPU 0, mid-window: its counter restarts from 0.
+    ASSERT_EQ(zeusSimInjectFault(0, "counter_reset", 0), ZEUS_SIM_OK);
+    std::this_thread::sleep_for(std::chrono::duration<double>(kWindowS / 2));
+    const double end = unix_now();
+    const double truth_end[2] = {truth(0), truth(1)};
+    // Let Prometheus take the scrape that follows the window's end.
+    std::this_thread::sleep_for(std::chrono::duration<double>(1.5 * kScrapeIntervalS));
+    // PromQL ranges are whole milliseconds (the truth is off by < 0.5 ms of power).
+    const auto range_ms = std::lround((end - start) * 1000);
+    const double window = static_cast<double>(range_ms) / 1000;
+    const std::string range = fmt::format("{}ms", range_ms);
+
+    for (unsigned gpu = 0; gpu < 2; ++gpu) {
+        const double truth_j = truth_end[gpu] - truth_start[gpu];
+        const double power_w = truth_j / window;
+        const std::string series = fmt::format("zeus_gpu_energy_joules_total{{gpu=\"{}\"}}", gpu);
+        const auto increase = query(prometheus, fmt::format("increase({}[{}])", series, range), end);
+        ASSERT_TRUE(increase) << "no increase() for GPU " << gpu << "; exporter log:\n" << exporter.log();
+        // Why the two differ, each term a bound:
+        // - a scrape serves the last sweep, and a sweep reads a counter that
+        //   refreshed up to one refresh period earlier: each end of the
+        //   compared span is late by [0, sample period + refresh period],
+        //   so the span differs by at most that much at the average power;
+        // - increase() extrapolates the scraped span (at least the window
+        //   less one scrape interval) to the window with the rate inside it:
+        //   exact for steady power, off by the power's drift otherwise, which
+        //   the thermal model keeps under 2 % over seconds;
+        // - GPU 0's reset loses the energy between the last read before it
+        //   and the reset: at most one sample period plus one refresh.
+        double tolerance = power_w * (kSamplePeriodS + kCounterRefreshS) * window / (window - kScrapeIntervalS) +
+                           0.02 * truth_j;
+        if (gpu == 0) tolerance += power_w * (kSamplePeriodS + kCounterRefreshS);
+        std::printf("GPU %u: Prometheus increase %.1f J, ground truth %.1f J, error %+.1f J, bound %.1f J\n", gpu,
+                    *increase, truth_j, *increase - truth_j, tolerance);
+        EXPECT_NEAR(*increase, truth_j, tolerance) << "GPU " << gpu;
+        // A counter that decreased even once shows up in resets(); ours never does.
+        EXPECT_EQ(query(prometheus, fmt::format("resets({}[{}])", series, range), end).value_or(-1), 0.0)
+            << "GPU " << gpu;
+        // The power gauge, averaged over the window, is the average power
+        // (instant readings: 0.5 W noise, drift as above).
+        const auto gauge = query(
+            prometheus, fmt::format("avg_over_time(zeus_gpu_power_instant_watts{{gpu=\"{}\"}}[{}])", gpu, range), end);
+        ASSERT_TRUE(gauge);
+        EXPECT_NEAR(*gauge, power_w, 0.05 * power_w + 2) << "GPU " << gpu;
+    }
+    // The reset is seen and counted by the exporter.
+    EXPECT_EQ(query(prometheus, "zeus_gpu_energy_resets_total{gpu=\"0\"}", end).value_or(-1), 1.0);
+
+    // Prometheus's own linter accepts what we serve (names, types, units).
+    const auto exposition = exporter.dir() / "scrape.txt";
+    std::ofstream(exposition) << http_get(exporter.base_url(), "/metrics");
+    int code = 0;
+    const std::string lint = capture("promtool check metrics < " + exposition.string(), code);
+    EXPECT_EQ(code, 0) << lint;
+    const std::string config = capture(
+        "promtool check config " + std::string(ZEUS_SOURCE_DIR) + "/packaging/prometheus/zeus-scrape.yml", code);
+    EXPECT_EQ(code, 0) << config;
+    // Every query of the shipped Grafana dashboard runs against this data.
+    std::ifstream dashboard_file(std::string(ZEUS_SOURCE_DIR) + "/packaging/grafana/zeus-energy-dashboard.json");
+    const auto dashboard = nlohmann::json::parse(dashboard_file, nullptr, false);
+    ASSERT_FALSE(dashboard.is_discarded());
+    for (const auto& panel : dashboard["panels"]) {
+        for (const auto& target : panel["targets"]) {
+            std::string expr = target["expr"].get<std::string>();
+            for (const auto& [from, to] : {std::pair<std::string, std::string>{"$__rate_interval", "5s"},
+                                           {"$hostname", ".*"}}) {
+                for (auto at = expr.find(from); at != std::string::npos; at = expr.find(from)) expr.replace(at, from.size(), to);
+            }
+            (void)query(prometheus, expr, end);  // fails the test unless Prometheus accepts it
+        }
+    }
+    zeusSimLoadEnd(loads[0]);
+    zeusSimLoadEnd(loads[1]);
+}
+
+TEST_F(ExporterEndToEnd, BadInputIsAClearErrorNamingTheFix) {
+    configure(R"({"gpus": [{"model": "A100-SXM4-40GB"}, {"model": "A100-SXM4-40GB"}]})");
+    // A port already in use.
+    const int holder = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof addr;
+    ASSERT_EQ(::bind(holder, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+    ASSERT_EQ(::listen(holder, 1), 0);
+    ASSERT_EQ(::getsockname(holder, reinterpret_cast<sockaddr*>(&addr), &len), 0);
+    const std::string taken = "127.0.0.1:" + std::to_string(ntohs(addr.sin_port));
+    int code = 0;
+    std::string out = capture(fmt::format("{} exporter --simulate --cpus none --listen {}", ZEUS_CLI, taken), code);
+    ::close(holder);
+    EXPECT_EQ(code, 2) << out;
+    EXPECT_NE(out.find("cannot listen on " + taken), std::string::npos) << out;
+    EXPECT_NE(out.find("--listen"), std::string::npos) << out;
+
+    out = capture(fmt::format("{} exporter --simulate --cpus none --listen localhost", ZEUS_CLI), code);
+    EXPECT_EQ(code, 2) << out;
+    EXPECT_NE(out.find("--listen: TCP address 'localhost' has no port"), std::string::npos) << out;
+
+    out = capture(fmt::format("{} exporter --simulate --cpus none --gpus 7", ZEUS_CLI), code);
+    EXPECT_EQ(code, 2) << out;
+    EXPECT_NE(out.find("--gpus: no GPU 7; the valid indices are 0-1"), std::string::npos) << out;
+
+    out = capture(fmt::format("{} exporter --simulate --period 0", ZEUS_CLI), code);
+    EXPECT_EQ(code, 2) << out;
+    EXPECT_NE(out.find("--period 0 is outside"), std::string::npos) << out;
+}
+
+TEST_F(ExporterEndToEnd, RunPushesTheCommandsEnergyAsAHistogram) {
+    configure(R"({"gpus": [{"model": "A100-SXM4-40GB"}]})");
+    Pushgateway gateway;
+    int code = 0;
+    const std::string out = capture(
+        fmt::format("{} run --simulate --cpus none --format json --push-gateway {} --job batch -- sleep 0.3", ZEUS_CLI,
+                    gateway.base_url()),
+        code);
+    ASSERT_EQ(code, 0) << out;
+    const auto report = nlohmann::json::parse(out.substr(0, out.rfind('}') + 1), nullptr, false);
+    ASSERT_FALSE(report.is_discarded()) << out;
+    const double reported = report["devices"][0]["energy_j"].get<double>();
+    const auto samples = parse_exposition(http_get(gateway.base_url(), "/metrics"));
+    const std::map<std::string, std::string> series{{"job", "batch"}, {"window", "sleep"}, {"index", "0"}};
+    ASSERT_EQ(find_samples(samples, "energy_monitor_gpu_energy_joules_count", series).size(), 1U) << out;
+    EXPECT_EQ(find_samples(samples, "energy_monitor_gpu_energy_joules_count", series)[0].value, 1.0);
+    EXPECT_NEAR(find_samples(samples, "energy_monitor_gpu_energy_joules_sum", series)[0].value, reported,
+                1e-9 * reported);
+
+    // Bad input is refused before the command runs (it would have created the file).
+    const auto marker = dir_ / "ran";
+    std::string bad = capture(fmt::format("{} run --simulate --push-gateway 'http://a b:1' --job j -- touch {}",
+                                          ZEUS_CLI, marker.string()),
+                              code);
+    EXPECT_EQ(code, 125) << bad;
+    EXPECT_NE(bad.find("--push-gateway: Pushgateway URL 'http://a b:1' is malformed"), std::string::npos) << bad;
+    bad = capture(fmt::format("{} run --simulate --push-gateway {} -- touch {}", ZEUS_CLI, gateway.base_url(),
+                              marker.string()),
+                  code);
+    EXPECT_EQ(code, 125) << bad;
+    EXPECT_NE(bad.find("--push-gateway needs --job NAME"), std::string::npos) << bad;
+    EXPECT_FALSE(std::filesystem::exists(marker));
+    // An unreachable gateway is a warning: the command's exit code stands.
+    bad = capture(fmt::format("{} run --simulate --cpus none --push-gateway 127.0.0.1:{} --job j -- true", ZEUS_CLI,
+                              free_port()),
+                  code);
+    EXPECT_EQ(code, 0) << bad;
+    EXPECT_NE(bad.find("zeus: warning: pushing metrics to http://127.0.0.1:"), std::string::npos) << bad;
+}
+
+}  // namespace
+}  // namespace zeus::testing
