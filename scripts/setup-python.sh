@@ -21,7 +21,9 @@ REQUIREMENTS=(--no-deps
   narwhals==2.29.0 threadpoolctl==3.8.0
   # zeus_native's build backend and binding generator, and the test runner.
   nanobind==3.1.0 scikit-build-core==1.1.2 pathspec==1.1.1 packaging==26.3
-  pytest==9.2.0 iniconfig==2.3.1 pluggy==1.7.0 pygments==2.21.0)
+  pytest==9.2.0 iniconfig==2.3.1 pluggy==1.7.0 pygments==2.21.0
+  # The original batch-size optimizer client (zeus.optimizer.batch_size, tests/bso/).
+  pydantic==1.10.22)
 # A real framework without a GPU build, for zeus_native's sync_execution_with="jax"
 # test, in its own directory (.venv/frameworks, put on sys.path by that test
 # only): with a CPU-only JAX importable, the original's `python -m zeus.show_env`

@@ -14,6 +14,8 @@ PACKAGES=(
   # Real servers the metrics tests start on loopback ports (docs/metrics.md),
   # and the node exporter the metrics benchmark compares against.
   prometheus prometheus-pushgateway prometheus-node-exporter
+  # The batch-size optimizer's database layer (SOCI) and the servers its tests start.
+  libsoci-dev libsqlite3-dev libpq-dev postgresql sqlite3
 )
 
 missing=()

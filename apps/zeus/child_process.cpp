@@ -147,7 +147,7 @@ std::string signal_name(int signal) {
     }
 }
 
-Result<pid_t> spawn_command(const std::vector<std::string>& argv) {
+Result<pid_t> spawn_command(const std::vector<std::string>& argv, bool stdout_to_stderr) {
     if (argv.empty() || argv.front().empty()) {
         return Error{ErrorCode::InvalidArgument, "no command given",
                      "put the command after --, e.g. zeus run -- python train.py"};
@@ -167,8 +167,12 @@ Result<pid_t> spawn_command(const std::vector<std::string>& argv) {
     posix_spawnattr_setsigdefault(&attr, &defaults);
     posix_spawnattr_setsigmask(&attr, &none);
     posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
+    posix_spawn_file_actions_t files;
+    posix_spawn_file_actions_init(&files);
+    if (stdout_to_stderr) posix_spawn_file_actions_adddup2(&files, STDERR_FILENO, STDOUT_FILENO);
     pid_t pid = -1;
-    const int rc = ::posix_spawnp(&pid, args[0], nullptr, &attr, args.data(), environ);
+    const int rc = ::posix_spawnp(&pid, args[0], &files, &attr, args.data(), environ);
+    posix_spawn_file_actions_destroy(&files);
     posix_spawnattr_destroy(&attr);
     if (rc == 0) return pid;
     const std::string& command = argv.front();

@@ -69,7 +69,9 @@ struct ChildStatus {
 // blocked, sharing zeus's process group, standard streams and environment.
 // Errors: NotFound when there is no such command (a shell's 127), NoPermission
 // when it cannot be executed (a shell's 126), OperatingSystem otherwise.
-[[nodiscard]] Result<pid_t> spawn_command(const std::vector<std::string>& argv);
+// stdout_to_stderr: the command's standard output goes to zeus's standard
+// error, leaving standard output to zeus's report (`--output -`).
+[[nodiscard]] Result<pid_t> spawn_command(const std::vector<std::string>& argv, bool stdout_to_stderr = false);
 
 // The exit code a shell uses for a command that could not be started.
 [[nodiscard]] int spawn_failure_exit_code(const Error& error);

@@ -29,5 +29,6 @@ Command add_run(CLI::App& parent);
 Command add_profile(CLI::App& parent);
 Command add_power_limit(CLI::App& parent);
 Command add_exporter(CLI::App& parent);
+Command add_bso_server(CLI::App& parent);
 
 }  // namespace zeus::cli

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "commands.hpp"
+#include "option_checks.hpp"
 #include "cuda_load.hpp"
 #include "zeus/device/gpus.hpp"
 #include "zeus/platform/dynamic_library.hpp"
@@ -281,9 +282,9 @@ Command add_demo(CLI::App& parent) {
     auto* cmd = parent.add_subcommand("demo", "Measure the energy of a demo workload on every visible GPU");
     auto opts = std::make_shared<DemoOptions>();
     add_device_flags(*cmd, opts->device);
-    cmd->add_option("--seconds", opts->seconds, "How long the workload runs")->check(CLI::Range(0.1, 3600.0));
+    cmd->add_option("--seconds", opts->seconds, "How long the workload runs")->check(finite_number(0.1, 3600.0, "s"));
     cmd->add_option("--util", opts->utilization, "Simulated workload's GPU utilization")
-        ->check(CLI::Range(0.0, 1.0));
+        ->check(finite_number(0.0, 1.0, ""));
     return [opts]() { return run_demo(*opts); };
 }
 

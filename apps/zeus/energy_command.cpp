@@ -25,11 +25,11 @@ int run_energy(const MeasureOptions& opts) {
         std::cerr << "zeus: " << signals.error().describe() << "\n";
         return 1;
     }
+    const auto start = MonitorClock::now();  // the window's edge: --duration counts from here
     if (auto ok = session.monitor().begin_window("zeus.energy", false); !ok) {
         std::cerr << "zeus: " << ok.error().describe() << "\n";
         return 1;
     }
-    const auto start = MonitorClock::now();
     if (session.format() == OutputFormat::Human && !opts.duration_s) {
         std::cerr << "zeus: measuring; press Ctrl-C to stop\n";
     }

@@ -4,6 +4,7 @@
 #include <map>
 
 #include "commands.hpp"
+#include "option_checks.hpp"
 #include "zeus/platform/error.hpp"
 #include "zeus/version.hpp"
 
@@ -22,13 +23,14 @@ int main(int argc, char** argv) {
     remember(zeus::cli::add_profile(app));
     remember(zeus::cli::add_power_limit(app));
     remember(zeus::cli::add_exporter(app));
+    remember(zeus::cli::add_bso_server(app));
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
-        return app.exit(e);
+        return zeus::cli::report_parse_error(app, e);
     }
     if (app.get_subcommands().empty()) {
-        std::cerr << app.help() << "\nzeus: a subcommand is required (show-env, demo, power, energy, run, profile, power-limit, exporter)\n";
+        std::cerr << app.help() << "\nzeus: a subcommand is required (show-env, demo, power, energy, run, profile, power-limit, exporter, bso-server)\n";
         return 2;
     }
     try {

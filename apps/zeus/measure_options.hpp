@@ -31,11 +31,18 @@ struct MeasureOptions {
     std::string cpus = "all";  // the same for RAPL CPU packages
     double interval_s = 1.0;   // print / CPU sampling period (power, run)
     std::string format = "human";
-    std::string output;    // report destination; empty = standard output
+    // Report destination: a file, "-" for standard output, or empty for the
+    // default: standard output, or standard error when zeus runs a command
+    // (`runs_command`), whose output keeps standard output (docs/cli.md).
+    std::string output;
+    bool runs_command = false;
     std::string log_file;  // energy-window CSV log (the original's format)
     std::string trace;     // Chrome/Perfetto JSON trace (power, run)
     std::optional<double> duration_s;  // stop after this long (power, energy)
     std::string power_domain = "device_instant";  // power
+    // Window edges from the counters' next refreshes (EnergyMonitorOptions):
+    // for commands that have nothing to do right after an edge.
+    bool wait_for_counter_refresh = true;
 };
 
 // Which of the shared options a command takes.

@@ -1,6 +1,7 @@
 #include <CLI/CLI.hpp>
 #include "measure_session.hpp"
 
+#include "option_checks.hpp"
 #include "trace_writer.hpp"
 
 #include <fmt/format.h>
@@ -67,22 +68,25 @@ void add_measure_options(CLI::App& app, MeasureOptions& options, MeasureFlags wh
         ->capture_default_str();
     if (which.interval_help != nullptr) {
         app.add_option("--interval,--update-period", options.interval_s, which.interval_help)
-            ->check(CLI::Range(0.001, 86400.0))
+            ->check(finite_number(0.001, 86400.0, "s"))
             ->capture_default_str();
     }
     if (which.duration) {
         app.add_option("--duration", options.duration_s, "Stop after this many seconds instead of at Ctrl-C")
-            ->check(CLI::Range(0.0, 1e9));
+            ->check(finite_number(0.0, 1e9, "s"));
     }
     if (which.power_domain) {
         app.add_option("--power-domain", options.power_domain, "Power reading to show for GPUs")
-            ->check(CLI::IsMember({"device_instant", "device_average", "memory_average"}))
+            ->check(one_of({"device_instant", "device_average", "memory_average"}))
             ->capture_default_str();
     }
     app.add_option("--format", options.format, "Output format")
-        ->check(CLI::IsMember({"human", "csv", "json"}))
+        ->check(one_of({"human", "csv", "json"}))
         ->capture_default_str();
-    app.add_option("--output,-o", options.output, "Write the report to FILE instead of standard output");
+    app.add_option("--output,-o", options.output,
+                   options.runs_command ? "Write the report to FILE, or with - to standard output (the command's "
+                                          "output then goes to standard error); default: standard error"
+                                        : "Write the report to FILE instead of standard output");
     app.add_option("--log-file", options.log_file,
                    "Write the measured window to FILE as an energy-window CSV log (Zeus's format; replaced)");
     if (which.trace) {
@@ -124,7 +128,7 @@ Result<std::unique_ptr<MeasureSession>> MeasureSession::open(const MeasureOption
     if (!cpu_list) return cpu_list.error();
 
     // Files first: finding out that a path is wrong should not take opening every device.
-    if (!options.output.empty()) {
+    if (!options.output.empty() && options.output != "-") {
         if (auto ok = check_writable("--output", options.output); !ok) return ok.error();
     }
     if (!options.log_file.empty()) {
@@ -176,13 +180,17 @@ Result<std::unique_ptr<MeasureSession>> MeasureSession::open(const MeasureOption
     EnergyMonitorOptions mopts;
     mopts.gpu_indices = s->gpu_indices_;
     mopts.cpu_indices = s->cpu_indices_;
+    mopts.wait_for_counter_refresh = options.wait_for_counter_refresh;
     if (!options.log_file.empty()) mopts.log_file = options.log_file;
     auto monitor = EnergyMonitor::open(s->gpus_, &s->cpus_, s->soc_.get(), std::move(mopts));
     if (!monitor) return monitor.error();
     s->monitor_ = std::move(monitor).value();
 
     if (options.output.empty()) {
+        s->out_ = options.runs_command ? &std::cerr : &std::cout;
+    } else if (options.output == "-") {
         s->out_ = &std::cout;
+        s->command_stdout_to_stderr_ = options.runs_command;
     } else {
         s->out_file_ = std::make_unique<std::ofstream>(options.output, std::ios::out | std::ios::trunc);
         if (!*s->out_file_) {
@@ -231,10 +239,11 @@ EnergyReport MeasureSession::report(const Measurement& m, std::string command_na
     r.start_time = m.start_time;
     r.time_s = m.time.count();
     r.warnings = m.warnings;
+    r.simulated = !m.gpu_energy.empty() && gpus_.backend_info().simulated;
     for (const auto& [index, value] : m.gpu_energy) {
         std::string name = index < gpus_.size() ? gpus_[index].identity().name : std::string();
         r.devices.push_back({gpu_label(index), "gpu", index, std::move(name), value.energy.count(),
-                             source_key(value.source), value.warnings});
+                             source_key(value.source), value.warnings, value.lost});
     }
     for (const auto& [index, value] : m.cpu_energy) {
         std::string name = index < cpus_.size() ? cpus_[index].identity().zone_name : std::string();

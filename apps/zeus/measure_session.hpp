@@ -46,6 +46,8 @@ class MeasureSession {
     [[nodiscard]] PowerDomain power_domain() const { return domain_; }
     [[nodiscard]] std::ostream& out() { return out_file_ ? *out_file_ : *out_; }
     [[nodiscard]] const std::string& trace_path() const { return trace_path_; }
+    // True when the report takes standard output (`--output -`) from the command zeus runs.
+    [[nodiscard]] bool command_stdout_to_stderr() const { return command_stdout_to_stderr_; }
 
     // Starts a power monitor over the selected GPUs (none when no GPU is
     // selected). keep_all: keep every sample (for a trace), otherwise a few.
@@ -69,6 +71,7 @@ class MeasureSession {
     PowerDomain domain_ = PowerDomain::DeviceInstant;
     std::ostream* out_ = nullptr;
     std::unique_ptr<std::ofstream> out_file_;
+    bool command_stdout_to_stderr_ = false;
     std::string trace_path_;
     // Declared after the devices they read, so they are destroyed (threads joined) first.
     std::unique_ptr<PowerMonitor> power_monitor_;

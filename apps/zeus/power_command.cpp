@@ -93,8 +93,8 @@ int run_power(const MeasureOptions& opts) {
         if (next <= now) next = now + period;  // fell behind (suspended?): skip, do not burst
     }
 
+    const auto end = MonitorClock::now();  // the window's edge (end_window may then wait for the counters)
     auto measurement = session.monitor().end_window("zeus.power", false);
-    const auto end = MonitorClock::now();
     if (pm != nullptr) pm->stop();
     if (!measurement) {
         std::cerr << "zeus: " << measurement.error().describe() << "\n";
@@ -114,6 +114,7 @@ int run_power(const MeasureOptions& opts) {
         trace->add_window("zeus power", start, end, report);
         trace->writer().set_other_data("start_time", iso_utc(report.start_time));
         trace->writer().set_other_data("power_domain", opts.power_domain);
+        trace->writer().set_other_data("simulated", report.simulated);
         if (auto ok = trace->writer().write_file(session.trace_path()); !ok) {
             std::cerr << "zeus: " << ok.error().describe() << "\n";
             return 1;

@@ -5,11 +5,16 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <nlohmann/json.hpp>
+
 #include <iostream>
 #include <optional>
 
 #include "commands.hpp"
+#include "option_checks.hpp"
+#include "simulator_api.hpp"
 #include "trace_simulation.hpp"
+#include "zeus/device/gpus.hpp"
 #include "zeus/optimizer/power_limit_profile.hpp"
 #include "zeus/optimizer/power_limit_report.hpp"
 
@@ -148,15 +153,33 @@ std::string saving_cell(const optimizer::SelectorChoice& c) {
 int run_simulate(const SimulateFlags& f) {
     auto workloads = chosen_workloads(f);
     if (!workloads) return fail("simulate", workloads.error(), 2);
+    auto environment = GpuOptions::from_environment();
+    if (!environment) return fail("simulate", environment.error(), 2);
+    auto library = locate_simulator_library(environment->simulator_library);
+    if (!library) return fail("simulate", library.error(), 1);
+    auto presets = simulator_presets(*library);
+    if (!presets) return fail("simulate", presets.error(), 1);
+    auto preset = choose_preset(*presets, f.gpu_model, f.trace);
+    if (!preset) return fail("simulate", preset.error(), 2);
+    // Every workload fitted to the preset's range before anything runs.
+    std::vector<TraceWorkload> fitted;
+    std::vector<std::string> notes;
+    for (const auto& w : *workloads) {
+        auto fit = fit_to_preset(w, *preset, *presets);
+        if (!fit) return fail("simulate", fit.error(), 2);
+        if (!fit->note.empty()) notes.push_back(fit->note);
+        fitted.push_back(std::move(fit->workload));
+    }
+    if (notes.size() > 3) {
+        std::cerr << "zeus: power-limit simulate: warning: " << notes.front() << "\n"
+                  << "zeus: power-limit simulate: warning: and " << notes.size() - 1
+                  << " more workloads of this trace likewise\n";
+    } else {
+        for (const auto& n : notes) std::cerr << "zeus: power-limit simulate: warning: " << n << "\n";
+    }
     TraceSimulationPlan plan;
     plan.csv_path = f.trace;
-    plan.gpu_model = f.gpu_model.empty() ? gpu_model_of_trace(f.trace) : f.gpu_model;
-    if (plan.gpu_model.empty()) {
-        return fail("simulate",
-                    Error{ErrorCode::InvalidArgument, "cannot tell from the file name which GPU the trace was measured on",
-                          "give --gpu-model (a simulator preset such as A40 or V100-SXM2-16GB)", 0},
-                    2);
-    }
+    plan.gpu_model = preset->key;
     plan.gpu_count = f.gpus;
     plan.steps_per_epoch = f.steps_per_epoch;
     plan.optimizer.wait_steps = f.wait_steps;
@@ -171,6 +194,9 @@ int run_simulate(const SimulateFlags& f) {
     plan.report_selectors = *selectors;
 
     const bool table = f.selectors.format == "markdown";
+    // JSON with several workloads: one document, a list (no headers between documents).
+    const bool json_list = f.selectors.format == "json" && fitted.size() > 1;
+    nlohmann::ordered_json list = nlohmann::ordered_json::array();
     if (table) {
         std::cout << "| workload | batch | optimizer";
         for (const auto& s : *selectors) std::cout << " | " << s->name();
@@ -178,7 +204,7 @@ int run_simulate(const SimulateFlags& f) {
         for (std::size_t k = 0; k < selectors->size(); ++k) std::cout << "|---";
         std::cout << "|\n";
     }
-    for (const auto& workload : *workloads) {
+    for (const auto& workload : fitted) {
         auto report = simulate_trace(plan, workload);
         if (!report) return fail("simulate", Error{report.error().code, workload.name() + ": " + report.error().message,
                                                    report.error().hint, 0},
@@ -193,11 +219,20 @@ int run_simulate(const SimulateFlags& f) {
                 }
             }
             std::cout << " |\n" << std::flush;
+        } else if (json_list) {
+            nlohmann::ordered_json entry{{"dataset", workload.dataset},
+                                         {"network", workload.network},
+                                         {"batch_size", workload.batch_size},
+                                         {"optimizer", workload.optimizer},
+                                         {"gpu_model", plan.gpu_model},
+                                         {"report", nlohmann::ordered_json::parse(report->to_json())}};
+            list.push_back(std::move(entry));
         } else {
-            if (workloads->size() > 1) std::cout << "== " << workload.name() << "\n";
+            if (fitted.size() > 1) std::cout << "== " << workload.name() << "\n";
             print(*report, f.selectors.format);
         }
     }
+    if (json_list) std::cout << list.dump(2) << "\n" << std::flush;
     return 0;
 }
 
@@ -207,7 +242,7 @@ void add_selector_flags(CLI::App& app, SelectorFlags& f, bool markdown) {
                    "max-slowdown:F; default: time, energy, zeus-cost:eta=0.5, max-slowdown:1.1");
     std::vector<std::string> formats{"text", "json"};
     if (markdown) formats.emplace_back("markdown");
-    app.add_option("--format", f.format, "output format")->check(CLI::IsMember(formats))->capture_default_str();
+    app.add_option("--format", f.format, "output format")->check(one_of(formats))->capture_default_str();
 }
 
 }  // namespace
@@ -221,32 +256,35 @@ Command add_power_limit(CLI::App& parent) {
     r->add_option("--profile", report->profile, "profile JSON saved by the optimizer (profile_path)");
     r->add_option("--log", report->log, "energy-window CSV log recorded while the optimizer profiled");
     r->add_option("--world-size", report->world_size, "GPUs the energy sums over (default: the log's GPU columns, 1)")
-        ->check(CLI::Range(1, 1000000));
+        ->check(whole_number(1, 1000000));
     r->add_option("--steps", report->steps, "training steps per profiling window, to report per step")
-        ->check(CLI::Range(std::size_t{1}, std::size_t{1} << 40));
+        ->check(whole_number(1, 1LL << 40));
     add_selector_flags(*r, report->selectors, false);
 
     auto simulate = std::make_shared<SimulateFlags>();
     auto* s = app->add_subcommand("simulate", "run the optimizer on a simulated GPU following a measured power trace");
     s->add_option("--trace", simulate->trace, "power trace CSV (data/power-traces/summary_power_*.csv)")->required();
     s->add_option("--workload", simulate->workload, "DATASET/NETWORK, e.g. cifar100/shufflenetv2");
-    s->add_option("--batch-size", simulate->batch_size, "batch size")->check(CLI::PositiveNumber);
+    s->add_option("--batch-size", simulate->batch_size, "batch size")->check(whole_number(1, 1LL << 30));
     s->add_option("--optimizer", simulate->optimizer, "training optimizer, when the trace has several");
     s->add_flag("--all", simulate->all, "every workload of the trace");
     s->add_option("--gpu-model", simulate->gpu_model, "simulator preset (default: from the trace's file name)");
     s->add_option("--gpus", simulate->gpus, "simulated GPUs running the workload together")
-        ->check(CLI::Range(1, 16))
+        ->check(whole_number(1, 16))
         ->capture_default_str();
-    s->add_option("--wait-steps", simulate->wait_steps, "steps before profiling")->capture_default_str();
+    s->add_option("--wait-steps", simulate->wait_steps, "steps before profiling")
+        ->check(whole_number(0, 1000000))
+        ->capture_default_str();
     s->add_option("--warmup-steps", simulate->warmup_steps, "steps at each limit before its window")
+        ->check(whole_number(0, 1000000))
         ->capture_default_str();
     s->add_option("--profile-steps", simulate->profile_steps, "steps in each limit's window")
-        ->check(CLI::PositiveNumber)
+        ->check(whole_number(1, 1000000))
         ->capture_default_str();
-    s->add_option("--pl-step", simulate->pl_step, "W between candidate limits (default: the trace's spacing)")
-        ->check(CLI::PositiveNumber);
+    s->add_option("--pl-step", simulate->pl_step, "W between candidate limits (default: every traced limit)")
+        ->check(finite_number(1.0, 10000.0, "W"));
     s->add_option("--steps-per-epoch", simulate->steps_per_epoch, "training steps in one epoch")
-        ->check(CLI::Range(std::size_t{1}, std::size_t{1000000}))
+        ->check(whole_number(1, 1000000))
         ->capture_default_str();
     s->add_option("--use", simulate->selector, "the selector the optimizer goes with")->capture_default_str();
     add_selector_flags(*s, simulate->selectors, true);

@@ -36,10 +36,10 @@ struct IterationFailed {
     int exit_code = kZeusFailed;
 };
 
-profile::Target command_target(const std::vector<std::string>& argv) {
-    return [argv] {
+profile::Target command_target(const std::vector<std::string>& argv, bool stdout_to_stderr) {
+    return [argv, stdout_to_stderr] {
         std::cout.flush();
-        auto child = spawn_command(argv);
+        auto child = spawn_command(argv, stdout_to_stderr);
         if (!child) throw IterationFailed{child.error().describe(), spawn_failure_exit_code(child.error())};
         int raw = 0;
         while (::waitpid(*child, &raw, 0) < 0) {
@@ -150,7 +150,11 @@ int run_profile(const ProfileOptions& options) {
     measure.device.simulate = options.device.simulate || options.simulated_work.has_value();
     measure.gpus = options.gpus;
     measure.cpus = "none";  // the profiler measures GPU energy
+    // A trial's window begins right after its warm-up: waiting there would
+    // let the GPU cool, which is what the profiler controls.
+    measure.wait_for_counter_refresh = false;
     measure.output = options.output;
+    measure.runs_command = !options.command.empty();
     auto opened = MeasureSession::open(measure, false);
     if (!opened) {
         std::cerr << "zeus: profile: " << opened.error().describe() << "\n";
@@ -172,9 +176,10 @@ int run_profile(const ProfileOptions& options) {
         }
         target = std::move(t).value();
     } else {
-        target = command_target(options.command);
+        target = command_target(options.command, session.command_stdout_to_stderr());
     }
 
+    if (!options.quiet) std::cerr << "zeus: profile: " << describe_planned_work(*plan) << "\n" << std::flush;
     ProgressPrinter printer(!options.quiet && ::isatty(STDERR_FILENO) == 1);
     profile::ProfileContext ctx{session.gpus(), session.monitor()};
     ctx.progress = printer.function();
@@ -328,7 +333,9 @@ Command add_profile(CLI::App& parent) {
         ->capture_default_str();
     cmd->add_option("--format", opts->format, "Report format: human (the original's text) or json")
         ->capture_default_str();
-    cmd->add_option("--output,-o", opts->output, "Write the report to this file instead of standard output");
+    cmd->add_option("--output,-o", opts->output,
+                    "Write the report to FILE, or with - to standard output; default: standard output, or standard "
+                    "error when profiling a command (the command's output keeps standard output)");
     cmd->add_option("--plot", opts->plot, "Write an SVG plot of energy mean ± std per swept value to this file");
     cmd->add_flag("--quiet,-q", opts->quiet, "No progress on standard error");
     // The command: everything after -- (see `zeus run`).

@@ -4,10 +4,16 @@
 
 #include <cerrno>
 #include <cmath>
+#include <algorithm>
 #include <cstdlib>
+#include <numeric>
+#include <optional>
 
 namespace zeus::cli {
 namespace {
+
+// A day: longer windows or cool-downs are typing mistakes (1e9 s is 31 years).
+constexpr double kMaxDurationS = 86400.0;
 
 Error bad(std::string message, std::string hint) {
     return Error{ErrorCode::InvalidArgument, std::move(message), std::move(hint)};
@@ -27,11 +33,63 @@ Result<std::size_t> count(std::string_view option, long long value, long long mi
 }
 
 Result<double> duration(std::string_view option, double value, bool strict) {
-    if (!std::isfinite(value) || value < 0.0 || (strict && value == 0.0)) {
-        return bad(fmt::format("{} {}: must be a finite number of seconds {} 0", option, value, strict ? ">" : ">="),
+    if (!std::isfinite(value) || value < 0.0 || (strict && value == 0.0) || value > kMaxDurationS) {
+        return bad(fmt::format("{} {}: must be a finite number of seconds {} 0 and at most {:g} (a day)", option, value,
+                               strict ? ">" : ">=", kMaxDurationS),
                    "give seconds, e.g. 5 or 0.5");
     }
     return value;
+}
+
+// An option the mode would ignore, or one that fixes what the mode sweeps.
+std::optional<Error> contradictory_options(const ProfileOptions& o, ProfileMode mode) {
+    const ProfileOptions defaults;
+    const bool measurement_range = o.measurement_range != defaults.measurement_range;
+    const bool cooldown_range = o.cooldown_range != defaults.cooldown_range;
+    const std::string m(mode_name(mode));
+    auto clash = [&](std::string_view given, std::string_view why, std::string_view fix) {
+        return bad(fmt::format("--mode {} {} {}", m, why, given), std::string(fix));
+    };
+    switch (mode) {
+        case ProfileMode::Parameters:
+            if (o.measurement_duration) {
+                return clash("--measurement-duration", "sweeps the measurement duration, so it takes no",
+                             "give the durations to try with --measurement-range, or use --mode cooldown to hold it");
+            }
+            if (o.cooldown_duration) {
+                return clash("--cooldown-duration", "sweeps the cool-down duration, so it takes no",
+                             "give the durations to try with --cooldown-range, or use --mode measurement to hold it");
+            }
+            break;
+        case ProfileMode::Measurement:
+            if (o.measurement_duration) {
+                return clash("--measurement-duration", "sweeps the measurement duration, so it takes no",
+                             "give the durations to try with --measurement-range");
+            }
+            if (cooldown_range) {
+                return clash("--cooldown-range", "holds the cool-down fixed, so it takes no",
+                             "hold it with --cooldown-duration, or use --mode parameters to sweep both");
+            }
+            break;
+        case ProfileMode::Cooldown:
+            if (o.cooldown_duration) {
+                return clash("--cooldown-duration", "sweeps the cool-down duration, so it takes no",
+                             "give the durations to try with --cooldown-range");
+            }
+            if (measurement_range) {
+                return clash("--measurement-range", "holds the measurement duration fixed, so it takes no",
+                             "hold it with --measurement-duration, or use --mode parameters to sweep both");
+            }
+            break;
+        case ProfileMode::Measure:
+            if (measurement_range || cooldown_range) {
+                return clash(measurement_range ? "--measurement-range" : "--cooldown-range",
+                             "runs one trial at --measurement-duration and --cooldown-duration, so it takes no",
+                             "drop the range, or use --mode parameters to sweep");
+            }
+            break;
+    }
+    return std::nullopt;
 }
 
 }  // namespace
@@ -61,9 +119,9 @@ Result<std::vector<double>> parse_duration_list(std::string_view option, std::st
         if (entry.empty() || end != entry.c_str() + entry.size() || errno == ERANGE || !std::isfinite(v)) {
             return bad(fmt::format("{} {}: '{}' is not a number of seconds", option, whole, entry), hint);
         }
-        if (v < minimum || (strict && v == minimum)) {
-            return bad(fmt::format("{}: {} s is out of range (each duration must be {} {} s)", option, entry,
-                                   strict ? ">" : ">=", minimum),
+        if (v < minimum || (strict && v == minimum) || v > kMaxDurationS) {
+            return bad(fmt::format("{}: {} s is out of range (each duration must be {} {} s and at most {:g} s, a day)",
+                                   option, entry, strict ? ">" : ">=", minimum, kMaxDurationS),
                        hint);
         }
         values.push_back(v);
@@ -116,6 +174,7 @@ Result<ProfilePlan> plan_profile(const ProfileOptions& o) {
     if (!c) return c.error();
     p.cooldown_range = std::move(c).value();
 
+    if (auto contradiction = contradictory_options(o, p.mode)) return *contradiction;
     if (p.mode == ProfileMode::Measure && (!o.measurement_duration || !o.cooldown_duration)) {
         return bad("--mode measure needs both --measurement-duration and --cooldown-duration",
                    "run --mode parameters first to find them, e.g. --measurement-duration 5 --cooldown-duration 3");
@@ -160,6 +219,49 @@ Result<ProfilePlan> plan_profile(const ProfileOptions& o) {
                    "use --plot with --mode parameters, measurement or cooldown");
     }
     return p;
+}
+
+PlannedWork planned_work(const ProfilePlan& p) {
+    const auto sum = [](const std::vector<double>& v) { return std::accumulate(v.begin(), v.end(), 0.0); };
+    const auto longest = [](const std::vector<double>& v) { return *std::max_element(v.begin(), v.end()); };
+    const auto trials = static_cast<double>(p.trials);
+    // Each sweep: warm-up trials at its longest window without cool-down, then
+    // `trials` trials of cool-down + window per swept value (src/profile/profile.cpp).
+    const auto measurement_sweep = [&](double cooldown, std::size_t warmup_trials) {
+        return PlannedWork{warmup_trials + p.trials * p.measurement_range.size(),
+                           static_cast<double>(warmup_trials) * longest(p.measurement_range) +
+                               trials * (sum(p.measurement_range) +
+                                         cooldown * static_cast<double>(p.measurement_range.size()))};
+    };
+    const auto cooldown_sweep = [&](double measurement, std::size_t warmup_trials) {
+        return PlannedWork{warmup_trials + p.trials * p.cooldown_range.size(),
+                           static_cast<double>(warmup_trials) * measurement +
+                               trials * (sum(p.cooldown_range) +
+                                         measurement * static_cast<double>(p.cooldown_range.size()))};
+    };
+    switch (p.mode) {
+        case ProfileMode::Parameters: {
+            // The second sweep runs warm, without warm-up trials.
+            const PlannedWork m = measurement_sweep(longest(p.cooldown_range), p.warmup_trials);
+            const PlannedWork c = cooldown_sweep(longest(p.measurement_range), 0);
+            return {m.trials + c.trials, m.seconds + c.seconds};
+        }
+        case ProfileMode::Measurement: return measurement_sweep(p.cooldown_duration, p.warmup_trials);
+        case ProfileMode::Cooldown: return cooldown_sweep(p.measurement_duration, p.warmup_trials);
+        case ProfileMode::Measure: return {1, p.cooldown_duration + p.measurement_duration};
+    }
+    return {};
+}
+
+std::string describe_planned_work(const ProfilePlan& p) {
+    const PlannedWork w = planned_work(p);
+    const std::string length = w.seconds < 120.0 ? fmt::format("{:.0f} s", w.seconds)
+                               : w.seconds < 7200.0 ? fmt::format("{:.1f} min", w.seconds / 60.0)
+                                                    : fmt::format("{:.1f} h", w.seconds / 3600.0);
+    return fmt::format("planned: {} trial{}, about {} of measurement and cool-down (plus calibration and {} warm-up "
+                       "iteration{} per trial)",
+                       w.trials, w.trials == 1 ? "" : "s", length, p.warmup_iterations,
+                       p.warmup_iterations == 1 ? "" : "s");
 }
 
 }  // namespace zeus::cli

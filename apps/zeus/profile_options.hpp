@@ -69,4 +69,15 @@ struct ProfilePlan {
 
 [[nodiscard]] std::string_view mode_name(ProfileMode mode);
 
+// What a plan will run before it starts: trials (warm-up trials included)
+// and their cool-down plus measurement seconds. Calibration and warm-up
+// iterations come on top; their length is only known once calibrated.
+struct PlannedWork {
+    std::size_t trials = 0;
+    double seconds = 0.0;
+};
+[[nodiscard]] PlannedWork planned_work(const ProfilePlan& plan);
+// "planned: 50 trials, about 5.2 min of measurement and cool-down (plus calibration and 10 warm-up iterations per trial)"
+[[nodiscard]] std::string describe_planned_work(const ProfilePlan& plan);
+
 }  // namespace zeus::cli

@@ -47,7 +47,7 @@ std::string status_line(const EnergyReport& r) {
 double EnergyReport::total_energy_j() const {
     double total = 0.0;
     for (const auto& d : devices) {
-        if (d.kind != "soc") total += d.energy_j;
+        if (d.kind != "soc" && !d.lost) total += d.energy_j;
     }
     return total;
 }
@@ -85,6 +85,7 @@ nlohmann::ordered_json report_json(const EnergyReport& r) {
     if (r.interrupted_by) j["interrupted_by"] = signal_name(*r.interrupted_by);
     j["start_time"] = iso_utc(r.start_time);
     j["time_s"] = number(r.time_s);
+    j["simulated"] = r.simulated;
     nlohmann::ordered_json devices = nlohmann::ordered_json::array();
     for (const auto& d : r.devices) {
         nlohmann::ordered_json dj;
@@ -92,9 +93,10 @@ nlohmann::ordered_json report_json(const EnergyReport& r) {
         dj["kind"] = d.kind;
         dj["index"] = d.index ? nlohmann::ordered_json(*d.index) : nlohmann::ordered_json();
         dj["name"] = d.name;
-        dj["energy_j"] = number(d.energy_j);
-        dj["average_power_w"] = number(average_power(d.energy_j, r.time_s));
+        dj["energy_j"] = d.lost ? nlohmann::ordered_json() : number(d.energy_j);
+        dj["average_power_w"] = d.lost ? nlohmann::ordered_json() : number(average_power(d.energy_j, r.time_s));
         dj["source"] = d.source;
+        dj["lost"] = d.lost;
         dj["warnings"] = d.warnings;
         devices.push_back(std::move(dj));
     }
@@ -115,13 +117,18 @@ std::string render_report(const EnergyReport& r, OutputFormat format, bool json_
             return line.dump() + "\n";
         }
         case OutputFormat::Csv: {
-            std::string out = "device,kind,index,name,time_s,energy_j,average_power_w,source,warnings\n";
+            std::string out = "device,kind,index,name,time_s,energy_j,average_power_w,source,warnings,simulated\n";
             for (const auto& d : r.devices) {
                 std::string warnings;
                 for (const auto& w : d.warnings) warnings += (warnings.empty() ? "" : "; ") + w;
-                out += fmt::format("{},{},{},{},{:.6f},{:.6f},{:.6f},{},{}\n", csv_field(d.device), d.kind,
+                // A lost device has no energy: empty fields, source "lost".
+                const std::string energy = d.lost ? std::string() : fmt::format("{:.6f}", d.energy_j);
+                const std::string power =
+                    d.lost ? std::string() : fmt::format("{:.6f}", average_power(d.energy_j, r.time_s));
+                out += fmt::format("{},{},{},{},{:.6f},{},{},{},{},{}\n", csv_field(d.device), d.kind,
                                    d.index ? std::to_string(*d.index) : std::string(), csv_field(d.name), r.time_s,
-                                   d.energy_j, average_power(d.energy_j, r.time_s), d.source, csv_field(warnings));
+                                   energy, power, d.lost ? "lost" : d.source, csv_field(warnings),
+                                   d.kind == "gpu" && r.simulated ? "true" : "false");
             }
             return out;
         }
@@ -138,6 +145,7 @@ std::string render_report(const EnergyReport& r, OutputFormat format, bool json_
     }
     if (const auto status = status_line(r); !status.empty()) out += fmt::format("Status:   {}\n", status);
     out += fmt::format("Time:     {:.3f} s\n", r.time_s);
+    if (r.simulated) out += "GPUs:     simulated (the Zeus GPU simulator, not real hardware)\n";
     if (r.devices.empty()) {
         out += "No device was measured.\n";
     } else {
@@ -146,6 +154,11 @@ std::string render_report(const EnergyReport& r, OutputFormat format, bool json_
         out += fmt::format("{:<8} {:<{}} {:>12} {:>14}  {}\n", "Device", "Name", name_width, "Energy (J)",
                            "Avg power (W)", "Source");
         for (const auto& d : r.devices) {
+            if (d.lost) {
+                out += fmt::format("{:<8} {:<{}} {:>12} {:>14}  {}\n", d.device, d.name, name_width, "lost", "-",
+                                   "lost (see warnings; not in the total)");
+                continue;
+            }
             out += fmt::format("{:<8} {:<{}} {:>12.3f} {:>14.2f}  {}\n", d.device, d.name, name_width, d.energy_j,
                                average_power(d.energy_j, r.time_s), source_label(d.source));
         }

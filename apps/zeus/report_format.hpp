@@ -23,6 +23,7 @@ struct DeviceEnergy {
     double energy_j = 0.0;
     std::string source;  // "energy_counter", "integrated_power", "instant_power_approximation"
     std::vector<std::string> warnings;
+    bool lost = false;  // the device stopped answering: no energy (left out of the total, see warnings)
 };
 
 // The result of `zeus energy`, `zeus run` or the end of `zeus power`.
@@ -35,8 +36,9 @@ struct EnergyReport {
     double time_s = 0.0;
     std::vector<DeviceEnergy> devices;
     std::vector<std::string> warnings;  // about the window as a whole
+    bool simulated = false;             // the GPUs are the Zeus GPU simulator's
 
-    // Every GPU, CPU and DRAM value (SoC metrics overlap the rest and are left out).
+    // Every GPU, CPU and DRAM value (SoC metrics overlap the rest and lost devices have none).
     [[nodiscard]] double total_energy_j() const;
 };
 

@@ -19,6 +19,7 @@
 #include "commands.hpp"
 #include "measure_session.hpp"
 #include "run_push.hpp"
+#include "scratch_directory.hpp"
 
 namespace zeus::cli {
 namespace {
@@ -51,6 +52,16 @@ int run_command(const RunOptions& opts) {
         std::cerr << "zeus: " << gateway.error().describe() << "\n";
         return kZeusFailed;
     }
+    // Simulated GPUs: the command must run on the ones measured here.
+    std::optional<SimulatorSharedWithChildren> simulator;
+    if (auto env = GpuOptions::from_environment(); env && (opts.measure.device.simulate || env->simulate)) {
+        auto shared = SimulatorSharedWithChildren::arrange(env->simulator_library);
+        if (!shared) {
+            std::cerr << "zeus: " << shared.error().describe() << "\n";
+            return kZeusFailed;
+        }
+        simulator.emplace(std::move(shared).value());
+    }
     auto opened = MeasureSession::open(opts.measure, true);
     if (!opened) {
         std::cerr << "zeus: " << opened.error().describe() << "\n";
@@ -75,19 +86,21 @@ int run_command(const RunOptions& opts) {
     const auto gpu_count = session.gpu_indices().size();
     CpuPowerSampler cpu_sampler(session.cpus(), session.cpu_indices());
 
+    // The window's edges: taken when begin/end_window are called (each may
+    // then wait for the counters to refresh), so the trace's span matches it.
+    const auto start = MonitorClock::now();
     if (auto ok = session.monitor().begin_window("zeus.run", false); !ok) {
         std::cerr << "zeus: " << ok.error().describe() << "\n";
         return kZeusFailed;
     }
-    const auto start = MonitorClock::now();
     std::optional<TraceRecorder> trace;
     if (tracing) trace.emplace("zeus run: " + command_line(opts.command), start);
-    auto last_cpu = start;
+    auto last_cpu = MonitorClock::now();  // CPU power from here: begin_window may have waited
     if (tracing) cpu_sampler.sample(last_cpu);
 
     std::cout.flush();
     std::cerr.flush();
-    auto child = spawn_command(opts.command);
+    auto child = spawn_command(opts.command, session.command_stdout_to_stderr());
     if (!child) {
         (void)session.monitor().end_window("zeus.run", false, true);
         std::cerr << "zeus: " << child.error().describe() << "\n";
@@ -133,8 +146,8 @@ int run_command(const RunOptions& opts) {
         }
     }
 
-    auto measurement = session.monitor().end_window("zeus.run", false);
     const auto end = MonitorClock::now();
+    auto measurement = session.monitor().end_window("zeus.run", false);
     if (pm != nullptr) pm->stop();
     const int command_exit = status ? status->shell_exit_code() : kZeusFailed;
     if (!measurement) {
@@ -156,6 +169,7 @@ int run_command(const RunOptions& opts) {
         trace->add_window(command_line(opts.command), start, end, report);
         trace->writer().set_other_data("start_time", iso_utc(report.start_time));
         trace->writer().set_other_data("command", opts.command);
+        trace->writer().set_other_data("simulated", report.simulated);
         if (auto ok = trace->writer().write_file(session.trace_path()); !ok) {
             std::cerr << "zeus: " << ok.error().describe() << "\n";
             return command_exit != 0 ? command_exit : kZeusFailed;
@@ -171,6 +185,7 @@ Command add_run(CLI::App& parent) {
         "run", "Run a command and report its time, energy per device and average power (zeus run [options] -- CMD ...)");
     auto opts = std::make_shared<RunOptions>();
     opts->measure.interval_s = 0.1;
+    opts->measure.runs_command = true;  // before the options, for --output's help
     add_measure_options(
         *cmd, opts->measure,
         MeasureFlags{"Seconds between CPU power samples in the trace (GPU power is sampled as often as it changes)",

@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "commands.hpp"
+#include "option_checks.hpp"
 #include "zeus/report/environment_report.hpp"
 
 namespace zeus::cli {
@@ -23,7 +24,7 @@ Command add_show_env(CLI::App& parent) {
     };
     auto opts = std::make_shared<Options>();
     add_device_flags(*cmd, opts->device);
-    cmd->add_option("--format", opts->format, "Output format")->check(CLI::IsMember({"human", "json"}));
+    cmd->add_option("--format", opts->format, "Output format")->check(one_of({"human", "json"}));
     cmd->add_flag("--check-control", opts->check_control,
                   "Find out whether the power limit may be changed by re-applying each GPU's current limit");
     return [opts]() {

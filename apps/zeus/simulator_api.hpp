@@ -4,12 +4,25 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "zeus/device/gpus.hpp"
 #include "zeus/platform/dynamic_library.hpp"
 #include "zeus/platform/error.hpp"
 
 namespace zeus::cli {
+
+// One of the simulator's GPU models (zeusSimPresetInfo).
+struct SimulatorPreset {
+    std::string key;                       // "RTX6000"
+    std::string name;                      // "Quadro RTX 6000"
+    std::vector<std::string> trace_names;  // "rtx6000", "quadrortx6000"
+    double limit_min_w = 0, limit_max_w = 0, limit_default_w = 0;
+    bool energy_counter = true;
+};
+
+// The presets of the simulator library at `library_path` (it need not be open).
+[[nodiscard]] Result<std::vector<SimulatorPreset>> simulator_presets(const std::string& library_path);
 
 struct SimulatorApi {
     // The library is already loaded: opening it only takes a reference.

@@ -12,6 +12,7 @@
 #include <sstream>
 #include <utility>
 
+#include "scratch_directory.hpp"
 #include "simulator_api.hpp"
 #include "zeus/device/gpus.hpp"
 #include "zeus/monitor/energy_monitor.hpp"
@@ -34,33 +35,6 @@ std::vector<std::string> split(const std::string& line) {
     return fields;
 }
 
-// A temporary directory removed with everything in it when this goes.
-class ScratchDirectory {
-  public:
-    static Result<ScratchDirectory> create() {
-        std::error_code ec;
-        std::string pattern = (std::filesystem::temp_directory_path(ec) / "zeus-power-limit-XXXXXX").string();
-        if (ec || ::mkdtemp(pattern.data()) == nullptr) {
-            return Error{ErrorCode::OperatingSystem, "cannot create a temporary directory for the simulator",
-                         "set TMPDIR to a writable directory", 0};
-        }
-        return ScratchDirectory(pattern);
-    }
-    ScratchDirectory(ScratchDirectory&& other) noexcept : path_(std::exchange(other.path_, {})) {}
-    ScratchDirectory(const ScratchDirectory&) = delete;
-    ScratchDirectory& operator=(const ScratchDirectory&) = delete;
-    ScratchDirectory& operator=(ScratchDirectory&&) = delete;
-    ~ScratchDirectory() {
-        std::error_code ec;
-        if (!path_.empty()) std::filesystem::remove_all(path_, ec);
-    }
-    [[nodiscard]] const std::filesystem::path& path() const { return path_; }
-
-  private:
-    explicit ScratchDirectory(std::filesystem::path path) : path_(std::move(path)) {}
-    std::filesystem::path path_;
-};
-
 std::string simulator_config(const TraceSimulationPlan& plan, const TraceWorkload& workload) {
     const double min_w = workload.limits_w.front();
     const double max_w = workload.limits_w.back();
@@ -75,12 +49,85 @@ std::string TraceWorkload::name() const {
     return fmt::format("{}/{} batch {} {}", dataset, network, batch_size, optimizer);
 }
 
-std::string gpu_model_of_trace(const std::string& csv_path) {
-    std::string file = std::filesystem::path(csv_path).filename().string();
-    std::transform(file.begin(), file.end(), file.begin(), [](unsigned char c) { return std::tolower(c); });
-    if (file.find("a40") != std::string::npos) return "A40";
-    if (file.find("v100") != std::string::npos) return "V100-SXM2-16GB";
-    return {};
+namespace {
+
+// Lower case, letters and digits only: "Quadro RTX-6000" → "quadrortx6000".
+std::string folded(std::string_view text) {
+    std::string out;
+    for (const unsigned char c : text) {
+        if (std::isalnum(c) != 0) out.push_back(static_cast<char>(std::tolower(c)));
+    }
+    return out;
+}
+
+std::string range_text(double min_w, double max_w) { return fmt::format("{:g}–{:g} W", min_w, max_w); }
+
+std::vector<std::string> presets_fitting(const std::vector<SimulatorPreset>& presets, double min_w, double max_w) {
+    std::vector<std::string> fit;
+    for (const auto& p : presets) {
+        if (p.limit_min_w <= min_w && max_w <= p.limit_max_w) {
+            fit.push_back(fmt::format("{} ({})", p.key, range_text(p.limit_min_w, p.limit_max_w)));
+        }
+    }
+    return fit;
+}
+
+}  // namespace
+
+Result<SimulatorPreset> choose_preset(const std::vector<SimulatorPreset>& presets, const std::string& gpu_model,
+                                     const std::string& csv_path) {
+    if (!gpu_model.empty()) {
+        const std::string wanted = folded(gpu_model);
+        for (const auto& p : presets) {
+            if (wanted == folded(p.key) || wanted == folded(p.name)) return p;
+        }
+        std::vector<std::string> keys;
+        for (const auto& p : presets) keys.push_back(p.key);
+        return Error{ErrorCode::InvalidArgument, fmt::format("--gpu-model {}: no such simulator preset", gpu_model),
+                     fmt::format("use one of {}", fmt::join(keys, ", ")), 0};
+    }
+    std::string stem = std::filesystem::path(csv_path).stem().string();
+    std::transform(stem.begin(), stem.end(), stem.begin(), [](unsigned char c) { return std::tolower(c); });
+    if (stem.starts_with("summary_power_")) stem.erase(0, std::string_view("summary_power_").size());
+    const std::string gpu = folded(stem);
+    std::vector<std::string> known;
+    for (const auto& p : presets) {
+        for (const auto& n : p.trace_names) {
+            if (gpu == n) return p;
+            known.push_back(n);
+        }
+        if (!gpu.empty() && gpu == folded(p.key)) return p;
+    }
+    return Error{ErrorCode::InvalidArgument,
+                 fmt::format("cannot tell from the file name {} which GPU the trace was measured on",
+                             std::filesystem::path(csv_path).filename().string()),
+                 fmt::format("name it summary_power_<gpu>.csv with <gpu> one of {}, or give --gpu-model",
+                             fmt::join(known, ", ")),
+                 0};
+}
+
+Result<FittedWorkload> fit_to_preset(const TraceWorkload& workload, const SimulatorPreset& preset,
+                                     const std::vector<SimulatorPreset>& presets) {
+    FittedWorkload fitted{workload, {}};
+    auto& limits = fitted.workload.limits_w;
+    limits.clear();
+    for (const double w : workload.limits_w) {
+        if (w >= preset.limit_min_w && w <= preset.limit_max_w) limits.push_back(w);
+    }
+    if (limits.size() == workload.limits_w.size()) return fitted;
+    const double min_w = workload.limits_w.front(), max_w = workload.limits_w.back();
+    const auto fit = presets_fitting(presets, min_w, max_w);
+    const std::string what = fmt::format("{} was traced at {}, outside {}'s power-limit range {}", workload.name(),
+                                         range_text(min_w, max_w), preset.key,
+                                         range_text(preset.limit_min_w, preset.limit_max_w));
+    const std::string which = fit.empty() ? std::string("no preset takes the whole range")
+                                          : fmt::format("presets that take the whole range: {}", fmt::join(fit, ", "));
+    if (limits.size() < 2) {
+        return Error{ErrorCode::InvalidArgument, fmt::format("{}; fewer than two traced limits fit", what),
+                     fmt::format("choose another --gpu-model; {}", which), 0};
+    }
+    fitted.note = fmt::format("{}; profiling only the {} traced limits inside it ({})", what, limits.size(), which);
+    return fitted;
 }
 
 Result<std::vector<TraceWorkload>> read_trace_workloads(const std::string& csv_path) {
@@ -127,7 +174,7 @@ Result<std::vector<TraceWorkload>> read_trace_workloads(const std::string& csv_p
 }
 
 Result<optimizer::PowerLimitReport> simulate_trace(const TraceSimulationPlan& plan, const TraceWorkload& workload) {
-    auto scratch = ScratchDirectory::create();
+    auto scratch = ScratchDirectory::create("zeus-power-limit");
     if (!scratch) return scratch.error();
     const auto config = scratch->path() / "simulator.json";
     std::ofstream(config) << simulator_config(plan, workload);
@@ -161,7 +208,9 @@ Result<optimizer::PowerLimitReport> simulate_trace(const TraceSimulationPlan& pl
     if (!monitor) return monitor.error();
     optimizer::PowerLimitOptimizerOptions o = plan.optimizer;
     if (o.pl_step.count() == 0) {
-        o.pl_step = Watts(workload.limits_w.back() - workload.limits_w[workload.limits_w.size() - 2]);
+        // Every traced limit: traces are often unevenly spaced (260, 250, 225, ... W).
+        for (const double w : workload.limits_w) o.power_limits.emplace_back(w);
+        o.pl_step = Watts(1.0);  // unused with explicit limits, but must be valid
     }
     auto created = optimizer::GlobalPowerLimitOptimizer::create(gpus, **monitor, o);
     if (!created) return created.error();

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "simulator_api.hpp"
 #include "zeus/optimizer/power_limit_optimizer.hpp"
 #include "zeus/optimizer/power_limit_report.hpp"
 #include "zeus/platform/error.hpp"
@@ -30,15 +31,29 @@ struct TraceWorkload {
 // file, the line and the column.
 [[nodiscard]] Result<std::vector<TraceWorkload>> read_trace_workloads(const std::string& csv_path);
 
-// The simulator preset for the GPU a trace was measured on, from the file
-// name (summary_power_a40.csv → A40); empty when it cannot be told.
-[[nodiscard]] std::string gpu_model_of_trace(const std::string& csv_path);
+// The preset named by `gpu_model` (key or NVML name, case-insensitive) or,
+// when it is empty, the one the trace was measured on, from its file name
+// (summary_power_<gpu>.csv: a40, v100, p100, rtx6000, t4, ... in any case).
+// Errors list the names that are known.
+[[nodiscard]] Result<SimulatorPreset> choose_preset(const std::vector<SimulatorPreset>& presets,
+                                                  const std::string& gpu_model, const std::string& csv_path);
+
+// `workload` restricted to the limits `preset` accepts. `note` is empty when
+// every traced limit fits; otherwise it names the trace's range, the
+// preset's and the presets that fit the whole trace. An error (with the
+// same names) when fewer than two limits fit.
+struct FittedWorkload {
+    TraceWorkload workload;
+    std::string note;
+};
+[[nodiscard]] Result<FittedWorkload> fit_to_preset(const TraceWorkload& workload, const SimulatorPreset& preset,
+                                                   const std::vector<SimulatorPreset>& presets);
 
 struct TraceSimulationPlan {
     std::string csv_path;
     std::string gpu_model;  // simulator preset, e.g. "A40"
     unsigned gpu_count = 1;
-    // pl_step is replaced by the trace's own spacing when it is 0.
+    // pl_step 0: every traced limit is a candidate (however unevenly spaced).
     optimizer::PowerLimitOptimizerOptions optimizer;
     std::size_t steps_per_epoch = 100;
     std::vector<optimizer::SelectorPtr> report_selectors;

@@ -6,6 +6,7 @@
 #include "config.h"
 #include "counters.h"
 #include "last_error.h"
+#include "presets.h"
 #include "session.h"
 #include "zeus_sim/zeus_sim.h"
 
@@ -105,6 +106,25 @@ zeusSimStatus_t zeusSimIsVirtualClock(int* is_virtual) {
 
 zeusSimStatus_t zeusSimGroundTruthEnergy(unsigned gpu, double* joules) {
   return read_gpu(gpu, joules, "joules", [](const GpuState& g) { return g.dyn.energy_j; });
+}
+
+zeusSimStatus_t zeusSimPowerSensorEnergy(unsigned gpu, double* joules, long long* refreshed_unix_us,
+                                         double* reading_w) {
+  return api_call([&] {
+    require(joules, "joules");
+    require(refreshed_unix_us, "refreshed_unix_us");
+    require(reading_w, "reading_w");
+    auto sim = open_simulator();
+    double refreshed_s = 0;
+    sim->with_gpu(gpu, [&](SharedState& s, double) {
+      const GpuDynamics& d = s.gpus[gpu].dyn;
+      *joules = d.sensor_energy_j;
+      *reading_w = d.instant_power_w;
+      refreshed_s = d.power_refreshed_s;
+      return 0;
+    });
+    *refreshed_unix_us = sim->unix_us_at(refreshed_s);
+  });
 }
 
 zeusSimStatus_t zeusSimTruePower(unsigned gpu, double* watts) {
@@ -211,6 +231,33 @@ zeusSimStatus_t zeusSimGetGpuStatus(unsigned gpu, zeusSimGpuStatus_t* status) {
       status->lost = g.dyn.lost ? 1 : 0;
       return 0;
     });
+  });
+}
+
+unsigned zeusSimPresetCount(void) { return static_cast<unsigned>(preset_count()); }
+
+zeusSimStatus_t zeusSimPresetInfo(unsigned index, zeusSimPresetInfo_t* info) {
+  return api_call([&] {
+    require(info, "info");
+    if (info->size != sizeof(zeusSimPresetInfo_t)) {
+      throw SimError(Status::kInvalidArgument, "info->size must be set to sizeof(zeusSimPresetInfo_t)");
+    }
+    const auto preset = preset_summary(index);
+    if (!preset) {
+      throw SimError(Status::kNotFound,
+                     "no preset " + std::to_string(index) + " (there are " + std::to_string(preset_count()) + ")");
+    }
+    const auto copy = [](char* dst, std::size_t size, const char* src) {
+      std::strncpy(dst, src, size - 1);
+      dst[size - 1] = '\0';
+    };
+    copy(info->key, sizeof info->key, preset->key);
+    copy(info->name, sizeof info->name, preset->name);
+    copy(info->trace_names, sizeof info->trace_names, preset->trace_names);
+    info->limit_min_w = preset->limit_min_w;
+    info->limit_max_w = preset->limit_max_w;
+    info->limit_default_w = preset->limit_default_w;
+    info->energy_counter_supported = preset->energy_counter ? 1 : 0;
   });
 }
 

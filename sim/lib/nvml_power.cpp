@@ -1,5 +1,6 @@
 // Energy, power, temperature and power-limit queries. Readings come from the
 // simulated sensors (see src/counters.h), never from the ground truth.
+#include <cstdlib>
 #include <type_traits>
 
 #include "nvml_common.h"
@@ -12,11 +13,22 @@ static_assert(std::is_same_v<decltype(&nvmlDeviceGetTotalEnergyConsumption), nvm
 static_assert(std::is_same_v<decltype(&nvmlDeviceGetPowerUsage), nvmlDeviceGetPowerUsage_fn>);
 static_assert(std::is_same_v<decltype(&nvmlDeviceGetFieldValues), nvmlDeviceGetFieldValues_fn>);
 static_assert(std::is_same_v<decltype(&nvmlDeviceGetTemperature), nvmlDeviceGetTemperature_fn>);
+static_assert(std::is_same_v<decltype(&nvmlDeviceGetTemperatureV), nvmlDeviceGetTemperatureV_fn>);
+static_assert(std::is_same_v<decltype(&nvmlDeviceGetC2cModeInfoV), nvmlDeviceGetC2cModeInfoV_fn>);
+static_assert(nvmlTemperature_v1 == 0x100000C);  // NVML's value (sizeof 12, version 1)
 static_assert(std::is_same_v<decltype(&nvmlDeviceSetPowerManagementLimit), nvmlDeviceSetPowerManagementLimit_fn>);
 static_assert(std::is_same_v<decltype(&nvmlDeviceGetPowerManagementLimitConstraints),
                              nvmlDeviceGetPowerManagementLimitConstraints_fn>);
 
 namespace {
+
+// A function the configured driver is too old to have answers as a missing
+// symbol does for clients that look functions up (pynvml raises FUNCTION_NOT_FOUND).
+bool driver_has(const Simulator& sim, int first_major) {
+  return std::atoi(sim.config().driver_version.c_str()) >= first_major;
+}
+constexpr int kTemperatureVDriver = 565;
+constexpr int kC2cModeInfoDriver = 550;
 
 bool energy_readable(const GpuState& gpu) { return gpu.params.energy_counter_supported && !gpu.dyn.energy_disabled; }
 
@@ -152,6 +164,28 @@ nvmlReturn_t nvmlDeviceGetTemperature(nvmlDevice_t device, nvmlTemperatureSensor
     if (!temp || raw_enum(sensor) != NVML_TEMPERATURE_GPU) return NVML_ERROR_INVALID_ARGUMENT;
     const long whole = std::lround(gpu.dyn.temperature_c);
     *temp = whole < 0 ? 0u : static_cast<unsigned>(whole);
+    return NVML_SUCCESS;
+  });
+}
+
+nvmlReturn_t nvmlDeviceGetTemperatureV(nvmlDevice_t device, nvmlTemperature_v1_t* temperature) {
+  return device_call(device, [&](Simulator& sim, GpuState& gpu, double) {
+    if (!driver_has(sim, kTemperatureVDriver)) return NVML_ERROR_FUNCTION_NOT_FOUND;
+    if (!temperature) return NVML_ERROR_INVALID_ARGUMENT;
+    if (temperature->version != nvmlTemperature_v1) return NVML_ERROR_ARGUMENT_VERSION_MISMATCH;
+    if (raw_enum(temperature->sensorType) != NVML_TEMPERATURE_GPU) return NVML_ERROR_INVALID_ARGUMENT;
+    temperature->temperature = static_cast<int>(std::lround(gpu.dyn.temperature_c));
+    return NVML_SUCCESS;
+  });
+}
+
+nvmlReturn_t nvmlDeviceGetC2cModeInfoV(nvmlDevice_t device, nvmlC2cModeInfo_v1_t* info) {
+  return device_call(device, [&](Simulator& sim, GpuState& gpu, double) {
+    if (!driver_has(sim, kC2cModeInfoDriver)) return NVML_ERROR_FUNCTION_NOT_FOUND;
+    if (!info) return NVML_ERROR_INVALID_ARGUMENT;
+    // The module power scope is the Grace CPU attached over NVLink-C2C (GH200).
+    if (!gpu.params.module_scope_supported) return NVML_ERROR_NOT_SUPPORTED;
+    info->isC2cEnabled = 1;
     return NVML_SUCCESS;
   });
 }

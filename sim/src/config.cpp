@@ -311,9 +311,9 @@ std::uint64_t fnv1a(const std::string& text) {
 const std::string& default_config_json() {
   static const std::string text = R"({
   "seed": 42,
-  "driver_version": "535.129.03",
-  "nvml_version": "12.535.129.03",
-  "cuda_driver_version": 12020,
+  "driver_version": "570.133.20",
+  "nvml_version": "12.570.133.20",
+  "cuda_driver_version": 12080,
   "clock": "real",
   "driver_loaded": true,
   "gpus": [

@@ -23,9 +23,9 @@ enum class ClockMode { kReal, kVirtual };
 struct SimConfig {
   std::string source;  // file path, or "<default>"
   std::uint64_t seed = 42;
-  std::string driver_version = "535.129.03";
-  std::string nvml_version = "12.535.129.03";
-  int cuda_driver_version = 12020;
+  std::string driver_version = "570.133.20";
+  std::string nvml_version = "12.570.133.20";
+  int cuda_driver_version = 12080;
   ClockMode clock = ClockMode::kReal;
   bool driver_loaded = true;
   std::vector<GpuParams> gpus;

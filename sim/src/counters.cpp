@@ -49,6 +49,7 @@ void refresh_power(GpuState& g, std::uint64_t k, double e) {
   }
   instant += d.pending_spike_w;
   d.pending_spike_w = 0;
+  d.sensor_energy_j += d.instant_power_w * (power_tick_time(p, k) - d.power_refreshed_s);
   d.instant_power_w = std::max(0.0, instant);
 
   d.tick_energy_ring_j[k % kPowerTickRing] = e;
@@ -141,9 +142,13 @@ void skip_sensor_events(GpuState& g, double t0, double e0, double power_w, doubl
     for (std::uint64_t k = from; k < first_power_tick_after; ++k) {
       d.tick_energy_ring_j[k % kPowerTickRing] = energy_at(power_tick_time(p, k));
     }
+    // The first skipped tick ends the old reading; the rest read power_w.
+    const double first_skipped = power_tick_time(p, d.next_power_tick);
+    const double last_skipped = power_tick_time(p, first_power_tick_after - 1);
+    d.sensor_energy_j += d.instant_power_w * (first_skipped - d.power_refreshed_s) + power_w * (last_skipped - first_skipped);
     d.instant_power_w = power_w;
     d.average_power_w = power_w;
-    d.power_refreshed_s = power_tick_time(p, first_power_tick_after - 1);
+    d.power_refreshed_s = last_skipped;
     d.next_power_tick = first_power_tick_after;
     d.window_open = false;
   }
@@ -175,6 +180,7 @@ void initialize_sensors(GpuState& g) {
   d.instant_power_w = d.power_w;
   d.average_power_w = d.power_w;
   d.power_refreshed_s = 0;
+  d.sensor_energy_j = 0;
 }
 
 }  // namespace zeus::sim

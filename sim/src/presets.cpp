@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <iterator>
 
 #include "device/nvml/nvml_abi.h"
 #include "random.h"
@@ -52,6 +53,7 @@ GpuParams base_params() {
 
 struct PresetSpec {
   const char* key;
+  const char* trace_names;  // comma-separated; summary_power_<name>.csv traces come from this GPU
   const char* name;
   std::uint32_t arch;
   int cc_major, cc_minor;
@@ -68,27 +70,50 @@ struct PresetSpec {
 
 // Values from public datasheets and nvidia-smi output of real boards; sensor
 // behaviour per reference/measurement-facts.md B.1.
+// Limits, clocks and memory: NVIDIA's datasheets and `nvidia-smi -q` of real
+// boards (docs/simulator.md cites each); idle power: nvidia-smi of an idle
+// board in P0. Sensor behaviour per reference/measurement-facts.md B.1.
 constexpr PresetSpec kPresets[] = {
-    {"A100-SXM4-40GB", "NVIDIA A100-SXM4-40GB", NVML_DEVICE_ARCH_AMPERE, 8, 0, 40960, 0x20B010DE, 0x134F10DE,
+    {"A100-SXM4-40GB", "a100", "NVIDIA A100-SXM4-40GB", NVML_DEVICE_ARCH_AMPERE, 8, 0, 40960, 0x20B010DE, 0x134F10DE,
      55, 330, 100, 400, 400, 1410, 210, 1215, 100, 25, PowerUsageSource::kInstant, true, true, true, false,
      false, 0, 0},
-    {"H100-SXM5-80GB", "NVIDIA H100 80GB HBM3", NVML_DEVICE_ARCH_HOPPER, 9, 0, 81559, 0x233010DE, 0x16C110DE, 70,
-     600, 200, 700, 700, 1980, 345, 2619, 100, 25, PowerUsageSource::kAverage1s, true, true, true, false, true,
-     0, 0.15},
+    {"H100-SXM5-80GB", "h100", "NVIDIA H100 80GB HBM3", NVML_DEVICE_ARCH_HOPPER, 9, 0, 81559, 0x233010DE,
+     0x16C110DE, 70, 600, 200, 700, 700, 1980, 345, 2619, 100, 25, PowerUsageSource::kAverage1s, true, true, true,
+     false, true, 0, 0.15},
     // GA102 behaves like the RTX 3090 in the paper: T = W = 100 ms.
-    {"A40", "NVIDIA A40", NVML_DEVICE_ARCH_AMPERE, 8, 6, 46068, 0x223510DE, 0x145A10DE, 30, 260, 100, 300, 300,
-     1740, 210, 7251, 100, 100, PowerUsageSource::kAverage1s, true, true, true, false, false, 0, 0},
+    {"A40", "a40", "NVIDIA A40", NVML_DEVICE_ARCH_AMPERE, 8, 6, 46068, 0x223510DE, 0x145A10DE, 30, 260, 100, 300,
+     300, 1740, 210, 7251, 100, 100, PowerUsageSource::kAverage1s, true, true, true, false, false, 0, 0},
     // Pascal and Volta: T = 20 ms, W = 10 ms.
-    {"V100-SXM2-16GB", "Tesla V100-SXM2-16GB", NVML_DEVICE_ARCH_VOLTA, 7, 0, 16160, 0x1DB110DE, 0x121210DE, 40,
-     250, 150, 300, 300, 1530, 135, 877, 20, 10, PowerUsageSource::kInstant, true, false, true, false, false, 0,
+    {"V100-SXM2-16GB", "v100sxm2", "Tesla V100-SXM2-16GB", NVML_DEVICE_ARCH_VOLTA, 7, 0, 16160, 0x1DB110DE,
+     0x121210DE, 40, 250, 150, 300, 300, 1530, 135, 877, 20, 10, PowerUsageSource::kInstant, true, false, true,
+     false, false, 0, 0},
+    // The Zeus paper's V100 (its trace runs 100-250 W, the PCIe board's range).
+    {"V100-PCIE-32GB", "v100", "Tesla V100-PCIE-32GB", NVML_DEVICE_ARCH_VOLTA, 7, 0, 32510, 0x1DB610DE, 0x124A10DE,
+     35, 210, 100, 250, 250, 1380, 135, 877, 20, 10, PowerUsageSource::kInstant, true, false, true, false, false, 0,
      0},
-    {"P100-PCIE-16GB", "Tesla P100-PCIE-16GB", NVML_DEVICE_ARCH_PASCAL, 6, 0, 16280, 0x15F810DE, 0x118F10DE, 30,
-     200, 125, 250, 250, 1328, 544, 715, 20, 10, PowerUsageSource::kInstant, false, false, true, false, false, 0,
-     0},
+    {"P100-PCIE-16GB", "p100", "Tesla P100-PCIE-16GB", NVML_DEVICE_ARCH_PASCAL, 6, 0, 16280, 0x15F810DE,
+     0x118F10DE, 30, 200, 125, 250, 250, 1328, 544, 715, 20, 10, PowerUsageSource::kInstant, false, false, true,
+     false, false, 0, 0},
+    // Turing: T = W = 100 ms; the energy counter exists since Volta.
+    {"RTX6000", "rtx6000,quadrortx6000", "Quadro RTX 6000", NVML_DEVICE_ARCH_TURING, 7, 5, 24576, 0x1E3010DE,
+     0x12BA10DE, 20, 235, 100, 260, 260, 1770, 300, 7001, 100, 100, PowerUsageSource::kInstant, true, false, true,
+     false, false, 0, 0},
+    {"T4", "t4", "Tesla T4", NVML_DEVICE_ARCH_TURING, 7, 5, 15360, 0x1EB810DE, 0x12A210DE, 10, 60, 60, 70, 70, 1590,
+     300, 5001, 100, 100, PowerUsageSource::kInstant, true, false, true, false, false, 0, 0},
+    {"A10", "a10", "NVIDIA A10", NVML_DEVICE_ARCH_AMPERE, 8, 6, 23028, 0x223610DE, 0x148210DE, 20, 130, 100, 150,
+     150, 1695, 210, 6251, 100, 100, PowerUsageSource::kAverage1s, true, true, true, false, false, 0, 0},
+    // Ada: sensors taken to behave like GA102's (T = W = 100 ms).
+    {"L4", "l4", "NVIDIA L4", NVML_DEVICE_ARCH_ADA, 8, 9, 23034, 0x27B810DE, 0x16CA10DE, 16, 56, 40, 72, 72, 2040,
+     210, 6251, 100, 100, PowerUsageSource::kAverage1s, true, true, true, false, false, 0, 0},
+    {"L40S", "l40s", "NVIDIA L40S", NVML_DEVICE_ARCH_ADA, 8, 9, 46068, 0x26B910DE, 0x185110DE, 35, 315, 100, 350,
+     350, 2520, 210, 9001, 100, 100, PowerUsageSource::kAverage1s, true, true, true, false, false, 0, 0},
+    {"H200", "h200", "NVIDIA H200", NVML_DEVICE_ARCH_HOPPER, 9, 0, 143771, 0x233510DE, 0x18BE10DE, 75, 625, 200, 700,
+     700, 1980, 345, 3201, 100, 25, PowerUsageSource::kAverage1s, true, true, true, false, true, 0, 0.15},
     // Grace Hopper: power is reported for the module (GPU + Grace CPU + memory);
     // GPU-scope power fields are not supported. GPU: T = 100 ms, W = 20 ms.
-    {"GH200", "NVIDIA GH200 480GB", NVML_DEVICE_ARCH_HOPPER, 9, 0, 97871, 0x234210DE, 0x16EB10DE, 90, 600, 200,
-     900, 900, 1980, 345, 2619, 100, 20, PowerUsageSource::kAverage1s, true, true, false, true, true, 120, 0.15},
+    {"GH200", "gh200", "NVIDIA GH200 480GB", NVML_DEVICE_ARCH_HOPPER, 9, 0, 97871, 0x234210DE, 0x16EB10DE, 90, 600,
+     200, 900, 900, 1980, 345, 2619, 100, 20, PowerUsageSource::kAverage1s, true, true, false, true, true, 120,
+     0.15},
 };
 
 std::string normalise(std::string_view text) {
@@ -144,6 +169,15 @@ std::optional<GpuParams> find_preset(std::string_view model) {
     }
   }
   return std::nullopt;
+}
+
+std::size_t preset_count() { return std::size(kPresets); }
+
+std::optional<PresetSummary> preset_summary(std::size_t index) {
+  if (index >= std::size(kPresets)) return std::nullopt;
+  const PresetSpec& s = kPresets[index];
+  return PresetSummary{s.key, s.name, s.trace_names, s.limit_min_w, s.limit_max_w, s.limit_default_w,
+                       s.energy};
 }
 
 std::vector<std::string> preset_names() {

@@ -3,6 +3,7 @@
 // the GPU's index; the config can override any preset value.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -17,6 +18,17 @@ namespace zeus::sim {
 // ("NVIDIA A100-SXM4-40GB", "Tesla V100-SXM2-16GB"), case-insensitively.
 std::optional<GpuParams> find_preset(std::string_view model);
 std::vector<std::string> preset_names();
+
+// What tools choosing a preset need without creating a GPU.
+struct PresetSummary {
+  const char* key;
+  const char* name;
+  const char* trace_names;  // "rtx6000,quadrortx6000": names in summary_power_<name>.csv
+  double limit_min_w, limit_max_w, limit_default_w;
+  bool energy_counter;
+};
+std::size_t preset_count();
+std::optional<PresetSummary> preset_summary(std::size_t index);
 
 // Regenerates the descending supported-clock list from max down to min in steps.
 void fill_graphics_clocks(GpuParams& params, double step_mhz);

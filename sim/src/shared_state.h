@@ -14,7 +14,7 @@
 namespace zeus::sim {
 
 inline constexpr std::uint64_t kStateMagic = 0x5a45555353494d31ULL;  // "ZEUSSIM1"
-inline constexpr std::uint32_t kStateLayoutVersion = 1;
+inline constexpr std::uint32_t kStateLayoutVersion = 2;
 inline constexpr unsigned kMaxGpus = 16;
 inline constexpr unsigned kMaxLoads = 64;
 inline constexpr unsigned kMaxProfiles = 16;
@@ -50,6 +50,10 @@ struct GpuDynamics {
   double instant_power_w;
   double average_power_w;
   double power_refreshed_s;
+  // Integral of the instant-power readings, each held from its refresh to the
+  // next, up to power_refreshed_s: what a sampler that saw every refresh
+  // integrates (on the virtual clock no sampler can run while time jumps).
+  double sensor_energy_j;
 
   // Injected or configured faults, in effect now.
   bool counter_stuck;

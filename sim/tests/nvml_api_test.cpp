@@ -229,6 +229,85 @@ TEST_F(NvmlApi, LockedClocksClampTheSmClock) {
   EXPECT_EQ(nvmlDeviceResetMemoryLockedClocks(device(0)), NVML_SUCCESS);
 }
 
+// Every preset, as NVML shows it, matches what the preset API says (the
+// catalogue tools choose from): name, power-limit range and default.
+TEST_F(NvmlApi, EveryPresetIsWhatThePresetApiDescribes) {
+  const unsigned presets = zeusSimPresetCount();
+  ASSERT_GE(presets, 13u);  // Pascal, Volta, Turing, Ampere, Ada, Hopper, Grace Hopper
+  std::string gpus;
+  std::vector<zeusSimPresetInfo_t> infos;
+  for (unsigned i = 0; i < presets; ++i) {
+    zeusSimPresetInfo_t info{};
+    info.size = sizeof info;
+    ASSERT_EQ(zeusSimPresetInfo(i, &info), ZEUS_SIM_OK) << zeusSimLastError();
+    infos.push_back(info);
+    gpus += std::string(gpus.empty() ? "" : ", ") + R"({"model": ")" + info.key + R"("})";
+  }
+  zeusSimPresetInfo_t past{};
+  past.size = sizeof past;
+  EXPECT_EQ(zeusSimPresetInfo(presets, &past), ZEUS_SIM_ERROR_NOT_FOUND);
+  for (const char* wanted : {"P100-PCIE-16GB", "V100-PCIE-32GB", "RTX6000", "T4", "A100-SXM4-40GB", "A40", "A10", "L4",
+                             "L40S", "H100-SXM5-80GB", "H200", "GH200"}) {
+    bool found = false;
+    for (const auto& info : infos) found = found || std::strcmp(info.key, wanted) == 0;
+    EXPECT_TRUE(found) << wanted;
+  }
+  init(R"({"clock": "virtual", "gpus": [)" + gpus + "]}");
+  for (unsigned i = 0; i < presets; ++i) {
+    const auto& info = infos[i];
+    char name[NVML_DEVICE_NAME_V2_BUFFER_SIZE];
+    ASSERT_EQ(nvmlDeviceGetName(device(i), name, sizeof name), NVML_SUCCESS);
+    EXPECT_STREQ(name, info.name);
+    unsigned min_mw = 0, max_mw = 0, default_mw = 0;
+    ASSERT_EQ(nvmlDeviceGetPowerManagementLimitConstraints(device(i), &min_mw, &max_mw), NVML_SUCCESS);
+    ASSERT_EQ(nvmlDeviceGetPowerManagementDefaultLimit(device(i), &default_mw), NVML_SUCCESS);
+    EXPECT_EQ(min_mw, static_cast<unsigned>(info.limit_min_w * 1000)) << info.key;
+    EXPECT_EQ(max_mw, static_cast<unsigned>(info.limit_max_w * 1000)) << info.key;
+    EXPECT_EQ(default_mw, static_cast<unsigned>(info.limit_default_w * 1000)) << info.key;
+    EXPECT_LT(info.limit_min_w, info.limit_max_w) << info.key;
+    unsigned long long mj = 0;
+    EXPECT_EQ(nvmlDeviceGetTotalEnergyConsumption(device(i), &mj) == NVML_SUCCESS, info.energy_counter_supported != 0)
+        << info.key;
+    // Idle power sits below the lowest limit, so every limit can be reached.
+    EXPECT_LT(true_power(i), info.limit_min_w) << info.key;
+  }
+}
+
+// The versioned temperature query of drivers 565+ (the original Zeus's TemperatureMonitor uses it).
+TEST_F(NvmlApi, TemperatureVMatchesTheLegacyQueryAndChecksItsVersion) {
+  init(R"({"clock": "virtual", "gpus": [{"model": "A100-SXM4-40GB", "thermal": {"initial_c": 61.4}}]})");
+  unsigned legacy = 0;
+  ASSERT_EQ(nvmlDeviceGetTemperature(device(0), NVML_TEMPERATURE_GPU, &legacy), NVML_SUCCESS);
+  EXPECT_EQ(legacy, 61u);
+  nvmlTemperature_v1_t t{};
+  t.version = nvmlTemperature_v1;
+  t.sensorType = NVML_TEMPERATURE_GPU;
+  ASSERT_EQ(nvmlDeviceGetTemperatureV(device(0), &t), NVML_SUCCESS);
+  EXPECT_EQ(t.temperature, static_cast<int>(legacy));
+  t.version = 1u << 24;  // wrong size
+  EXPECT_EQ(nvmlDeviceGetTemperatureV(device(0), &t), NVML_ERROR_ARGUMENT_VERSION_MISMATCH);
+  EXPECT_EQ(nvmlDeviceGetTemperatureV(device(0), nullptr), NVML_ERROR_INVALID_ARGUMENT);
+}
+
+// NVLink-C2C: enabled on Grace Hopper only; other GPUs say NOT_SUPPORTED, as the original Zeus expects.
+TEST_F(NvmlApi, C2cModeTellsGraceHopperApart) {
+  init(R"({"clock": "virtual", "gpus": [{"model": "GH200"}, {"model": "H100-SXM5-80GB"}]})");
+  nvmlC2cModeInfo_v1_t info{};
+  ASSERT_EQ(nvmlDeviceGetC2cModeInfoV(device(0), &info), NVML_SUCCESS);
+  EXPECT_EQ(info.isC2cEnabled, 1u);
+  EXPECT_EQ(nvmlDeviceGetC2cModeInfoV(device(1), &info), NVML_ERROR_NOT_SUPPORTED);
+}
+
+// A driver older than the functions answers as if it lacked them.
+TEST_F(NvmlApi, OlderDriversLackTheVersionedFunctions) {
+  init(R"({"driver_version": "535.129.03", "gpus": [{"model": "GH200"}]})");
+  nvmlTemperature_v1_t t{};
+  t.version = nvmlTemperature_v1;
+  EXPECT_EQ(nvmlDeviceGetTemperatureV(device(0), &t), NVML_ERROR_FUNCTION_NOT_FOUND);
+  nvmlC2cModeInfo_v1_t info{};
+  EXPECT_EQ(nvmlDeviceGetC2cModeInfoV(device(0), &info), NVML_ERROR_FUNCTION_NOT_FOUND);
+}
+
 // Which power fields each architecture supports (reference/measurement-facts.md B.1).
 TEST_F(NvmlApi, FieldValuesFollowEachArchitecture) {
   init(R"({"clock": "virtual", "gpus": [{"model": "A100-SXM4-40GB"}, {"model": "H100-SXM5-80GB"}, {"model": "A40"},

@@ -16,7 +16,8 @@ std::optional<SimulatorClock> SimulatorClock::virtual_clock_of(const Gpus& gpus)
         virtual_clock == 0) {
         return std::nullopt;
     }
-    return SimulatorClock(std::move(library).value(), read_now, read_unix_time);
+    const auto read_sensor_energy = library->function<SensorEnergyFunction>("zeusSimPowerSensorEnergy");
+    return SimulatorClock(std::move(library).value(), read_now, read_unix_time, read_sensor_energy);
 }
 
 Seconds SimulatorClock::now() const {
@@ -29,6 +30,17 @@ std::chrono::system_clock::time_point SimulatorClock::wall_now() const {
     long long unix_us = 0;
     unix_time_(&unix_us);
     return std::chrono::system_clock::time_point(std::chrono::microseconds(unix_us));
+}
+
+std::optional<SimulatorClock::PowerSensorEnergy> SimulatorClock::power_sensor_energy(unsigned physical_gpu) const {
+    if (sensor_energy_ == nullptr) return std::nullopt;
+    double joules = 0;
+    long long refreshed_us = 0;
+    double reading_w = 0;
+    if (sensor_energy_(physical_gpu, &joules, &refreshed_us, &reading_w) != 0) return std::nullopt;
+    return PowerSensorEnergy{Joules(joules),
+                             std::chrono::system_clock::time_point(std::chrono::microseconds(refreshed_us)),
+                             Watts(reading_w)};
 }
 
 }  // namespace zeus

@@ -23,14 +23,31 @@ class SimulatorClock {
     // The same instant on the scale of the simulator's NVML timestamps.
     [[nodiscard]] std::chrono::system_clock::time_point wall_now() const;
 
+    // A GPU's (physical index) instant-power readings integrated as a
+    // sampler that saw every refresh would: no thread can sample while the
+    // virtual clock jumps, so the simulator keeps this sum for us.
+    struct PowerSensorEnergy {
+        Joules energy{0.0};                                  // up to `refreshed_at`
+        std::chrono::system_clock::time_point refreshed_at;  // the latest refresh
+        Watts reading{0.0};                                  // held since then
+    };
+    // nullopt when the simulator is too old to keep the sum, or the read failed.
+    [[nodiscard]] std::optional<PowerSensorEnergy> power_sensor_energy(unsigned physical_gpu) const;
+
   private:
     using NowFunction = int (*)(double*);
     using UnixTimeFunction = int (*)(long long*);
-    SimulatorClock(DynamicLibrary library, NowFunction read_now, UnixTimeFunction read_unix_time)
-        : library_(std::move(library)), now_(read_now), unix_time_(read_unix_time) {}
+    using SensorEnergyFunction = int (*)(unsigned, double*, long long*, double*);
+    SimulatorClock(DynamicLibrary library, NowFunction read_now, UnixTimeFunction read_unix_time,
+                   SensorEnergyFunction read_sensor_energy)
+        : library_(std::move(library)),
+          now_(read_now),
+          unix_time_(read_unix_time),
+          sensor_energy_(read_sensor_energy) {}
     DynamicLibrary library_;  // keeps the functions valid
     NowFunction now_;
     UnixTimeFunction unix_time_;
+    SensorEnergyFunction sensor_energy_;  // may be null
 };
 
 }  // namespace zeus

@@ -198,6 +198,7 @@ class EnergyHistograms {
                         const WarningSink& warn) {
         if (!family.enabled) return;
         for (const auto& [index, value] : values) {
+            if (value.lost) continue;  // a lost GPU has no energy to observe, not 0 J
             const double joules = value.energy.count();
             auto& series = family.series[{window, index}];
             if (series.per_bucket.empty()) series.per_bucket.assign(family.bounds.size(), 0);

@@ -6,9 +6,11 @@
 #include <map>
 #include <mutex>
 #include <set>
+#include <thread>
 #include <unordered_map>
 
 #include "device/simulator_clock.hpp"
+#include "monitor/counter_watch.hpp"
 #include "monitor/window_log.hpp"
 #include "zeus/monitor/power_monitor.hpp"
 
@@ -22,6 +24,11 @@ using SystemClock = std::chrono::system_clock;
 constexpr std::chrono::milliseconds kCounterUpdatePeriod{100};
 // A refresh time further back than this is not trusted for interpolation.
 constexpr std::chrono::seconds kMaxRefreshAge{1};
+// How often the counters are cross-checked against power while windows are
+// open: a counter restart loses at most this long to the counter.
+constexpr std::chrono::milliseconds kCounterWatchPeriod{100};
+// wait_for_counter_refresh: two refreshes take ~200 ms; give up after this.
+constexpr std::chrono::milliseconds kSettleTimeout{400};
 
 // Energy at `now` from a snapshot: the counter lags real time by the time
 // since its last refresh, during which the GPU drew (about) `power`.
@@ -49,8 +56,11 @@ struct WindowState {
     struct GpuStart {
         Joules energy;
         std::optional<CounterStats> stats;
+        monitor_detail::CounterWatch::GpuView watched;
     };
     std::vector<GpuStart> gpus;
+    std::vector<Joules> sensor_gpus;  // positions follow sensor_gpus_
+    std::vector<std::optional<Joules>> settled;  // wait_for_counter_refresh: the begin edge, where it settled
     std::vector<CpuReading> cpus;
     std::optional<SocEnergy> soc_start;
 };
@@ -88,7 +98,17 @@ class EnergyMonitorImpl final : public EnergyMonitor {
                 without_counter.push_back(i);
             }
         }
-        if (!without_counter.empty()) {
+        if (!counter_gpus_.empty() && !simulator_clock_) {
+            counter_watch_ = std::make_unique<monitor_detail::CounterWatch>(gpus_, counter_gpus_, kCounterWatchPeriod);
+        }
+        if (!without_counter.empty() && simulator_clock_ &&
+            simulator_clock_->power_sensor_energy(gpus_[without_counter.front()].identity().physical_index)) {
+            // No energy counter, on the simulator's virtual clock: no thread
+            // can sample while the simulation jumps, so the simulator keeps
+            // the sum of its power readings that a sampler seeing every
+            // refresh would integrate; windows take its difference.
+            sensor_gpus_ = std::move(without_counter);
+        } else if (!without_counter.empty()) {
             // No energy counter (pre-Volta): a power timeline, integrated per window.
             PowerMonitorOptions pm;
             pm.gpu_indices = without_counter;
@@ -134,11 +154,26 @@ class EnergyMonitorImpl final : public EnergyMonitor {
         state.start_wall = SystemClock::now();
         state.start = MonitorClock::now();
         if (simulator_clock_) state.start_simulated = simulator_clock_->now();
+        if (counter_watch_) counter_watch_->start();
         state.gpus.reserve(counter_gpus_.size());
         for (unsigned i : counter_gpus_) {
             auto snapshot = gpus_[i].energy_snapshot();
             if (!snapshot) return snapshot.error();
-            state.gpus.push_back({energy_at(*snapshot, interpolation_time(*snapshot)), gpus_[i].energy_counter_stats()});
+            const auto watched = watched_counter(i);
+            state.gpus.push_back({counter_energy(*snapshot, watched), gpus_[i].energy_counter_stats(), watched});
+        }
+        state.sensor_gpus.reserve(sensor_gpus_.size());
+        for (unsigned i : sensor_gpus_) {
+            auto energy = sensor_energy_now(i);
+            if (!energy) return energy.error();
+            state.sensor_gpus.push_back(*energy);
+        }
+        if (settles_edges()) {
+            const auto settled = settle_counters(state.start_wall);
+            for (std::size_t k = 0; k < settled.size(); ++k) {
+                if (settled[k] && !state.gpus[k].watched.stuck_since) state.gpus[k].energy = *settled[k];
+            }
+            state.settled = settled;
         }
         if (auto s = read_cpus(state.cpus); !s) return s;
         if (soc_ != nullptr && soc_->available()) {
@@ -180,6 +215,7 @@ class EnergyMonitorImpl final : public EnergyMonitor {
         }
         if (sync) synchronize();
         const Timestamp end = MonitorClock::now();
+        const SystemClock::time_point end_wall = SystemClock::now();
         m.time = simulator_clock_ ? simulator_clock_->now() - state.start_simulated
                                   : std::chrono::duration_cast<Seconds>(end - state.start);
 
@@ -191,16 +227,56 @@ class EnergyMonitorImpl final : public EnergyMonitor {
                 "value may be 0 or off by up to one period's energy",
                 m.time.count() * 1e3, kCounterUpdatePeriod.count());
         }
+        std::vector<unsigned> unsettled;
+        std::vector<std::optional<Joules>> settled_end;
+        if (settles_edges()) settled_end = settle_counters(end_wall);
         for (std::size_t k = 0; k < counter_gpus_.size(); ++k) {
             const unsigned i = counter_gpus_[k];
             auto snapshot = gpus_[i].energy_snapshot();
-            if (!snapshot) return snapshot.error();
-            EnergyValue value{energy_at(*snapshot, interpolation_time(*snapshot)) - state.gpus[k].energy,
+            if (!snapshot) {
+                // One lost GPU must not cost the others their measurement.
+                EnergyValue lost{Joules(0.0), EnergySource::HardwareCounter,
+                                 {fmt::format("GPU {} could not be read at the end of the window, its energy is "
+                                              "unknown: {}",
+                                              i, snapshot.error().describe())},
+                                 true};
+                m.gpu_energy.emplace_hint(m.gpu_energy.end(), i, std::move(lost));
+                continue;
+            }
+            const auto watched = watched_counter(i);
+            Joules at_end = counter_energy(*snapshot, watched);
+            if (settles_edges() && !watched.stuck_since) {
+                if (settled_end[k]) at_end = *settled_end[k];
+                if (!settled_end[k] || !state.settled[k]) unsettled.push_back(i);
+            }
+            EnergyValue value{at_end - state.gpus[k].energy +
+                                  (watched.compensation - state.gpus[k].watched.compensation),
                               EnergySource::HardwareCounter, {}};
             if (value.energy.count() < 0) value.energy = Joules(0.0);
             if (!short_window.empty()) value.warnings.push_back(short_window);
-            note_counter_events(value, state.gpus[k].stats, gpus_[i].energy_counter_stats());
+            if (!unsettled.empty() && unsettled.back() == i) {
+                value.warnings.push_back(fmt::format(
+                    "the energy counter did not refresh twice within {} ms of a window edge: that edge is "
+                    "estimated from the last refresh and the instant power, which may miss a change just before it",
+                    kSettleTimeout.count()));
+            }
+            note_counter_events(value, state.gpus[k].stats, gpus_[i].energy_counter_stats(),
+                                watched.restarts_covered - state.gpus[k].watched.restarts_covered);
+            if (watched.stuck_since) {
+                value.source = EnergySource::IntegratedPower;
+                value.warnings.push_back(fmt::format(
+                    "the GPU's energy counter stopped {:.1f} s before the window ended while the GPU drew power; "
+                    "the energy since then is integrated instant power",
+                    Seconds(end - *watched.stuck_since).count()));
+            }
             m.gpu_energy.emplace_hint(m.gpu_energy.end(), i, std::move(value));
+        }
+        for (std::size_t k = 0; k < sensor_gpus_.size(); ++k) {
+            const unsigned i = sensor_gpus_[k];
+            auto energy = sensor_energy_now(i);
+            if (!energy) return energy.error();
+            m.gpu_energy[i] = EnergyValue{std::max(Joules(0.0), *energy - state.sensor_gpus[k]),
+                                          EnergySource::IntegratedPower, {}};
         }
         if (power_monitor_) {
             auto integrated = power_monitor_->energy(state.start, end);
@@ -217,7 +293,7 @@ class EnergyMonitorImpl final : public EnergyMonitor {
             }
         }
         for (auto& [i, value] : m.gpu_energy) {
-            if (value.energy.count() != 0.0) continue;
+            if (value.energy.count() != 0.0 || value.lost) continue;
             if (options_.approx_instant_energy && instant.contains(i)) {
                 value.energy = instant[i] * m.time;
                 value.source = EnergySource::InstantPowerApproximation;
@@ -314,15 +390,88 @@ class EnergyMonitorImpl final : public EnergyMonitor {
     }
 
     static void note_counter_events(EnergyValue& value, const std::optional<CounterStats>& before,
-                                    const std::optional<CounterStats>& after) {
+                                    const std::optional<CounterStats>& after, std::uint64_t restarts_covered) {
         if (!before || !after) return;
         if (after->resets != before->resets) {
             value.warnings.push_back(
-                "the GPU's energy counter restarted during the window (driver reload?): energy may be underestimated");
+                restarts_covered >= after->resets - before->resets
+                    ? "the GPU's energy counter restarted during the window (driver reload?): the energy it lost "
+                      "between its last read and the restart is integrated instant power"
+                    : "the GPU's energy counter restarted during the window (driver reload?): energy may be "
+                      "underestimated");
         }
         if (after->backward_glitches != before->backward_glitches || after->jump_glitches != before->jump_glitches) {
             value.warnings.push_back("the GPU's energy counter glitched during the window; the glitch was ignored");
         }
+    }
+
+    // The simulator's power readings integrated up to its now: the sum up to
+    // the latest refresh plus that reading held since.
+    [[nodiscard]] Result<Joules> sensor_energy_now(unsigned gpu) const {
+        auto sensor = simulator_clock_->power_sensor_energy(gpus_[gpu].identity().physical_index);
+        if (!sensor) {
+            return Error{ErrorCode::Unavailable, fmt::format("cannot read the simulator's power sensor of GPU {}", gpu),
+                         "check that the simulator library matches this build", 0};
+        }
+        const auto held = std::max(simulator_clock_->wall_now() - sensor->refreshed_at, SystemClock::duration::zero());
+        return sensor->energy + sensor->reading * held;
+    }
+
+    // On the virtual clock nothing refreshes while we wait.
+    [[nodiscard]] bool settles_edges() const { return options_.wait_for_counter_refresh && !simulator_clock_; }
+
+    // wait_for_counter_refresh: per counter GPU, the energy at `edge` from
+    // the counter's first two refreshes after it, E1 at t1 and E2 at t2:
+    // E1 − (E2 − E1) / (t2 − t1) × (t1 − edge). Exact while the power is
+    // steady from the edge to t2 (the counter holds the truth at each
+    // refresh). nullopt for a GPU without refresh times or that did not
+    // refresh twice in time.
+    [[nodiscard]] std::vector<std::optional<Joules>> settle_counters(SystemClock::time_point edge) const {
+        struct Refresh {
+            Joules energy;
+            SystemClock::time_point at;
+        };
+        std::vector<std::optional<Refresh>> first(counter_gpus_.size());
+        std::vector<std::optional<Joules>> settled(counter_gpus_.size());
+        std::vector<bool> pending(counter_gpus_.size(), true);
+        const auto deadline = MonitorClock::now() + kSettleTimeout;
+        for (;;) {
+            bool any = false;
+            for (std::size_t k = 0; k < counter_gpus_.size(); ++k) {
+                if (!pending[k]) continue;
+                auto snapshot = gpus_[counter_gpus_[k]].energy_snapshot();
+                if (!snapshot || !snapshot->refreshed_at) {
+                    pending[k] = false;
+                    continue;
+                }
+                const auto at = *snapshot->refreshed_at;
+                const Joules energy = snapshot->energy;
+                if (at > edge && !first[k]) {
+                    first[k] = Refresh{energy, at};
+                } else if (first[k] && at > first[k]->at) {
+                    const Watts after = (energy - first[k]->energy) / Seconds(at - first[k]->at);
+                    settled[k] = first[k]->energy - after * (first[k]->at - edge);
+                    pending[k] = false;
+                    continue;
+                }
+                any = true;
+            }
+            if (!any || MonitorClock::now() >= deadline) break;
+            std::this_thread::sleep_for(std::chrono::milliseconds(5));
+        }
+        return settled;
+    }
+
+    [[nodiscard]] monitor_detail::CounterWatch::GpuView watched_counter(unsigned gpu) const {
+        return counter_watch_ ? counter_watch_->view(gpu) : monitor_detail::CounterWatch::GpuView{};
+    }
+
+    // The counter at now: interpolated past its last refresh, unless it is
+    // stuck (the watch then supplies the energy since it stopped).
+    [[nodiscard]] Joules counter_energy(const EnergySnapshot& snapshot,
+                                        const monitor_detail::CounterWatch::GpuView& watched) const {
+        if (watched.stuck_since) return quantity_cast<Joules>(snapshot.energy);
+        return energy_at(snapshot, interpolation_time(snapshot));
     }
 
     // The time right after the read, to interpolate the counter to (none
@@ -340,8 +489,10 @@ class EnergyMonitorImpl final : public EnergyMonitor {
     std::vector<unsigned> gpu_indices_;
     std::vector<unsigned> cpu_indices_;
     std::vector<unsigned> counter_gpus_;
-    std::vector<unsigned> integrated_gpus_;
+    std::vector<unsigned> integrated_gpus_;  // integrated from power_monitor_
+    std::vector<unsigned> sensor_gpus_;      // integrated by the simulator (virtual clock)
     std::unique_ptr<PowerMonitor> power_monitor_;
+    std::unique_ptr<monitor_detail::CounterWatch> counter_watch_;  // real clock, GPUs with a counter
     // Set when the GPUs are the simulator's on its virtual clock: window
     // lengths are then simulated time, like the energy.
     std::optional<SimulatorClock> simulator_clock_;

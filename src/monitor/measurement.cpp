@@ -14,7 +14,9 @@ std::string_view to_string(EnergySource source) {
 
 Joules Measurement::total_gpu_energy() const {
     Joules total{0.0};
-    for (const auto& [index, value] : gpu_energy) total += value.energy;
+    for (const auto& [index, value] : gpu_energy) {
+        if (!value.lost) total += value.energy;
+    }
     return total;
 }
 

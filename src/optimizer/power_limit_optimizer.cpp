@@ -26,10 +26,33 @@ Status check_options(const PowerLimitOptimizerOptions& options) {
         return invalid(fmt::format("pl_step {} W is not a positive power", options.pl_step.count()),
                        "give the distance between candidate limits in watts, e.g. 25");
     }
+    for (const Watts limit : options.power_limits) {
+        if (!std::isfinite(limit.count()) || limit.count() <= 0.0) {
+            return invalid(fmt::format("power_limits holds {} W, not a positive power", limit.count()),
+                           "give candidate limits in watts, e.g. {300, 250, 225}");
+        }
+    }
     return {};
 }
 
 std::string watts_text(Milliwatts limit) { return fmt::format("{:g} W", quantity_cast<Watts>(limit).count()); }
+
+// The given limits, highest first, each once; every one must be settable.
+Result<std::vector<Milliwatts>> listed_limits(PowerLimitConstraints constraints, const std::vector<Watts>& listed) {
+    std::vector<Milliwatts> limits;
+    for (const Watts w : listed) {
+        const Milliwatts mw(static_cast<std::int64_t>(std::llround(w.count() * 1000.0)));
+        if (mw < constraints.min || mw > constraints.max) {
+            return invalid(fmt::format("power_limits holds {}, outside the GPUs' range {} to {}", watts_text(mw),
+                                       watts_text(constraints.min), watts_text(constraints.max)),
+                           "list only limits the GPUs accept");
+        }
+        limits.push_back(mw);
+    }
+    std::sort(limits.begin(), limits.end(), [](Milliwatts a, Milliwatts b) { return a > b; });
+    limits.erase(std::unique(limits.begin(), limits.end()), limits.end());
+    return limits;
+}
 
 // Candidates from the maximum down; the minimum only when the step lands on it.
 std::vector<Milliwatts> candidate_limits(PowerLimitConstraints constraints, Watts step) {
@@ -132,7 +155,14 @@ Result<std::unique_ptr<GlobalPowerLimitOptimizer>> GlobalPowerLimitOptimizer::cr
         if (!total) return total.error();
         world_size = static_cast<int>(std::lround(total->front()));
     }
-    auto candidates = candidate_limits(local->constraints, options.pl_step);
+    std::vector<Milliwatts> candidates;
+    if (options.power_limits.empty()) {
+        candidates = candidate_limits(local->constraints, options.pl_step);
+    } else {
+        auto listed = listed_limits(local->constraints, options.power_limits);
+        if (!listed) return listed.error();
+        candidates = std::move(listed).value();
+    }
     if (!options.selector) {
         auto selector = zeus_cost(0.5);
         if (!selector) return selector.error();

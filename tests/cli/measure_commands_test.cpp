@@ -133,11 +133,11 @@ TEST(ReportFormat, CsvQuotesFieldsAndHasOneRowPerDevice) {
     std::istringstream lines(text);
     std::string line;
     std::getline(lines, line);
-    EXPECT_EQ(line, "device,kind,index,name,time_s,energy_j,average_power_w,source,warnings");
+    EXPECT_EQ(line, "device,kind,index,name,time_s,energy_j,average_power_w,source,warnings,simulated");
     std::vector<std::string> rows;
     while (std::getline(lines, line)) rows.push_back(line);
     ASSERT_EQ(rows.size(), 4U);
-    EXPECT_EQ(rows[0], "GPU 0,gpu,0,NVIDIA A100-SXM4-40GB,2.000000,500.000000,250.000000,energy_counter,");
+    EXPECT_EQ(rows[0], "GPU 0,gpu,0,NVIDIA A100-SXM4-40GB,2.000000,500.000000,250.000000,energy_counter,,false");
     EXPECT_EQ(rows[1].substr(0, 30), "GPU 1,gpu,1,\"Tesla P100, PCIe\"");
     EXPECT_EQ(rows[3].substr(0, 15), "SoC gpu,soc,,NV");
     EXPECT_EQ(csv_field("a\"b"), "\"a\"\"b\"");
@@ -384,6 +384,63 @@ TEST_F(MeasureCommands, RunMeasuresABurnCloseToGroundTruth) {
     EXPECT_DOUBLE_EQ((*cpu0)["energy_j"].get<double>(), 0.0);  // the fake counter stands still
 }
 
+// Without ZEUS_SIM_STATE each process had a simulator of its own, so the
+// burn loaded a GPU that zeus did not measure: zeus must share its GPUs with
+// the command, and every format must say the GPUs are simulated.
+TEST_F(MeasureCommands, RunSharesItsSimulatedGpusWithTheCommand) {
+    const std::string env = "env -u ZEUS_SIMULATE -u ZEUS_SIM_STATE -u CUDA_VISIBLE_DEVICES -u ZEUS_NVML_LIBRARY "
+                            "-u ZEUS_JETSON_SYSFS_ROOT ZEUS_POWERCAP_ROOT=" + powercap_.root().string() + " ";
+    const auto report_path = dir_ / "report.json";
+    auto r = run(env + ZEUS_CLI " run --simulate --format json --output " + report_path.string() +
+                 " -- " ZEUS_SIM_CLI " burn --gpu 0 --seconds 0.5 --util 0.9");
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    double burn_truth = -1;
+    ASSERT_EQ(std::sscanf(r.output.substr(r.output.find("gpu 0: ")).c_str(), "gpu 0: %lf J", &burn_truth), 1)
+        << r.output;
+    const auto report = nlohmann::json::parse(read_file(report_path));
+    EXPECT_TRUE(report["simulated"].get<bool>());
+    const auto* gpu0 = device(report, "GPU 0");
+    ASSERT_TRUE(gpu0) << report.dump(1);
+    // At least the burn's own ground truth, give or take one counter period at each edge.
+    const double edge = 2 * 0.1 * (*gpu0)["average_power_w"].get<double>();
+    EXPECT_GT((*gpu0)["energy_j"].get<double>(), burn_truth - edge) << report.dump(1);
+
+    r = run(env + ZEUS_CLI " run --simulate --gpus 0 --cpus none -- true");
+    EXPECT_NE(r.output.find("GPUs:     simulated"), std::string::npos) << r.output;
+    r = run(env + ZEUS_CLI " run --simulate --gpus 0 --cpus none --format csv -- true");
+    EXPECT_NE(r.output.find(",simulated\nGPU 0,gpu,0,"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find(",true\n"), std::string::npos) << r.output;
+}
+
+// A GPU lost while the command runs: the other devices are still reported,
+// the lost one is marked in every format and left out of the total.
+TEST_F(MeasureCommands, RunReportsTheOtherGpusWhenOneIsLost) {
+    const std::string lose = " -- sh -c '" ZEUS_SIM_CLI " fault --gpu 1 lost 1 && sleep 0.3'";
+    auto r = run(env_ + ZEUS_CLI " run --simulate --cpus none --format json" + lose);
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    const auto report = nlohmann::json::parse(r.output.substr(r.output.find('{')));
+    const auto* gpu0 = device(report, "GPU 0");
+    const auto* gpu1 = device(report, "GPU 1");
+    ASSERT_TRUE(gpu0 && gpu1) << report.dump(1);
+    EXPECT_FALSE((*gpu0)["lost"].get<bool>());
+    EXPECT_GT((*gpu0)["energy_j"].get<double>(), 0.0);
+    EXPECT_TRUE((*gpu1)["lost"].get<bool>());
+    EXPECT_TRUE((*gpu1)["energy_j"].is_null());
+    EXPECT_FALSE((*gpu1)["warnings"].empty());
+    EXPECT_DOUBLE_EQ(report["total_energy_j"].get<double>(), (*gpu0)["energy_j"].get<double>());
+
+    ASSERT_EQ(run(env_ + ZEUS_SIM_CLI " fault --gpu 1 lost 0").exit_code, 0);
+    r = run(env_ + ZEUS_CLI " run --simulate --cpus none --format csv" + lose);
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_NE(r.output.find("\nGPU 1,gpu,1,"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find(",,,lost,"), std::string::npos) << r.output;
+
+    ASSERT_EQ(run(env_ + ZEUS_SIM_CLI " fault --gpu 1 lost 0").exit_code, 0);
+    r = run(env_ + ZEUS_CLI " run --simulate --cpus none" + lose);
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_NE(r.output.find("lost (see warnings"), std::string::npos) << r.output;
+}
+
 TEST_F(MeasureCommands, RunPropagatesTheCommandsExitCodeAndSignal) {
     auto r = run(env_ + ZEUS_CLI " run --simulate --gpus 0 -- sh -c 'exit 3'");
     EXPECT_EQ(r.exit_code, 3) << r.output;
@@ -469,7 +526,7 @@ TEST_F(MeasureCommands, EnergyWindowInEveryFormatAndTheLogFile) {
     const auto log = dir_ / "log.csv";
     auto r = run(env_ + ZEUS_CLI " energy --simulate --duration 0.3 --format csv --log-file " + log.string());
     ASSERT_EQ(r.exit_code, 0) << r.output;
-    EXPECT_NE(r.output.find("device,kind,index,name,time_s,energy_j,average_power_w,source,warnings\nGPU 0,gpu,0,"),
+    EXPECT_NE(r.output.find("device,kind,index,name,time_s,energy_j,average_power_w,source,warnings,simulated\nGPU 0,gpu,0,"),
               std::string::npos)
         << r.output;
     EXPECT_NE(r.output.find("\nGPU 1,gpu,1,"), std::string::npos) << r.output;

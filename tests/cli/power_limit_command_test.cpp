@@ -2,9 +2,13 @@
 // would: expected limits come from the data files, parsed here.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -141,6 +145,39 @@ TEST(PowerLimitCli, SimulateProfilesTheTraceAndFindsItsLeastEnergy) {
     EXPECT_EQ(report["choices"][0]["selector"], "zeus-cost:eta=0.5");
 }
 
+// A pre-Volta GPU (no energy counter) on the simulator's virtual clock:
+// each limit's average power is the trace's (it read 0–0.001 W before
+// issue 16), and the energy choice is the trace's least energy.
+TEST(PowerLimitCli, SimulateOnAPreVoltaGpuMeasuresTheTracesPower) {
+    const std::string trace = kData + "/power-traces/summary_power_v100.csv";
+    const CliRun r = zeus("simulate --trace " + trace +
+                          " --gpu-model P100-PCIE-16GB --workload imagenet/resnet50 --batch-size 256 "
+                          "--optimizer adadelta --format json");
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    const auto report = nlohmann::json::parse(r.output);
+    std::ifstream in(trace);
+    std::string line;
+    std::map<double, double> power_of;  // limit -> the trace's average power
+    std::vector<std::array<double, 3>> rows;
+    while (std::getline(in, line)) {
+        const auto f = fields(line);
+        if (f[0] == "imagenet" && f[1] == "resnet50" && f[2] == "256" && f[3] == "adadelta") {
+            power_of[std::stod(f[4])] = std::stod(f[6]);
+            rows.push_back({std::stod(f[4]), std::stod(f[5]) * std::stod(f[6]), std::stod(f[5])});
+        }
+    }
+    ASSERT_EQ(report["measurements"].size(), power_of.size());
+    for (const auto& m : report["measurements"]) {
+        const double limit = m["power_limit_w"].get<double>();
+        const double seconds = m["time_s"].get<double>();
+        // The P100's readings: one per 20 ms with 0.5 W of noise; 6σ of
+        // their mean over the window, plus a 1e-3 margin.
+        const double bound = 6 * 0.5 / std::sqrt(seconds / 0.020) + 1e-3 * power_of.at(limit);
+        EXPECT_NEAR(m["average_power_w"].get<double>(), power_of.at(limit), bound) << limit << " W";
+    }
+    EXPECT_EQ(choice(report, "energy")["power_limit_w"].get<double>(), argmin_limit(rows, 1));
+}
+
 TEST(PowerLimitCli, SimulateNamesWhatTheTraceHolds) {
     const std::string trace = kData + "/power-traces/summary_power_a40.csv";
     CliRun r = zeus("simulate --trace " + trace + " --workload imagenet/vgg16 --batch-size 64");
@@ -157,6 +194,104 @@ TEST(PowerLimitCli, SimulateNamesWhatTheTraceHolds) {
     r = zeus("simulate --trace " + trace + " --workload cifar100/shufflenetv2 --batch-size 1024 --steps-per-epoch 20");
     EXPECT_EQ(r.exit_code, 1);
     EXPECT_NE(r.output.find("epochs of 20 steps"), std::string::npos) << r.output;
+}
+
+// A trace file of one GPU: `rows` of {limit W, seconds per epoch, average W}
+// for each named workload, written to `dir`.
+struct TraceRow {
+    double limit_w, epoch_s, power_w;
+};
+fs::path write_trace(const fs::path& dir, const std::string& gpu, const std::vector<std::string>& networks,
+                     const std::vector<TraceRow>& rows) {
+    fs::create_directories(dir);
+    const fs::path path = dir / ("summary_power_" + gpu + ".csv");
+    std::ofstream out(path);
+    out << "dataset,network,batch_size,optimizer,power_limit,time_per_epoch,average_power\n";
+    for (const auto& n : networks) {
+        for (const auto& r : rows) out << "synthetic," << n << ",32,adam," << r.limit_w << "," << r.epoch_s << "," << r.power_w << "\n";
+    }
+    return path;
+}
+
+fs::path scratch(const std::string& name) {
+    return fs::temp_directory_path() / ("zeus-plcli-" + std::to_string(::getpid()) + "-" + name);
+}
+
+// An RTX 6000 trace (Turing, limits 100-260 W) spaced unevenly like the
+// paper's: the file name picks the preset in any case, and every traced
+// limit is profiled (none skipped by a fixed step).
+TEST(PowerLimitCli, SimulateTakesTheGpuFromTheFileNameAndProfilesEveryTracedLimit) {
+    const fs::path dir = scratch("rtx");
+    // Energy per epoch = time x power; least at 175 W (computed below, not typed).
+    const std::vector<TraceRow> rows{{260, 10.0, 250}, {250, 10.1, 240}, {225, 10.6, 205}, {200, 11.2, 175},
+                                     {175, 12.0, 140}, {150, 15.0, 125}, {125, 19.0, 110}, {100, 25.0, 95}};
+    const fs::path trace = write_trace(dir, "RTX6000", {"a"}, rows);
+    const CliRun r = zeus("simulate --trace " + trace.string() + " --all --format json --profile-steps 5 --warmup-steps 1");
+    fs::remove_all(dir);
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    const auto report = nlohmann::json::parse(r.output);
+    ASSERT_EQ(report["measurements"].size(), rows.size());
+    for (std::size_t k = 0; k < rows.size(); ++k) {
+        EXPECT_EQ(report["measurements"][k]["power_limit_w"].get<double>(), rows[k].limit_w);
+    }
+    const auto best = std::min_element(rows.begin(), rows.end(), [](const TraceRow& a, const TraceRow& b) {
+        return a.epoch_s * a.power_w < b.epoch_s * b.power_w;
+    });
+    EXPECT_EQ(choice(report, "energy")["power_limit_w"].get<double>(), best->limit_w);
+}
+
+// Each preset is found from its trace name; two workloads give a JSON list that names it.
+TEST(PowerLimitCli, SimulateMapsEveryTraceNameToItsPreset) {
+    const std::vector<std::pair<std::string, std::string>> names{
+        {"p100", "P100-PCIE-16GB"}, {"V100", "V100-PCIE-32GB"}, {"rtx6000", "RTX6000"}, {"T4", "T4"},
+        {"a100", "A100-SXM4-40GB"}, {"A40", "A40"},  {"a10", "A10"},     {"L4", "L4"},
+        {"l40s", "L40S"},         {"h100", "H100-SXM5-80GB"}, {"H200", "H200"}};
+    for (const auto& [gpu, preset] : names) {
+        const fs::path dir = scratch("map-" + gpu);
+        // 200-250 W fits the big GPUs; the T4 and L4 get a 60-70 W trace.
+        const bool small = gpu == "T4" || gpu == "L4";
+        const std::vector<TraceRow> rows = small ? std::vector<TraceRow>{{70, 10, 65}, {60, 12, 58}}
+                                                 : std::vector<TraceRow>{{250, 10, 200}, {200, 12, 170}};
+        const fs::path trace = write_trace(dir, gpu, {"a", "b"}, rows);
+        const CliRun r = zeus("simulate --trace " + trace.string() + " --all --format json --profile-steps 3 --warmup-steps 0");
+        fs::remove_all(dir);
+        if (gpu == "p100" || gpu == "V100" || gpu == "rtx6000" || gpu == "a100" || gpu == "A40" || gpu == "l40s" ||
+            gpu == "h100" || gpu == "H200" || small) {
+            ASSERT_EQ(r.exit_code, 0) << gpu << ": " << r.output;
+            const auto list = nlohmann::json::parse(r.output);
+            ASSERT_EQ(list.size(), 2U) << gpu;
+            EXPECT_EQ(list[0]["gpu_model"], preset) << gpu;
+        } else {
+            // The A10 takes 100-150 W only: the error names both ranges and what fits.
+            EXPECT_EQ(r.exit_code, 2) << gpu << ": " << r.output;
+            EXPECT_NE(r.output.find(preset + "'s power-limit range"), std::string::npos) << r.output;
+        }
+    }
+}
+
+// Limits outside the chosen preset's range: a warning naming both ranges and
+// the presets that take the whole trace, and only the limits inside are
+// profiled; an error when fewer than two fit.
+TEST(PowerLimitCli, SimulateSaysWhenTheTraceDoesNotFitThePreset) {
+    const std::string trace = kData + "/power-traces/summary_power_v100.csv";
+    CliRun r = zeus("simulate --trace " + trace +
+                    " --workload imagenet/resnet50 --batch-size 256 --optimizer adadelta --format json --gpu-model p100-pcie-16gb"
+                    " --profile-steps 5 --warmup-steps 1");
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_NE(r.output.find("was traced at 100–250 W, outside P100-PCIE-16GB's power-limit range 125–250 W"),
+              std::string::npos)
+        << r.output;
+    EXPECT_NE(r.output.find("V100-PCIE-32GB (100–250 W)"), std::string::npos) << r.output;
+    const auto report = nlohmann::json::parse(r.output.substr(r.output.find('{')));
+    for (const auto& m : report["measurements"]) EXPECT_GE(m["power_limit_w"].get<double>(), 125.0);
+    r = zeus("simulate --trace " + trace + " --all --gpu-model T4");
+    EXPECT_EQ(r.exit_code, 2) << r.output;
+    EXPECT_NE(r.output.find("outside T4's power-limit range 60–70 W; fewer than two traced limits fit"),
+              std::string::npos)
+        << r.output;
+    r = zeus("simulate --trace " + trace + " --all --gpu-model Z9000");
+    EXPECT_EQ(r.exit_code, 2) << r.output;
+    EXPECT_NE(r.output.find("no such simulator preset"), std::string::npos) << r.output;
 }
 
 }  // namespace

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "profile_options.hpp"
+#include "support/command_output.hpp"
 #include "profile_output.hpp"
 
 namespace zeus::cli {
@@ -55,6 +56,38 @@ TEST(ProfileOptions, DefaultsAreTheOriginals) {
     EXPECT_EQ(p.warmup_iterations, 10U);
     EXPECT_EQ(p.calibration_iterations, 100U);
     EXPECT_FALSE(p.iteration_duration.has_value());
+}
+
+// The README's example must finish in about a minute (the defaults plan most of an hour).
+TEST(ProfileOptions, ReadmeExampleFinishesInAboutAMinute) {
+    std::ifstream readme(ZEUS_SOURCE_DIR "/README.md");
+    std::string line;
+    while (std::getline(readme, line) && line.find("zeus profile --simulated-work") == std::string::npos) {
+    }
+    ASSERT_NE(line.find("zeus profile --simulated-work"), std::string::npos) << "README has no profile example";
+    std::stringstream words(line.substr(line.find("zeus profile") + 12));
+    ProfileOptions o;
+    for (std::string flag, value; words >> flag && flag != "#" && words >> value;) {
+        if (flag == "--simulated-work") o.simulated_work = std::stod(value);
+        else if (flag == "--measurement-range") o.measurement_range = value;
+        else if (flag == "--cooldown-range") o.cooldown_range = value;
+        else if (flag == "--trials") o.trials = std::stoll(value);
+        else if (flag == "--warmup-trials") o.warmup_trials = std::stoll(value);
+        else FAIL() << "the test does not know " << flag;
+    }
+    auto plan = plan_profile(o);
+    ASSERT_TRUE(plan.ok()) << plan.error().describe();
+    const PlannedWork work = planned_work(*plan);
+    // Plus calibration and each trial's warm-up iterations, one simulated work unit each.
+    const double total = work.seconds + *o.simulated_work * static_cast<double>(plan->calibration_iterations +
+                                                                                work.trials * plan->warmup_iterations);
+    EXPECT_GE(total, 30.0);
+    EXPECT_LE(total, 90.0);
+    ProfileOptions original;
+    original.simulated_work = 0.2;
+    auto defaults = plan_profile(original);
+    ASSERT_TRUE(defaults.ok());
+    EXPECT_GT(planned_work(*defaults).seconds, 45 * 60.0);
 }
 
 TEST(ProfileOptions, ValuesAreTakenAsGiven) {
@@ -284,14 +317,17 @@ class ProfileCommand : public ::testing::Test {
 
 TEST_F(ProfileCommand, SimulatedWorkJsonAndPlot) {
     const fs::path svg = dir_ / "plot.svg";
-    const auto r = run(zeus("--simulated-work 0.02 --mode cooldown --cooldown-range 0,0.2 --measurement-duration 0.1 "
-                            "--trials 2 --warmup-trials 1 --warmup-iterations 1 --calibration-iterations 2 "
-                            "--format json --plot " + svg.string()));
-    ASSERT_EQ(r.exit_code, 0) << r.output;
+    // Standard output holds the report alone; the plan goes to standard error.
+    const auto r = ::zeus::testing::capture_separately(
+        zeus("--simulated-work 0.02 --mode cooldown --cooldown-range 0,0.2 --measurement-duration 0.1 "
+             "--trials 2 --warmup-trials 1 --warmup-iterations 1 --calibration-iterations 2 "
+             "--format json --plot " + svg.string()));
+    ASSERT_EQ(r.exit_code, 0) << r.err;
     // Not a terminal: no progress line.
-    EXPECT_EQ(r.output.find("ETA"), std::string::npos) << r.output;
-    const auto j = nlohmann::json::parse(r.output, nullptr, false);
-    ASSERT_FALSE(j.is_discarded()) << r.output;
+    EXPECT_EQ(r.err.find("ETA"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("zeus: profile: planned: 5 trials"), std::string::npos) << r.err;
+    const auto j = nlohmann::json::parse(r.out, nullptr, false);
+    ASSERT_FALSE(j.is_discarded()) << r.out;
     EXPECT_EQ(j["simulated"], true);
     ASSERT_EQ(j["reports"].size(), 1U);
     const auto& report = j["reports"][0];
@@ -320,12 +356,12 @@ TEST_F(ProfileCommand, SimulatedWorkJsonAndPlot) {
 
 TEST_F(ProfileCommand, OneIterationIsOneRunOfTheCommand) {
     const fs::path calls = dir_ / "calls";
-    const auto r = run(zeus("--simulate --mode measurement --measurement-range 0.05,0.1 --cooldown-duration 0 "
+    const auto r = ::zeus::testing::capture_separately(zeus("--simulate --mode measurement --measurement-range 0.05,0.1 --cooldown-duration 0 "
                             "--trials 2 --warmup-trials 1 --warmup-iterations 1 --calibration-iterations 3 "
-                            "--format json -- /bin/sh -c 'echo x >> " + calls.string() + "'"));
-    ASSERT_EQ(r.exit_code, 0) << r.output;
-    const auto j = nlohmann::json::parse(r.output, nullptr, false);
-    ASSERT_FALSE(j.is_discarded()) << r.output;
+                            "--format json --output - -- /bin/sh -c 'echo x >> " + calls.string() + "'"));
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const auto j = nlohmann::json::parse(r.out, nullptr, false);
+    ASSERT_FALSE(j.is_discarded()) << r.out;
     const auto& entries = j["reports"][0]["entries"];
     ASSERT_EQ(entries.size(), 2U);
     // Calibration: 1 warm-up + 3 timed runs. The warm-up trial runs the

@@ -10,6 +10,7 @@ trap 'rm -rf "$scratch"' EXIT
 cmake --install "$build_dir" --prefix "$scratch/prefix" >/dev/null
 test -x "$scratch/prefix/bin/zeus"
 test -x "$scratch/prefix/bin/zeus-sim"
+grep -q "cxx_std_20" "$scratch/prefix/lib/cmake/zeus/"*.cmake || grep -rq "cxx_std_20" "$scratch/prefix/lib"*/cmake/zeus/
 cmake -S "$source_dir/consumer" -B "$scratch/consumer" -DCMAKE_PREFIX_PATH="$scratch/prefix" >/dev/null
 cmake --build "$scratch/consumer" >/dev/null
 # The installed zeus finds the installed simulator next to libzeus.

@@ -7,9 +7,11 @@
 
 #include "integration/sim_fixture.hpp"
 
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <sstream>
 #include <thread>
 
@@ -79,6 +81,174 @@ TEST_F(EnergyMonitorSim, PreVoltaGpuIsMeasuredByIntegratingPower) {
     EXPECT_GT(m.gpu_energy.at(0).energy.count(), 0.0);  // the original reports 0 J for steady power here
     expect_energy_between(m.gpu_energy.at(0).energy.count(), begin, end, 0, 0.02);
     EXPECT_EQ(zeusSimLoadEnd(load), ZEUS_SIM_OK);
+}
+
+// A pre-Volta GPU on the simulator's virtual clock: time jumps while the
+// work runs, so no thread could sample the power meanwhile. Energy must still
+// be the trace's power × time, for steady work and across power steps.
+class PreVoltaVirtualClock : public EnergyMonitorSim {
+  protected:
+    static constexpr double kLimits[] = {125.0, 200.0, 250.0};
+    static constexpr double kEpochSeconds[] = {20.0, 12.0, 10.0};
+    static constexpr double kPowers[] = {110.0, 170.0, 215.0};
+    // P100: a power reading every 20 ms with 0.5 W of noise (docs/simulator.md).
+    static constexpr double kSensorPeriod = 0.020;
+    static constexpr double kNoise = 0.5;
+
+    void SetUp() override {
+        EnergyMonitorSim::SetUp();
+        configure(R"({"clock": "virtual", "gpus": [{"model": "P100-PCIE-16GB"}]})");
+        gpus_ = open_gpus();
+        ASSERT_EQ(gpus_.size(), 1U);
+        ASSERT_FALSE(gpus_[0].capabilities().energy_counter.supported);
+        ASSERT_EQ(zeusSimTraceProfileDefine("steps", 3, kLimits, kEpochSeconds, kPowers, &profile_), ZEUS_SIM_OK)
+            << zeusSimLastError();
+        monitor_ = EnergyMonitor::open(gpus_, nullptr, nullptr).value();
+    }
+    // Runs `epochs` of the trace at trace row `row`; returns its energy by the trace.
+    double run(std::size_t row, double epochs) {
+        EXPECT_TRUE(gpus_[0].set_power_limit(Milliwatts(static_cast<std::int64_t>(kLimits[row] * 1000))).ok());
+        double elapsed = 0;
+        EXPECT_EQ(zeusSimRunTraceWork(0, profile_, epochs, &elapsed), ZEUS_SIM_OK) << zeusSimLastError();
+        EXPECT_NEAR(elapsed, epochs * kEpochSeconds[row], 1e-6);
+        seconds_ += elapsed;
+        return kPowers[row] * elapsed;
+    }
+    // Integrating readings is off by at most one sensor period of each power
+    // change (the reading that first shows it averages part of each side),
+    // the two edges likewise, and the noise: 6σ of its sum over the readings.
+    double bound(std::size_t steps, double max_step_w) const {
+        const double readings = seconds_ / kSensorPeriod;
+        return static_cast<double>(steps + 2) * max_step_w * kSensorPeriod + 6 * kNoise * kSensorPeriod * std::sqrt(readings);
+    }
+
+    Gpus gpus_;
+    int profile_ = -1;
+    std::unique_ptr<EnergyMonitor> monitor_;
+    double seconds_ = 0;
+};
+
+TEST_F(PreVoltaVirtualClock, SteadyWorkIsTheTracesPowerTimesTime) {
+    ASSERT_TRUE(monitor_->begin_window("steady").ok());
+    const double expected = run(2, 0.5);  // 5 s at 215 W
+    const Measurement m = monitor_->end_window("steady").value();
+    EXPECT_NEAR(m.time.count(), seconds_, 1e-6);
+    EXPECT_EQ(m.gpu_energy.at(0).source, EnergySource::IntegratedPower);
+    EXPECT_NEAR(m.gpu_energy.at(0).energy.count(), expected, bound(0, kPowers[2]));
+    EXPECT_TRUE(m.trustworthy());
+}
+
+TEST_F(PreVoltaVirtualClock, SteppedWorkIsTheTracesPowerTimesTime) {
+    ASSERT_TRUE(monitor_->begin_window("stepped").ok());
+    double expected = 0;
+    expected += run(2, 0.2);   // 2 s at 215 W
+    expected += run(0, 0.1);   // 2 s at 110 W
+    expected += run(1, 0.25);  // 3 s at 170 W
+    expected += run(2, 0.3);   // 3 s at 215 W
+    const Measurement m = monitor_->end_window("stepped").value();
+    EXPECT_NEAR(m.time.count(), seconds_, 1e-6);
+    EXPECT_NEAR(m.gpu_energy.at(0).energy.count(), expected, bound(3, kPowers[2] - kPowers[0]));
+    // Windows that nest see their own share.
+    ASSERT_TRUE(monitor_->begin_window("outer").ok());
+    seconds_ = 0;
+    const double first = run(0, 0.1);
+    ASSERT_TRUE(monitor_->begin_window("inner").ok());
+    const double second = run(2, 0.2);
+    const Measurement inner = monitor_->end_window("inner").value();
+    const Measurement outer = monitor_->end_window("outer").value();
+    EXPECT_NEAR(inner.gpu_energy.at(0).energy.count(), second, bound(1, kPowers[2] - kPowers[0]));
+    EXPECT_NEAR(outer.gpu_energy.at(0).energy.count(), first + second, bound(1, kPowers[2] - kPowers[0]));
+}
+
+// Faults of the energy counter during a 3 s window under steady load: the
+// energy must still be the ground truth (to the accuracy of integrating
+// the A100's part-time power sensor, 2%), and the value must say what
+// happened. `fault` runs 1.5 s into the window (or before it begins).
+class CounterFault : public EnergyMonitorSim {
+  protected:
+    Measurement measure_with(const std::function<void()>& fault, bool before_begin) {
+        Gpus gpus = open_gpus();
+        auto monitor = EnergyMonitor::open(gpus, nullptr, nullptr).value();
+        int load = -1;
+        EXPECT_EQ(zeusSimLoadBegin(0, 0.8, &load), ZEUS_SIM_OK);
+        std::this_thread::sleep_for(300ms);
+        if (before_begin) fault();
+        const auto begin = truth_around(1, [&] { EXPECT_TRUE(monitor->begin_window("faulty").ok()); });
+        std::this_thread::sleep_for(1500ms);
+        if (!before_begin) fault();
+        std::this_thread::sleep_for(1500ms);
+        Measurement m;
+        const auto end = truth_around(1, [&] { m = monitor->end_window("faulty").value(); });
+        EXPECT_EQ(zeusSimLoadEnd(load), ZEUS_SIM_OK);
+        expect_energy_between(m.gpu_energy.at(0).energy.count(), begin, end, 0, 0.02);
+        return m;
+    }
+    static std::string warnings_of(const EnergyValue& v) {
+        std::string all;
+        for (const auto& w : v.warnings) all += w + "\n";
+        return all;
+    }
+};
+
+TEST_F(CounterFault, CounterStuckMidWindowFallsBackToPower) {
+    const Measurement m = measure_with([] { ASSERT_EQ(zeusSimInjectFault(0, "stuck_counter", 1), ZEUS_SIM_OK); }, false);
+    const EnergyValue& v = m.gpu_energy.at(0);
+    EXPECT_EQ(v.source, EnergySource::IntegratedPower);
+    EXPECT_NE(warnings_of(v).find("counter stopped"), std::string::npos) << warnings_of(v);
+    EXPECT_TRUE(m.gpu_energy.at(1).warnings.empty()) << warnings_of(m.gpu_energy.at(1));  // the healthy GPU
+}
+
+TEST_F(CounterFault, CounterStuckFromTheStartFallsBackToPower) {
+    const Measurement m = measure_with([] { ASSERT_EQ(zeusSimInjectFault(0, "stuck_counter", 1), ZEUS_SIM_OK); }, true);
+    const EnergyValue& v = m.gpu_energy.at(0);
+    EXPECT_EQ(v.source, EnergySource::IntegratedPower);
+    EXPECT_NE(warnings_of(v).find("counter stopped"), std::string::npos) << warnings_of(v);
+    EXPECT_EQ(warnings_of(v).find("shorter than"), std::string::npos) << warnings_of(v);
+}
+
+TEST_F(CounterFault, CounterRestartMidWindowKeepsTheEnergyBeforeIt) {
+    const Measurement m = measure_with([] { ASSERT_EQ(zeusSimInjectFault(0, "counter_reset", 0), ZEUS_SIM_OK); }, false);
+    const EnergyValue& v = m.gpu_energy.at(0);
+    EXPECT_EQ(v.source, EnergySource::HardwareCounter);
+    EXPECT_NE(warnings_of(v).find("restarted"), std::string::npos) << warnings_of(v);
+}
+
+// A load that starts d ms before a window begins and stops d ms before it
+// ends: the edges must not extrapolate the counter with a power reading
+// from before the change. With wait_for_counter_refresh the edges come from
+// the counter's next two refreshes, exact while the power after the edge is
+// steady. The truth is read right before each edge; the gap to the edge
+// (microseconds, unless the scheduler stalls the test) is bounded by the
+// GPU's highest power.
+TEST_F(EnergyMonitorSim, EdgesJustAfterALoadChangeAreExactWhenWaitingForTheCounter) {
+    Gpus gpus = open_gpus();
+    EnergyMonitorOptions options;
+    options.gpu_indices = std::vector<unsigned>{0};
+    options.wait_for_counter_refresh = true;
+    auto monitor = EnergyMonitor::open(gpus, nullptr, nullptr, options).value();
+    const double max_power = gpus[0].power_limit().value().count() / 1000.0;
+    for (const int d : {0, 2, 5, 10, 20, 50}) {
+        SCOPED_TRACE("load change " + std::to_string(d) + " ms before each edge");
+        std::this_thread::sleep_for(300ms);
+        int load = -1;
+        ASSERT_EQ(zeusSimLoadBegin(0, 1.0, &load), ZEUS_SIM_OK);
+        std::this_thread::sleep_for(std::chrono::milliseconds(d));
+        const auto wall_begin = std::chrono::system_clock::now();
+        const double truth_begin = truth(0);
+        ASSERT_TRUE(monitor->begin_window("edge").ok());
+        std::this_thread::sleep_for(600ms);
+        ASSERT_EQ(zeusSimLoadEnd(load), ZEUS_SIM_OK);
+        std::this_thread::sleep_for(std::chrono::milliseconds(d));
+        const auto wall_end = std::chrono::system_clock::now();
+        const double truth_end = truth(0);
+        const Measurement m = monitor->end_window("edge").value();
+        const Seconds gap_begin = m.start_time - wall_begin;
+        const Seconds gap_end = (m.start_time + std::chrono::duration_cast<std::chrono::system_clock::duration>(m.time)) - wall_end;
+        const double expected = truth_end - truth_begin;
+        const double slack = max_power * (std::abs(gap_begin.count()) + std::abs(gap_end.count())) + 5e-4 * expected;
+        EXPECT_NEAR(m.gpu_energy.at(0).energy.count(), expected, slack);
+        EXPECT_TRUE(m.trustworthy());
+    }
 }
 
 TEST_F(EnergyMonitorSim, WindowShorterThanTheCounterPeriodIsFlagged) {

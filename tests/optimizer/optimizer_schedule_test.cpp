@@ -508,6 +508,24 @@ TEST_F(OptimizerSchedule, BadOptionsAreRefusedBeforeAnythingChanges) {
     std::ofstream(dir_ / "a100.json") << R"({"measurements": [{"power_limit": 400, "energy": 9, "time": 1}]})";
     o.profile_path = dir_ / "a100.json";
     refuse(o, ErrorCode::InvalidConfig, "400 W, outside what these GPUs allow (100 W–300 W)");
+    o = {};
+    o.power_limits = {Watts(300), Watts(350)};
+    refuse(o, ErrorCode::InvalidArgument, "power_limits holds 350 W, outside the GPUs' range 100 W to 300 W");
+    o = {};
+    o.power_limits = {Watts(NAN)};
+    refuse(o, ErrorCode::InvalidArgument, "power_limits holds nan W");
+}
+
+// Listed limits (a trace's, unevenly spaced) are the candidates, highest first, each once.
+TEST_F(OptimizerSchedule, ListedLimitsAreTheCandidates) {
+    open(kOneA40);
+    PowerLimitOptimizerOptions o;
+    o.power_limits = {Watts(225), Watts(300), Watts(260), Watts(100), Watts(260)};
+    auto optimizer = create(o);
+    ASSERT_NE(optimizer, nullptr);
+    const std::vector<Milliwatts> expected{Milliwatts(300000), Milliwatts(260000), Milliwatts(225000),
+                                           Milliwatts(100000)};
+    EXPECT_EQ(optimizer->candidates(), expected);
 }
 
 TEST_F(OptimizerSchedule, GpusWithDifferentLimitsCannotShareOneLimit) {

@@ -180,6 +180,51 @@ TEST_F(ProfilerSim, MeasureCoolsDownThenMeasuresTheWorkload) {
     EXPECT_GT(t.temperature_after, t.temperature_before);  // it heats under load
 }
 
+// A pre-Volta GPU (no energy counter) on the virtual clock: the trial's
+// energy is the trace's power × time, for steady work and for work whose
+// power limit, hence power, changes every iteration.
+TEST_F(ProfilerSim, PreVoltaTrialOnTheVirtualClockIsTheTracesPowerTimesTime) {
+    open(R"({"clock": "virtual", "gpus": [{"model": "P100-PCIE-16GB"}]})");
+    ASSERT_FALSE(gpus_[0].capabilities().energy_counter.supported);
+    const double limits[] = {125.0, 250.0};
+    const double epoch_s[] = {20.0, 10.0};
+    const double power_w[] = {110.0, 215.0};
+    int profile = -1;
+    ASSERT_EQ(zeusSimTraceProfileDefine("two", 2, limits, epoch_s, power_w, &profile), ZEUS_SIM_OK) << zeusSimLastError();
+    // P100 sensor: a reading every 20 ms, 0.5 W noise (docs/simulator.md).
+    constexpr double kPeriod = 0.020, kNoise = 0.5;
+    for (const bool stepped : {false, true}) {
+        SCOPED_TRACE(stepped ? "stepped" : "steady");
+        double expected = 0, seconds = 0;
+        std::size_t calls = 0;
+        const Target work = [&] {
+            const std::size_t row = stepped ? calls % 2 : 1;
+            ++calls;
+            ASSERT_TRUE(gpus_[0].set_power_limit(Milliwatts(static_cast<std::int64_t>(limits[row] * 1000))).ok());
+            double elapsed = 0;
+            ASSERT_EQ(zeusSimRunTraceWork(0, profile, 0.05, &elapsed), ZEUS_SIM_OK) << zeusSimLastError();
+            expected += power_w[row] * elapsed;
+            seconds += elapsed;
+        };
+        // Iterations of 0.5–1 s (simulated): ten in the window, after one warm-up.
+        const TrialResult t = run_trial(ctx(), work, 0.0, 7.5, 1, 0.75).value();
+        ASSERT_EQ(t.iterations, 10U);
+        ASSERT_EQ(calls, 11U);
+        // The window covers the ten measured iterations, not the warm-up.
+        const std::size_t warmup_row = stepped ? 0 : 1;
+        const double warmup_w = power_w[warmup_row];
+        const double warmup_s = 0.05 * epoch_s[warmup_row];
+        expected -= warmup_w * warmup_s;
+        seconds -= warmup_s;
+        EXPECT_NEAR(t.total_time, seconds, 1e-6);
+        // Off by one sensor period per power change and edge, and 6σ of noise.
+        const double changes = stepped ? 10.0 : 0.0;
+        const double bound = (changes + 2) * (power_w[1] - (stepped ? power_w[0] : 0.0)) * kPeriod +
+                             6 * kNoise * kPeriod * std::sqrt(seconds / kPeriod);
+        EXPECT_NEAR(t.total_energy, expected, bound);
+    }
+}
+
 // A stand-in for a second rank that measured exactly what this one did:
 // sums double, maxima stay, and this process is rank 1 (so it reports no progress).
 class MirroredRankCommunicator final : public Communicator {

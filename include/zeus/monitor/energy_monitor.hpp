@@ -1,10 +1,12 @@
 // Energy windows (the original's ZeusMonitor): "how many joules and seconds
 // did this part of my program take, on each GPU and CPU package?"
 //
-//   zeus::EnergyMonitor monitor(gpus, &cpus);
-//   monitor.begin_window("step").value();
+//   zeus::Gpus gpus = zeus::Gpus::open(zeus::GpuOptions::from_environment().value());
+//   zeus::Cpus cpus = zeus::Cpus::open(zeus::CpuOptions::from_environment().value());
+//   auto monitor = zeus::EnergyMonitor::open(gpus, &cpus, nullptr).value();
+//   monitor->begin_window("step").value();
 //   train_step();
-//   zeus::Measurement m = monitor.end_window("step").value();
+//   zeus::Measurement m = monitor->end_window("step").value();
 //
 // Named windows may nest and overlap, and may be begun and ended from
 // different threads. GPUs with an energy counter are read at the window's
@@ -42,6 +44,14 @@ struct EnergyMonitorOptions {
     bool approx_instant_energy = false;
     std::optional<std::string> log_file;  // CSV in the original's format; truncated when opened
     SyncFunction sync;                    // empty: no synchronisation
+    // At each window edge, wait for the energy counters' next two refreshes
+    // (about 200 ms) and take the edge from them: the counter at the first
+    // refresh minus the power after the edge (the counter's own rate between
+    // the two) times the time from the edge to it. Without waiting, the edge
+    // adds power × time since the last refresh with a power reading that may
+    // predate a change just before the edge (up to ~5% of a 1 s window).
+    // For callers with nothing to do right after an edge (`zeus run`).
+    bool wait_for_counter_refresh = false;
 };
 
 class EnergyMonitor {

@@ -25,6 +25,10 @@ struct EnergyValue {
     Joules energy{0.0};
     EnergySource source = EnergySource::HardwareCounter;
     std::vector<std::string> warnings;  // e.g. the window is shorter than the counter's update period
+    // The device stopped answering before the window ended (a lost GPU):
+    // its energy is unknown, `energy` is 0 and left out of totals, and a
+    // warning says why.
+    bool lost = false;
 };
 
 struct Measurement {

@@ -46,6 +46,10 @@ struct PowerLimitOptimizerOptions {
     std::size_t warmup_steps = 10;  // steps at each limit before its window opens (0 allowed)
     std::size_t profile_steps = 40; // steps in each limit's window (> 0)
     Watts pl_step{25.0};            // distance between candidate limits (> 0)
+    // The candidate limits themselves, in any order, each within the GPUs'
+    // constraints (e.g. every limit a power trace was measured at, unevenly
+    // spaced). Empty: from the maximum down in pl_step steps.
+    std::vector<Watts> power_limits;
     // Existing file: its measurements are used and nothing is profiled.
     // Missing file: profiled, then saved there. nullopt: profiled, not saved.
     std::optional<std::filesystem::path> profile_path;

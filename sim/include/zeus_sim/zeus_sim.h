@@ -57,6 +57,14 @@ ZEUS_SIM_API zeusSimStatus_t zeusSimAdvance(double seconds);
 
 /* Exact integrated energy of the simulated GPU since the state was created. */
 ZEUS_SIM_API zeusSimStatus_t zeusSimGroundTruthEnergy(unsigned gpu, double* joules);
+/* The instant-power sensor as a sampler that saw every refresh would integrate
+ * it: joules of the readings, each held from its refresh to the next, up to the
+ * latest refresh (at *refreshed_unix_us, NVML's timestamp scale), and the
+ * latest reading (W), which holds until the next refresh. On the virtual clock
+ * no thread can sample while the simulation jumps; this is what it would have
+ * seen. Not the ground truth: it has the sensor's noise and part-time window. */
+ZEUS_SIM_API zeusSimStatus_t zeusSimPowerSensorEnergy(unsigned gpu, double* joules, long long* refreshed_unix_us,
+                                                      double* reading_w);
 /* Instantaneous true power now. */
 ZEUS_SIM_API zeusSimStatus_t zeusSimTruePower(unsigned gpu, double* watts);
 ZEUS_SIM_API zeusSimStatus_t zeusSimTemperature(unsigned gpu, double* celsius);
@@ -125,6 +133,20 @@ ZEUS_SIM_API zeusSimStatus_t zeusSimGetGpuStatus(unsigned gpu, zeusSimGpuStatus_
 
 /* The default configuration (used when ZEUS_SIM_CONFIG is unset) as JSON text. */
 ZEUS_SIM_API const char* zeusSimDefaultConfigJson(void);
+/* The built-in GPU models (presets), for tools that pick one, e.g. from a
+ * power trace's file name. Needs no open simulator. Set size =
+ * sizeof(zeusSimPresetInfo_t); NOT_FOUND past the last preset. */
+typedef struct {
+    unsigned size;
+    char key[32];          /* "RTX6000": the configuration's `model` */
+    char name[96];         /* "Quadro RTX 6000": what nvmlDeviceGetName returns */
+    char trace_names[64];  /* "rtx6000,quadrortx6000": <name> in summary_power_<name>.csv */
+    double limit_min_w, limit_max_w, limit_default_w;
+    int energy_counter_supported; /* 0 before Volta */
+} zeusSimPresetInfo_t;
+ZEUS_SIM_API unsigned zeusSimPresetCount(void);
+ZEUS_SIM_API zeusSimStatus_t zeusSimPresetInfo(unsigned index, zeusSimPresetInfo_t* info);
+
 /* 1 when the simulator runs on the virtual clock, 0 on the real clock. */
 ZEUS_SIM_API zeusSimStatus_t zeusSimIsVirtualClock(int* is_virtual);
 

@@ -137,6 +137,20 @@ typedef struct nvmlPciInfo_st {
     char busId[NVML_DEVICE_PCI_BUS_ID_BUFFER_SIZE];
 } nvmlPciInfo_t;
 
+/* Versioned structs carry sizeof | version << 24 in their first field, as NVML's
+ * headers define them; a mismatch gives NVML_ERROR_ARGUMENT_VERSION_MISMATCH. */
+typedef struct nvmlTemperature_v1_st {
+    unsigned int version; /* nvmlTemperature_v1 */
+    nvmlTemperatureSensors_t sensorType;
+    int temperature; /* degrees C */
+} nvmlTemperature_v1_t;
+#define nvmlTemperature_v1 ((unsigned int)(sizeof(nvmlTemperature_v1_t) | (1U << 24)))
+
+/* Chip-to-chip (NVLink-C2C) mode: enabled on Grace Hopper. No version field. */
+typedef struct nvmlC2cModeInfo_v1_st {
+    unsigned int isC2cEnabled;
+} nvmlC2cModeInfo_v1_t;
+
 typedef struct nvmlMemory_st {
     unsigned long long total;
     unsigned long long free;
@@ -174,6 +188,10 @@ typedef nvmlReturn_t (*nvmlDeviceGetTotalEnergyConsumption_fn)(nvmlDevice_t devi
 typedef nvmlReturn_t (*nvmlDeviceGetPowerUsage_fn)(nvmlDevice_t device, unsigned int* power_mw);
 typedef nvmlReturn_t (*nvmlDeviceGetFieldValues_fn)(nvmlDevice_t device, int valuesCount, nvmlFieldValue_t* values);
 typedef nvmlReturn_t (*nvmlDeviceGetTemperature_fn)(nvmlDevice_t device, nvmlTemperatureSensors_t sensor, unsigned int* temp_c);
+/* Drivers 565 and newer. */
+typedef nvmlReturn_t (*nvmlDeviceGetTemperatureV_fn)(nvmlDevice_t device, nvmlTemperature_v1_t* temperature);
+/* Drivers 550 and newer; NOT_SUPPORTED on GPUs without NVLink-C2C. */
+typedef nvmlReturn_t (*nvmlDeviceGetC2cModeInfoV_fn)(nvmlDevice_t device, nvmlC2cModeInfo_v1_t* info);
 typedef nvmlReturn_t (*nvmlDeviceGetPowerManagementLimit_fn)(nvmlDevice_t device, unsigned int* limit_mw);
 typedef nvmlReturn_t (*nvmlDeviceGetPowerManagementLimitConstraints_fn)(nvmlDevice_t device, unsigned int* min_mw, unsigned int* max_mw);
 typedef nvmlReturn_t (*nvmlDeviceGetPowerManagementDefaultLimit_fn)(nvmlDevice_t device, unsigned int* default_mw);

@@ -1,0 +1,102 @@
+// `zeus bso-server`: the batch-size optimizer server, the original's REST API
+// (docs/batch-size-optimizer.md) over the project's HTTP server component,
+// with its state in SQLite (a file, the default) or PostgreSQL.
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <csignal>
+#include <cstdlib>
+#include <iostream>
+#include <optional>
+#include <thread>
+#include <vector>
+
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/signal_set.hpp>
+
+#include "bso/router.hpp"
+#include "commands.hpp"
+#include "http_server/server.hpp"
+
+namespace zeus::cli {
+namespace {
+
+// The original's ZEUS_BSO_DATABASE_URL is an SQLAlchemy URL; its SQLite and
+// PostgreSQL forms name the same databases here.
+std::string from_sqlalchemy_url(const std::string& url) {
+    for (const char* prefix : {"sqlite+aiosqlite:///", "sqlite:///"})
+        if (url.starts_with(prefix)) return url.substr(std::string(prefix).size());
+    for (const char* prefix : {"postgresql+asyncpg://", "postgresql+psycopg://", "postgresql+psycopg2://"})
+        if (url.starts_with(prefix)) return "postgresql://" + url.substr(std::string(prefix).size());
+    return url;
+}
+
+struct BsoServerFlags {
+    std::string database;
+    std::string listen = "127.0.0.1:8000";
+    unsigned threads = 4;  // more than cores: a request waits on the database (PostgreSQL round trips)
+};
+
+int run_bso_server(const BsoServerFlags& flags) {
+    std::string database = flags.database;
+    if (database.empty()) {
+        if (const char* env = std::getenv("ZEUS_BSO_DATABASE_URL"); env && *env) database = from_sqlalchemy_url(env);
+    }
+    if (database.empty()) database = "zeus-bso.db";
+    std::unique_ptr<bso::Service> service;
+    try {
+        // PostgreSQL: one connection per HTTP thread, so different jobs' requests
+        // run in parallel. SQLite: one; its writers are serialised anyway.
+        std::vector<std::unique_ptr<bso::Database>> pool;
+        const bool parallel = database.starts_with("postgres");
+        for (unsigned i = 0; i < (parallel ? std::max(1U, flags.threads) : 1U); ++i) pool.push_back(bso::Database::open(database));
+        service = std::make_unique<bso::Service>(std::move(pool));
+    } catch (const bso::BsoError& e) {
+        std::cerr << "zeus bso-server: " << e.what() << "\n";
+        return 1;
+    }
+    bso::Router router(*service);
+    boost::asio::io_context io;
+    http_server::ServerOptions options;
+    options.name = "zeus-bso-server";
+    http_server::Server server(
+        io, [&router](const http_server::Request& request, const http_server::Peer&, http_server::Respond respond) {
+            respond(router.handle(request));
+        },
+        options);
+    if (auto listening = server.listen_tcp(flags.listen); !listening) {
+        std::cerr << "zeus bso-server: cannot listen on " << flags.listen << ": " << listening.error().describe() << "\n";
+        return 1;
+    }
+    const bool postgresql = database.starts_with("postgres");
+    std::cerr << fmt::format("zeus bso-server: listening on {} with the {} database{}\n", flags.listen,
+                             postgresql ? "PostgreSQL" : "SQLite", postgresql ? "" : " '" + database + "'");
+    auto work = boost::asio::make_work_guard(io);
+    std::vector<std::thread> workers;
+    for (unsigned i = 0; i < std::max(1U, flags.threads); ++i) workers.emplace_back([&io] { io.run(); });
+    boost::asio::io_context signal_io;
+    boost::asio::signal_set signals(signal_io, SIGINT, SIGTERM);
+    signals.async_wait([](const boost::system::error_code&, int) {});
+    signal_io.run();
+    server.stop();
+    work.reset();
+    io.stop();
+    for (auto& worker : workers) worker.join();
+    return 0;
+}
+
+}  // namespace
+
+Command add_bso_server(CLI::App& parent) {
+    auto flags = std::make_shared<BsoServerFlags>();
+    auto* app = parent.add_subcommand("bso-server", "Serve the batch-size optimizer's REST API (Zeus's BSO server)");
+    app->add_option("--database", flags->database,
+                    "SQLite file path (default zeus-bso.db, or $ZEUS_BSO_DATABASE_URL) or postgresql://user@host:port/db");
+    app->add_option("--listen", flags->listen, "TCP address to listen on, HOST:PORT")->capture_default_str();
+    app->add_option("--threads", flags->threads, "HTTP worker threads")->capture_default_str()->check(CLI::Range(1U, 256U));
+    return [flags] { return run_bso_server(*flags); };
+}
+
+}  // namespace zeus::cli

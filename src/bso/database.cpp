@@ -1,0 +1,382 @@
+#include "bso/database.hpp"
+
+#include <libpq-fe.h>
+#include <soci/postgresql/soci-postgresql.h>
+#include <soci/soci.h>
+#include <soci/sqlite3/soci-sqlite3.h>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+
+namespace zeus::bso {
+namespace {
+
+// Numbered migrations: entry i brings a database from version i to i + 1.
+// Never edit a shipped entry; append a new one.
+const std::vector<std::vector<std::string>>& migrations() {
+    static const std::vector<std::vector<std::string>> all{
+        {
+            // 1: the original's schema (server/database/schema.py), one table per class.
+            "CREATE TABLE bso_job ("
+            " job_id VARCHAR(400) PRIMARY KEY, job_id_prefix VARCHAR(400) NOT NULL,"
+            " default_batch_size BIGINT NOT NULL, higher_is_better_metric BIGINT NOT NULL,"
+            " eta_knob DOUBLE PRECISION NOT NULL, beta_knob DOUBLE PRECISION, target_metric DOUBLE PRECISION NOT NULL,"
+            " max_epochs BIGINT NOT NULL, num_pruning_rounds BIGINT NOT NULL, window_size BIGINT NOT NULL,"
+            " max_power DOUBLE PRECISION NOT NULL, number_of_gpus BIGINT NOT NULL, gpu_model VARCHAR(30) NOT NULL,"
+            " mab_prior_mean DOUBLE PRECISION NOT NULL, mab_prior_precision DOUBLE PRECISION NOT NULL,"
+            " mab_num_explorations BIGINT NOT NULL, mab_seed BIGINT, mab_random_generator_state VARCHAR(10000),"
+            " exp_default_batch_size BIGINT NOT NULL, stage VARCHAR(10) NOT NULL, min_cost DOUBLE PRECISION,"
+            " min_cost_batch_size BIGINT NOT NULL)",
+            "CREATE TABLE bso_batch_size (job_id VARCHAR(400) NOT NULL REFERENCES bso_job(job_id) ON DELETE CASCADE,"
+            " batch_size BIGINT NOT NULL, PRIMARY KEY (job_id, batch_size))",
+            "CREATE TABLE bso_arm (job_id VARCHAR(400) NOT NULL, batch_size BIGINT NOT NULL,"
+            " param_mean DOUBLE PRECISION NOT NULL, param_precision DOUBLE PRECISION NOT NULL,"
+            " reward_precision DOUBLE PRECISION NOT NULL, num_observations BIGINT NOT NULL,"
+            " PRIMARY KEY (job_id, batch_size),"
+            " FOREIGN KEY (job_id, batch_size) REFERENCES bso_batch_size(job_id, batch_size) ON DELETE CASCADE)",
+            "CREATE TABLE bso_trial (job_id VARCHAR(400) NOT NULL, trial_number BIGINT NOT NULL,"
+            " batch_size BIGINT NOT NULL, start_timestamp BIGINT NOT NULL, end_timestamp BIGINT,"
+            " type VARCHAR(12) NOT NULL, status VARCHAR(12) NOT NULL,"
+            " time DOUBLE PRECISION, energy DOUBLE PRECISION, converged BIGINT,"
+            " PRIMARY KEY (job_id, trial_number),"
+            " FOREIGN KEY (job_id, batch_size) REFERENCES bso_batch_size(job_id, batch_size) ON DELETE CASCADE)",
+        },
+        {
+            // 2: the per-batch-size history queries (report's window, pruning's replay).
+            "CREATE INDEX bso_trial_by_batch_size ON bso_trial (job_id, batch_size, status, trial_number)",
+        },
+    };
+    return all;
+}
+
+const char* stage_name(Stage s) { return s == Stage::MAB ? "MAB" : "Pruning"; }
+const char* type_name(TrialType t) {
+    switch (t) {
+        case TrialType::Exploration: return "Exploration";
+        case TrialType::Concurrent: return "Concurrent";
+        case TrialType::MAB: return "MAB";
+    }
+    return "?";
+}
+const char* status_name(TrialStatus s) {
+    switch (s) {
+        case TrialStatus::Dispatched: return "Dispatched";
+        case TrialStatus::Succeeded: return "Succeeded";
+        case TrialStatus::Failed: return "Failed";
+    }
+    return "?";
+}
+TrialType parse_type(const std::string& s) {
+    if (s == "Exploration") return TrialType::Exploration;
+    if (s == "Concurrent") return TrialType::Concurrent;
+    if (s == "MAB") return TrialType::MAB;
+    throw BsoError(500, "database holds an unknown trial type '" + s + "'");
+}
+TrialStatus parse_status(const std::string& s) {
+    if (s == "Dispatched") return TrialStatus::Dispatched;
+    if (s == "Succeeded") return TrialStatus::Succeeded;
+    if (s == "Failed") return TrialStatus::Failed;
+    throw BsoError(500, "database holds an unknown trial status '" + s + "'");
+}
+
+template <typename T>
+std::optional<T> nullable(const soci::row& row, std::size_t i) {
+    if (row.get_indicator(i) == soci::i_null) return std::nullopt;
+    return row.get<T>(i);
+}
+
+// SQLite reports a column's type from its declaration, PostgreSQL from its
+// storage; integers are read through long long either way.
+std::int64_t integer(const soci::row& row, std::size_t i) {
+    switch (row.get_properties(i).get_data_type()) {
+        case soci::dt_integer: return row.get<int>(i);
+        case soci::dt_long_long: return row.get<long long>(i);
+        case soci::dt_unsigned_long_long: return static_cast<std::int64_t>(row.get<unsigned long long>(i));
+        case soci::dt_double: return static_cast<std::int64_t>(row.get<double>(i));
+        default: return std::stoll(row.get<std::string>(i));
+    }
+}
+std::optional<std::int64_t> nullable_integer(const soci::row& row, std::size_t i) {
+    if (row.get_indicator(i) == soci::i_null) return std::nullopt;
+    return integer(row, i);
+}
+double real(const soci::row& row, std::size_t i) {
+    if (row.get_properties(i).get_data_type() == soci::dt_double) return row.get<double>(i);
+    return static_cast<double>(integer(row, i));
+}
+std::optional<double> nullable_real(const soci::row& row, std::size_t i) {
+    if (row.get_indicator(i) == soci::i_null) return std::nullopt;
+    return real(row, i);
+}
+
+Trial trial_from_row(const soci::row& row) {
+    Trial t;
+    t.trial_number = integer(row, 0);
+    t.batch_size = integer(row, 1);
+    t.type = parse_type(row.get<std::string>(2));
+    t.status = parse_status(row.get<std::string>(3));
+    t.time = nullable_real(row, 4);
+    t.energy = nullable_real(row, 5);
+    if (auto c = nullable_integer(row, 6)) t.converged = *c != 0;
+    return t;
+}
+
+constexpr const char* kTrialColumns = "trial_number, batch_size, type, status, time, energy, converged";
+
+// SOCI reads a PostgreSQL connect string as key=value pairs and mangles a
+// URI, so libpq itself turns the URI into its keywords first.
+std::string libpq_keywords(const std::string& uri) {
+    char* error = nullptr;
+    PQconninfoOption* options = PQconninfoParse(uri.c_str(), &error);
+    if (!options) {
+        std::string message = error ? error : "out of memory";
+        PQfreemem(error);
+        throw std::runtime_error("invalid PostgreSQL URI: " + message);
+    }
+    std::string keywords;
+    for (auto* option = options; option->keyword; ++option) {
+        if (!option->val) continue;
+        std::string value;
+        for (const char* c = option->val; *c; ++c) {
+            if (*c == '\\' || *c == '\'') value += '\\';
+            value += *c;
+        }
+        keywords += std::string(option->keyword) + "='" + value + "' ";
+    }
+    PQconninfoFree(options);
+    return keywords;
+}
+
+std::int64_t now_seconds() {
+    return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+}  // namespace
+
+Database::Database(std::unique_ptr<soci::session> session, bool postgresql)
+    : session_(std::move(session)), postgresql_(postgresql) {}
+Database::~Database() = default;
+
+int Database::latest_schema_version() { return static_cast<int>(migrations().size()); }
+
+std::unique_ptr<Database> Database::open(const std::string& location, int target_version) {
+    const bool postgresql = location.starts_with("postgresql://") || location.starts_with("postgres://");
+    std::string path = location;
+    if (location.starts_with("sqlite://")) path = location.substr(std::string("sqlite://").size());
+    if (!postgresql && path.empty()) throw BsoError(500, "--database is empty: give a SQLite file path or a postgresql:// URI");
+    auto session = std::make_unique<soci::session>();
+    try {
+        if (postgresql) {
+            session->open(soci::postgresql, libpq_keywords(location));
+            // "relation already exists, skipping" notices are not for the user.
+            *session << "SET client_min_messages TO WARNING";
+        } else {
+            // Quoted so that paths with spaces survive SOCI's key=value parsing.
+            session->open(soci::sqlite3, "db=\"" + path + "\" timeout=10");
+            *session << "PRAGMA journal_mode=WAL";
+            *session << "PRAGMA foreign_keys=ON";
+        }
+    } catch (const std::exception& e) {
+        throw BsoError(500, fmt::format("cannot open the database {}: {} (check the path or URI, that it is writable, "
+                                        "and for PostgreSQL that the server runs and the user may connect)",
+                                        postgresql ? "at the PostgreSQL URI" : "file '" + path + "'", e.what()));
+    }
+    std::unique_ptr<Database> db(new Database(std::move(session), postgresql));
+    db->migrate(postgresql ? "the PostgreSQL database" : "'" + path + "'", target_version);
+    return db;
+}
+
+int Database::schema_version() {
+    long long version = 0;
+    soci::indicator ind = soci::i_null;
+    *session_ << "SELECT MAX(version) FROM bso_schema_version", soci::into(version, ind);
+    return ind == soci::i_null ? 0 : static_cast<int>(version);
+}
+
+void Database::migrate(const std::string& location, int target_version) {
+    try {
+        *session_ << "CREATE TABLE IF NOT EXISTS bso_schema_version (version BIGINT NOT NULL)";
+        int version = schema_version();
+        if (version > latest_schema_version()) {
+            throw BsoError(500, fmt::format("{} has batch-size optimizer schema version {}, newer than this server's {}: "
+                                            "run a newer zeus bso-server, or give another --database",
+                                            location, version, latest_schema_version()));
+        }
+        for (; version < std::min(target_version, latest_schema_version()); ++version) {
+            soci::transaction tx(*session_);
+            for (const auto& statement : migrations()[static_cast<std::size_t>(version)]) *session_ << statement;
+            long long next = version + 1;
+            *session_ << "INSERT INTO bso_schema_version (version) VALUES (:v)", soci::use(next);
+            tx.commit();
+        }
+    } catch (const BsoError&) {
+        throw;
+    } catch (const std::exception& e) {
+        throw BsoError(500, fmt::format("cannot create or upgrade the schema in {}: {}", location, e.what()));
+    }
+}
+
+Database::Transaction::Transaction(Database& db) : tx_(std::make_unique<soci::transaction>(*db.session_)) {}
+Database::Transaction::~Transaction() = default;
+void Database::Transaction::commit() { tx_->commit(); }
+
+std::optional<JobRecord> Database::find_job(const std::string& job_id) {
+    soci::row row;
+    *session_ << "SELECT job_id, job_id_prefix, default_batch_size, higher_is_better_metric, eta_knob, beta_knob,"
+                 " target_metric, max_epochs, num_pruning_rounds, window_size, max_power, number_of_gpus, gpu_model,"
+                 " mab_prior_mean, mab_prior_precision, mab_num_explorations, mab_seed, mab_random_generator_state,"
+                 " exp_default_batch_size, stage, min_cost, min_cost_batch_size FROM bso_job WHERE job_id = :id",
+        soci::use(job_id), soci::into(row);
+    if (!session_->got_data()) return std::nullopt;
+    JobRecord job;
+    JobSpec& s = job.spec;
+    s.job_id = row.get<std::string>(0);
+    s.job_id_prefix = row.get<std::string>(1);
+    s.default_batch_size = integer(row, 2);
+    s.higher_is_better_metric = integer(row, 3) != 0;
+    s.eta_knob = real(row, 4);
+    s.beta_knob = nullable_real(row, 5);
+    s.target_metric = real(row, 6);
+    s.max_epochs = integer(row, 7);
+    s.num_pruning_rounds = integer(row, 8);
+    s.window_size = integer(row, 9);
+    s.max_power = real(row, 10);
+    s.number_of_gpus = integer(row, 11);
+    s.gpu_model = row.get<std::string>(12);
+    s.mab_prior_mean = real(row, 13);
+    s.mab_prior_precision = real(row, 14);
+    s.mab_num_explorations = integer(row, 15);
+    s.mab_seed = nullable_integer(row, 16);
+    job.rng_state = nullable<std::string>(row, 17);
+    job.exp_default_batch_size = integer(row, 18);
+    job.stage = row.get<std::string>(19) == "MAB" ? Stage::MAB : Stage::Pruning;
+    job.min_cost = nullable_real(row, 20);
+    job.min_cost_batch_size = integer(row, 21);
+
+    soci::rowset<soci::row> sizes =
+        (session_->prepare << "SELECT batch_size FROM bso_batch_size WHERE job_id = :id ORDER BY batch_size", soci::use(job_id));
+    for (const auto& r : sizes) s.batch_sizes.push_back(integer(r, 0));
+    return job;
+}
+
+void Database::insert_job(const JobRecord& job) {
+    const JobSpec& s = job.spec;
+    const std::string id = s.job_id.value_or("");
+    long long default_bs = s.default_batch_size, higher = s.higher_is_better_metric ? 1 : 0, max_epochs = s.max_epochs,
+              rounds = s.num_pruning_rounds, window = s.window_size, gpus = s.number_of_gpus,
+              explorations = s.mab_num_explorations, seed = s.mab_seed.value_or(0), exp_default = job.exp_default_batch_size,
+              min_bs = job.min_cost_batch_size;
+    double beta = s.beta_knob.value_or(0), min_cost = job.min_cost.value_or(0);
+    std::string rng = job.rng_state.value_or(""), stage = stage_name(job.stage);
+    soci::indicator beta_ind = s.beta_knob ? soci::i_ok : soci::i_null, seed_ind = s.mab_seed ? soci::i_ok : soci::i_null,
+                    rng_ind = job.rng_state ? soci::i_ok : soci::i_null, min_ind = job.min_cost ? soci::i_ok : soci::i_null;
+    *session_ << "INSERT INTO bso_job (job_id, job_id_prefix, default_batch_size, higher_is_better_metric, eta_knob,"
+                 " beta_knob, target_metric, max_epochs, num_pruning_rounds, window_size, max_power, number_of_gpus,"
+                 " gpu_model, mab_prior_mean, mab_prior_precision, mab_num_explorations, mab_seed,"
+                 " mab_random_generator_state, exp_default_batch_size, stage, min_cost, min_cost_batch_size) VALUES"
+                 " (:id, :prefix, :dbs, :hib, :eta, :beta, :target, :maxep, :rounds, :window, :maxp, :gpus, :model,"
+                 " :pmean, :pprec, :nexp, :seed, :rng, :expdbs, :stage, :minc, :minbs)",
+        soci::use(id), soci::use(s.job_id_prefix), soci::use(default_bs), soci::use(higher), soci::use(s.eta_knob),
+        soci::use(beta, beta_ind), soci::use(s.target_metric), soci::use(max_epochs), soci::use(rounds), soci::use(window),
+        soci::use(s.max_power), soci::use(gpus), soci::use(s.gpu_model), soci::use(s.mab_prior_mean),
+        soci::use(s.mab_prior_precision), soci::use(explorations), soci::use(seed, seed_ind), soci::use(rng, rng_ind),
+        soci::use(exp_default), soci::use(stage), soci::use(min_cost, min_ind), soci::use(min_bs);
+    for (const auto bs : s.batch_sizes) {
+        long long value = bs;
+        *session_ << "INSERT INTO bso_batch_size (job_id, batch_size) VALUES (:id, :bs)", soci::use(id), soci::use(value);
+    }
+}
+
+void Database::update_job_state(const JobRecord& job) {
+    const std::string id = job.spec.job_id.value_or("");
+    std::string stage = stage_name(job.stage), rng = job.rng_state.value_or("");
+    double min_cost = job.min_cost.value_or(0);
+    long long min_bs = job.min_cost_batch_size;
+    soci::indicator min_ind = job.min_cost ? soci::i_ok : soci::i_null, rng_ind = job.rng_state ? soci::i_ok : soci::i_null;
+    *session_ << "UPDATE bso_job SET stage = :stage, min_cost = :minc, min_cost_batch_size = :minbs,"
+                 " mab_random_generator_state = :rng WHERE job_id = :id",
+        soci::use(stage), soci::use(min_cost, min_ind), soci::use(min_bs), soci::use(rng, rng_ind), soci::use(id);
+}
+
+bool Database::delete_job(const std::string& job_id) {
+    long long count = 0;
+    *session_ << "SELECT COUNT(*) FROM bso_job WHERE job_id = :id", soci::use(job_id), soci::into(count);
+    if (count == 0) return false;
+    // Children first, so that no backend depends on cascading deletes.
+    *session_ << "DELETE FROM bso_trial WHERE job_id = :id", soci::use(job_id);
+    *session_ << "DELETE FROM bso_arm WHERE job_id = :id", soci::use(job_id);
+    *session_ << "DELETE FROM bso_batch_size WHERE job_id = :id", soci::use(job_id);
+    *session_ << "DELETE FROM bso_job WHERE job_id = :id", soci::use(job_id);
+    return true;
+}
+
+std::int64_t Database::next_trial_number(const std::string& job_id) {
+    long long max = 0;
+    soci::indicator ind = soci::i_null;
+    *session_ << "SELECT MAX(trial_number) FROM bso_trial WHERE job_id = :id", soci::use(job_id), soci::into(max, ind);
+    return ind == soci::i_null ? 1 : max + 1;
+}
+
+void Database::insert_trial(const std::string& job_id, const Trial& trial) {
+    long long number = trial.trial_number, bs = trial.batch_size, start = now_seconds();
+    std::string type = type_name(trial.type), status = status_name(trial.status);
+    *session_ << "INSERT INTO bso_trial (job_id, trial_number, batch_size, start_timestamp, type, status)"
+                 " VALUES (:id, :n, :bs, :start, :type, :status)",
+        soci::use(job_id), soci::use(number), soci::use(bs), soci::use(start), soci::use(type), soci::use(status);
+}
+
+void Database::update_trial(const std::string& job_id, const Trial& trial) {
+    long long number = trial.trial_number, end = now_seconds(), converged = trial.converged.value_or(false) ? 1 : 0;
+    double time = trial.time.value_or(0), energy = trial.energy.value_or(0);
+    std::string status = status_name(trial.status);
+    soci::indicator time_ind = trial.time ? soci::i_ok : soci::i_null, energy_ind = trial.energy ? soci::i_ok : soci::i_null,
+                    conv_ind = trial.converged ? soci::i_ok : soci::i_null;
+    *session_ << "UPDATE bso_trial SET status = :status, end_timestamp = :end, time = :time, energy = :energy,"
+                 " converged = :conv WHERE job_id = :id AND trial_number = :n",
+        soci::use(status), soci::use(end), soci::use(time, time_ind), soci::use(energy, energy_ind),
+        soci::use(converged, conv_ind), soci::use(job_id), soci::use(number);
+}
+
+std::optional<Trial> Database::find_trial(const std::string& job_id, std::int64_t batch_size, std::int64_t trial_number) {
+    soci::row row;
+    long long bs = batch_size, number = trial_number;
+    *session_ << std::string("SELECT ") + kTrialColumns +
+                     " FROM bso_trial WHERE job_id = :id AND batch_size = :bs AND trial_number = :n",
+        soci::use(job_id), soci::use(bs), soci::use(number), soci::into(row);
+    if (!session_->got_data()) return std::nullopt;
+    return trial_from_row(row);
+}
+
+std::vector<Trial> Database::trials(const std::string& job_id) {
+    std::vector<Trial> out;
+    soci::rowset<soci::row> rows = (session_->prepare << std::string("SELECT ") + kTrialColumns +
+                                                             " FROM bso_trial WHERE job_id = :id ORDER BY trial_number",
+                                    soci::use(job_id));
+    for (const auto& row : rows) out.push_back(trial_from_row(row));
+    return out;
+}
+
+std::vector<ArmState> Database::arms(const std::string& job_id) {
+    std::vector<ArmState> out;
+    soci::rowset<soci::row> rows =
+        (session_->prepare << "SELECT batch_size, param_mean, param_precision, reward_precision, num_observations"
+                              " FROM bso_arm WHERE job_id = :id ORDER BY batch_size",
+         soci::use(job_id));
+    for (const auto& row : rows) {
+        out.push_back({integer(row, 0), real(row, 1), real(row, 2), real(row, 3), integer(row, 4)});
+    }
+    return out;
+}
+
+void Database::upsert_arm(const std::string& job_id, const ArmState& arm) {
+    long long bs = arm.batch_size, n = arm.num_observations;
+    double mean = arm.param_mean, prec = arm.param_precision, rprec = arm.reward_precision;
+    *session_ << "DELETE FROM bso_arm WHERE job_id = :id AND batch_size = :bs", soci::use(job_id), soci::use(bs);
+    *session_ << "INSERT INTO bso_arm (job_id, batch_size, param_mean, param_precision, reward_precision, num_observations)"
+                 " VALUES (:id, :bs, :mean, :prec, :rprec, :n)",
+        soci::use(job_id), soci::use(bs), soci::use(mean), soci::use(prec), soci::use(rprec), soci::use(n);
+}
+
+}  // namespace zeus::bso

@@ -1,0 +1,83 @@
+// The batch-size optimizer's database layer: one class over SOCI with two
+// backends, SQLite (a file; the default) and PostgreSQL (a libpq URI). The
+// schema is created and upgraded by numbered migrations when a database is
+// opened; a database from a newer server is refused, never altered.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "zeus/optimizer/batch_size/algorithm.hpp"
+
+namespace soci {
+class session;
+class transaction;
+}  // namespace soci
+
+namespace zeus::bso {
+
+// A job as stored: its spec (job_id always set) and the optimizer's state.
+struct JobRecord {
+    JobSpec spec;
+    Stage stage = Stage::Pruning;
+    std::optional<double> min_cost;
+    std::int64_t min_cost_batch_size = 0;
+    std::int64_t exp_default_batch_size = 0;
+    std::optional<std::string> rng_state;  // numpy PCG64 state JSON; set when mab_seed is
+};
+
+class Database {
+public:
+    // "postgresql://..." or "postgres://..." (a libpq URI), "sqlite://PATH" or
+    // a plain file path. Throws BsoError(500) naming the database and the fix
+    // when it cannot be opened or its schema is newer than this server's.
+    // `schema_version` below the latest stops the upgrade there (tests of
+    // the upgrade path build an older database this way).
+    static std::unique_ptr<Database> open(const std::string& location, int schema_version = latest_schema_version());
+    ~Database();
+    Database(const Database&) = delete;
+    Database& operator=(const Database&) = delete;
+
+    static int latest_schema_version();
+    [[nodiscard]] int schema_version();
+    [[nodiscard]] bool is_postgresql() const { return postgresql_; }
+
+    // One transaction: commits on commit(), rolls back if destroyed before.
+    class Transaction {
+    public:
+        explicit Transaction(Database& db);
+        ~Transaction();
+        Transaction(const Transaction&) = delete;
+        Transaction& operator=(const Transaction&) = delete;
+        void commit();
+
+    private:
+        std::unique_ptr<soci::transaction> tx_;
+    };
+
+    std::optional<JobRecord> find_job(const std::string& job_id);
+    void insert_job(const JobRecord& job);
+    void update_job_state(const JobRecord& job);  // stage, min cost, rng state
+    bool delete_job(const std::string& job_id);
+
+    std::int64_t next_trial_number(const std::string& job_id);
+    void insert_trial(const std::string& job_id, const Trial& trial);
+    void update_trial(const std::string& job_id, const Trial& trial);  // status, time, energy, converged
+    std::optional<Trial> find_trial(const std::string& job_id, std::int64_t batch_size, std::int64_t trial_number);
+    // All the job's trials, by trial number.
+    std::vector<Trial> trials(const std::string& job_id);
+
+    std::vector<ArmState> arms(const std::string& job_id);  // by batch size
+    void upsert_arm(const std::string& job_id, const ArmState& arm);
+
+private:
+    Database(std::unique_ptr<soci::session> session, bool postgresql);
+    void migrate(const std::string& location, int target_version);
+
+    std::unique_ptr<soci::session> session_;
+    bool postgresql_ = false;
+};
+
+}  // namespace zeus::bso

@@ -1,0 +1,69 @@
+// Keeps an eye on GPU energy counters while energy windows are open: reads
+// each counter and the instant power every `period`, so that
+//  - a counter that stops while the power says the GPU draws energy (a stuck
+//    counter) is noticed, and the energy from when it stopped is the power
+//    integrated instead;
+//  - a counter that restarts (driver reload) loses at most one period: the
+//    energy between the last read and the restart, which the counter no
+//    longer holds, is the power integrated over that period minus what the
+//    counter counted since the restart.
+// Windows read `compensation()` at both edges: the energy to add to the
+// counter's difference. Real clock only (on the simulator's virtual clock no
+// thread can watch while time jumps).
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "monitor/power_sampling_thread.hpp"
+#include "zeus/device/gpus.hpp"
+#include "zeus/monitor/power_monitor.hpp"
+
+namespace zeus::monitor_detail {
+
+class CounterWatch {
+  public:
+    struct GpuView {
+        Joules compensation{0.0};           // energy the counter missed, cumulative
+        std::uint64_t restarts_covered = 0;  // restarts whose lost energy is in `compensation`
+        std::optional<Timestamp> stuck_since;  // the counter has not moved since then while power flowed
+    };
+
+    CounterWatch(const Gpus& gpus, std::vector<unsigned> gpu_indices, std::chrono::nanoseconds period);
+    CounterWatch(const CounterWatch&) = delete;
+    CounterWatch& operator=(const CounterWatch&) = delete;
+    ~CounterWatch() { thread_.stop(); }
+
+    // Starts the thread (once); returns after its first round of reads.
+    void start();
+    [[nodiscard]] GpuView view(unsigned gpu) const;
+
+  private:
+    struct State {
+        bool have_read = false;
+        Joules counter{0.0};         // accumulated counter at the last read
+        Watts power{0.0};            // instant power at the last read
+        Timestamp read_at{};         // when
+        Timestamp counter_moved_at{};  // the counter last changed (or the first read)
+        Joules lag_at_move{0.0};       // the counter's lag behind that read (power × time since its refresh)
+        Joules power_since_move{0.0};  // power integrated since then
+        Joules stuck_compensation{0.0};  // part of `compensation` added while stuck
+        std::uint64_t resets = 0;
+        GpuView view;
+    };
+    void sweep();
+
+    const Gpus& gpus_;
+    std::vector<unsigned> indices_;
+    std::chrono::nanoseconds period_;
+    mutable std::mutex mutex_;
+    std::map<unsigned, State> states_;
+    bool started_ = false;
+    SamplingThread thread_;
+};
+
+}  // namespace zeus::monitor_detail
