@@ -200,6 +200,10 @@ nlohmann::ordered_json describe_zeusd(const std::optional<ZeusdConfig>& config) 
         capabilities[std::string(to_string(group))] = c;
     }
     j["capabilities"] = capabilities;
+    if (capabilities["gpu-control"]["permitted"].get<bool>()) {
+        j["control_note"] = "GPU settings changed through zeusd are undone when the process that changed them exits "
+                            "(or zeusd stops); a short-lived client such as curl adds persist=true to keep a change";
+    }
     return j;
 }
 
@@ -280,6 +284,7 @@ std::string render_zeusd(const nlohmann::ordered_json& z) {
         out += fmt::format("  {:<13} ({:<11}): {}\n", label, group,
                            c.at("permitted").get<bool>() ? std::string("yes") : "no: " + error_line(c.at("reason")));
     }
+    if (z.contains("control_note")) out += "Note: " + z.at("control_note").get<std::string>() + "\n";
     return out;
 }
 

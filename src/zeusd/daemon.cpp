@@ -29,6 +29,10 @@ namespace zeus::zeusd {
 namespace asio = boost::asio;
 
 struct Daemon::Parts {
+    // Registered before anything listens: a SIGTERM that arrives as soon as
+    // the socket answers is queued for run_until_signal, not fatal.
+    asio::io_context signal_io;
+    asio::signal_set signals{signal_io, SIGINT, SIGTERM};
     ServeConfig config;
     std::optional<CommandOverrides> overrides;
     asio::io_context io;
@@ -305,12 +309,10 @@ Result<std::unique_ptr<Daemon>> Daemon::start(const ServeConfig& config) {
 }
 
 void Daemon::run_until_signal() {
-    asio::io_context signal_io;
-    asio::signal_set signals(signal_io, SIGINT, SIGTERM);
-    signals.async_wait([](const boost::system::error_code&, int signal) {
+    parts_->signals.async_wait([](const boost::system::error_code&, int signal) {
         log::info("received signal {}; shutting down", signal);
     });
-    signal_io.run();
+    parts_->signal_io.run();
     stop();
 }
 

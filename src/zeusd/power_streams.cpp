@@ -7,6 +7,7 @@
 #include <optional>
 #include <thread>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "zeusd/log.hpp"
@@ -25,6 +26,36 @@ std::chrono::microseconds period_of(double hz) {
 }
 
 std::atomic<std::uint64_t> next_subscription_id{1};
+
+// A device that fails every poll (a lost GPU polled at 20 Hz) must not write
+// 20 warnings a second: log when it starts failing, when the failure
+// changes, and when it works again. Used only by its channel's thread.
+class PollHealth {
+  public:
+    explicit PollHealth(std::string what) : what_(std::move(what)) {}
+
+    void failed(const Error& error) {
+        auto text = error.describe();
+        ++failures_;
+        if (failing_ && text == last_error_) return;
+        log::warn("{} failed: {} (logged again only when this changes or the device recovers)", what_, text);
+        failing_ = true;
+        last_error_ = std::move(text);
+    }
+    void succeeded() {
+        if (!failing_) return;
+        log::info("{} works again after {} failed polls", what_, failures_);
+        failing_ = false;
+        failures_ = 0;
+        last_error_.clear();
+    }
+
+  private:
+    std::string what_;
+    bool failing_ = false;
+    std::size_t failures_ = 0;
+    std::string last_error_;
+};
 
 }  // namespace
 
@@ -120,15 +151,17 @@ PowerStreams::PowerStreams(GpuFleet* gpus, CpuFleet* cpus, double gpu_poll_hz, d
             // Dedup compares the whole event, so a new timestamp alone must
             // not count as a change: keep the last power and compare that.
             auto last = std::make_shared<std::optional<std::int64_t>>();
+            auto health = std::make_shared<PollHealth>(fmt::format("GPU {} power poll", id));
             gpu_channels_.push_back(std::make_shared<DeviceChannel>(
                 "GPU " + std::to_string(id), period_of(gpu_poll_hz),
-                [gpus, id, last](bool first) -> std::optional<std::string> {
+                [gpus, id, last, health](bool first) -> std::optional<std::string> {
                     if (first) last->reset();
                     auto reading = gpus->gpu(id).power(PowerDomain::DeviceInstant);
                     if (!reading) {
-                        log::warn("GPU {} power poll failed: {}", id, reading.error().describe());
+                        health->failed(reading.error());
                         return std::nullopt;
                     }
+                    health->succeeded();
                     const auto mw = reading.value().power.count();
                     if (*last == mw) return std::nullopt;
                     *last = mw;
@@ -144,15 +177,17 @@ PowerStreams::PowerStreams(GpuFleet* gpus, CpuFleet* cpus, double gpu_poll_hz, d
                 std::optional<CpuPowerReading> last;
             };
             auto state = std::make_shared<State>();
+            auto health = std::make_shared<PollHealth>(fmt::format("CPU {} energy poll", id));
             cpu_channels_.push_back(std::make_shared<DeviceChannel>(
                 "CPU " + std::to_string(id), period,
-                [cpus, id, state, period](bool first) -> std::optional<std::string> {
+                [cpus, id, state, period, health](bool first) -> std::optional<std::string> {
                     if (first) *state = State{};
                     auto reading = cpus->energy(id, true, true);
                     if (!reading) {
-                        log::warn("CPU {} energy poll failed: {}", id, reading.error().describe());
+                        health->failed(Error{ErrorCode::Unknown, reading.error().describe(), ""});
                         return std::nullopt;
                     }
+                    health->succeeded();
                     const auto previous = state->previous;
                     state->previous = reading.value();
                     if (!previous) return std::nullopt;  // the baseline

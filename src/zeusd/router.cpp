@@ -261,9 +261,31 @@ void Router::gpu_control(Context& context) const {
             return;
         }
     }
-    log::info("{} {} from {}", context.request.method_string(), context.request.target(), context.peer.describe());
+    // The audit line: who (the token's user when authentication is on) did what, from where.
+    log::info("{} {} from {}{}", context.request.method_string(), context.request.target(), context.peer.describe(),
+              context.claims ? fmt::format(" as token user '{}'", context.claims->sub) : std::string());
     if (on_control_) on_control_(context.peer);
     const ClientId client = context.peer.pid.value_or(0);
+    // A curl user learns from the answer, not the docs, that a short-lived
+    // client's change does not outlive it.
+    const auto restore_note = [&]() -> std::optional<std::string> {
+        if (base.kind != GpuCommand::SetPowerLimit && base.kind != GpuCommand::SetPersistenceMode &&
+            base.kind != GpuCommand::SetGpuLockedClocks && base.kind != GpuCommand::SetMemLockedClocks) {
+            return std::nullopt;
+        }
+        if (persist) return std::string("kept: persist=true, zeusd will not undo this change");
+        if (context.peer.pid) {
+            return fmt::format("undone when client pid {} exits (or zeusd stops); add persist=true to the query to "
+                               "keep it",
+                               *context.peer.pid);
+        }
+        return std::string("undone when zeusd stops; add persist=true to the query to keep it");
+    }();
+    const auto ok = [restore_note] {
+        Response response = Response::empty_ok();
+        if (restore_note) response.headers.emplace_back(std::string(kRestoreHeader), *restore_note);
+        return response;
+    };
 
     if (!block) {
         for (const auto id : ids) {
@@ -273,7 +295,7 @@ void Router::gpu_control(Context& context) const {
                 if (!status) log::error("{} on GPU {} failed: {}", to_string(command.kind), command.gpu, status.error().describe());
             });
         }
-        context.respond(Response::empty_ok());
+        context.respond(ok());
         return;
     }
     struct Pending {
@@ -288,14 +310,14 @@ void Router::gpu_control(Context& context) const {
     for (const auto id : ids) {
         ControlCommand command = base;
         command.gpu = id;
-        gpus_->submit(command, client, persist, [pending, command](Status status) {
+        gpus_->submit(command, client, persist, [pending, command, ok](Status status) {
             const std::lock_guard lock(pending->mutex);
             if (!status) {
                 log::error("{} on GPU {} failed: {}", to_string(command.kind), command.gpu, status.error().describe());
                 pending->errors.add(command.gpu, status.error());
             }
             if (--pending->remaining == 0) {
-                pending->respond(pending->errors.empty() ? Response::empty_ok() : pending->errors.response());
+                pending->respond(pending->errors.empty() ? ok() : pending->errors.response());
             }
         });
     }

@@ -10,6 +10,7 @@
 #include <functional>
 #include <optional>
 #include <set>
+#include <string_view>
 #include <string>
 
 #include <boost/asio/any_io_executor.hpp>
@@ -23,6 +24,10 @@
 #include "zeusd/power_streams.hpp"
 
 namespace zeus::zeusd {
+
+// On a 200 to a set_* control request: when zeusd will undo the change
+// ("undone when client pid 4242 exits ...; add persist=true ...").
+inline constexpr std::string_view kRestoreHeader = "Zeusd-Restore";
 
 struct RouterOptions {
     ApiGroups enabled;

@@ -87,6 +87,23 @@ TEST_F(ZeusdShowEnv, TextSaysWhatEachCapabilityNeeds) {
     EXPECT_TRUE(contains(out, "## CPUs (RAPL, through zeusd)")) << out;
 }
 
+TEST_F(ZeusdShowEnv, SaysThatControlChangesAreUndoneAtExitWhenControlIsPermitted) {
+    FakeZeusd daemon(FakeZeusd::default_config());
+    int rc = -1;
+    const std::string text = run(daemon.environment(), "", rc);
+    ASSERT_EQ(rc, 0) << text;
+    EXPECT_TRUE(contains(text, "control GPUs  (gpu-control): yes")) << text;
+    EXPECT_TRUE(contains(text, "Note: GPU settings changed through zeusd are undone when the process that changed "
+                               "them exits"))
+        << text;
+    EXPECT_TRUE(contains(text, "persist=true")) << text;
+    const auto json = nlohmann::json::parse(run(daemon.environment(), "--format json", rc));
+    EXPECT_TRUE(contains(json.at("zeusd").at("control_note").get<std::string>(), "persist=true"));
+    // Without control there is nothing to undo, and nothing to say.
+    FakeZeusd reader(with_reader_token());
+    EXPECT_FALSE(contains(run(reader.environment() + " ZEUSD_TOKEN=reader", "", rc), "persist=true"));
+}
+
 TEST_F(ZeusdShowEnv, UnreachableDaemonIsReportedOverTcp) {
     int rc = -1;
     const std::string out = run("ZEUSD_HOST_PORT=127.0.0.1:1", "--format json", rc);

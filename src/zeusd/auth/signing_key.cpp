@@ -1,10 +1,12 @@
 #include "zeusd/auth/signing_key.hpp"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -31,6 +33,30 @@ Error read_error(const std::string& path, int error_number) {
 Result<std::string> load_signing_key(const std::string& path) {
     const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) return read_error(path, errno);
+    // Whoever can read the key can mint gpu-control tokens: it must be the
+    // daemon's alone, as the override file must be (file_trust.cpp).
+    struct stat info {};
+    if (::fstat(fd, &info) == 0 && S_ISREG(info.st_mode)) {
+        const unsigned mode = info.st_mode & 0777;
+        std::optional<Error> untrusted;
+        if ((mode & 077) != 0) {
+            untrusted = Error{ErrorCode::InvalidConfig,
+                              fmt::format("signing key file '{}' can be read or changed by other users (mode {:o}); "
+                                          "anyone who reads it can mint tokens, gpu-control included",
+                                          path, mode),
+                              fmt::format("make it owner-only: chmod 600 '{}'", path)};
+        } else if (info.st_uid != 0 && info.st_uid != ::geteuid()) {
+            untrusted = Error{ErrorCode::InvalidConfig,
+                              fmt::format("signing key file '{}' is owned by uid {}, who could mint tokens with it; "
+                                          "it must belong to root or the user running zeusd (uid {})",
+                                          path, info.st_uid, ::geteuid()),
+                              fmt::format("chown root '{}'", path)};
+        }
+        if (untrusted) {
+            ::close(fd);
+            return *untrusted;
+        }
+    }
 
     std::string key;
     char buffer[4096];

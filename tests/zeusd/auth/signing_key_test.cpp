@@ -59,6 +59,21 @@ TEST(SigningKey, NamesAnUnreadableFile) {
     EXPECT_TRUE(contains(key.error().hint, "root"));
 }
 
+TEST(SigningKey, RefusesAKeyOtherUsersCanRead) {
+    const TempDir dir;
+    const auto path = dir.file("key", "secret");
+    for (const auto mode : {0644, 0640, 0604, 0620}) {
+        ASSERT_EQ(::chmod(path.c_str(), static_cast<mode_t>(mode)), 0);
+        const auto key = load_signing_key(path);
+        ASSERT_FALSE(key) << std::oct << mode;
+        EXPECT_EQ(key.error().code, ErrorCode::InvalidConfig);
+        EXPECT_TRUE(contains(key.error().message, "mint tokens")) << key.error().message;
+        EXPECT_TRUE(contains(key.error().hint, "chmod 600 '" + path + "'")) << key.error().hint;
+    }
+    ASSERT_EQ(::chmod(path.c_str(), 0400), 0);
+    EXPECT_EQ(load_signing_key(path).value(), "secret");
+}
+
 TEST(SigningKey, RefusesADirectory) {
     const TempDir dir;
     const auto key = load_signing_key(dir.path().string());

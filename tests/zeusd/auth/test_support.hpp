@@ -38,6 +38,8 @@ class TempDir {
     [[nodiscard]] std::string file(std::string_view name, std::string_view contents) const {
         const auto path = path_ / name;
         std::ofstream(path, std::ios::binary) << contents;
+        // Owner-only, as a signing key must be.
+        std::filesystem::permissions(path, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
         return path.string();
     }
     [[nodiscard]] const std::filesystem::path& path() const { return path_; }

@@ -12,10 +12,14 @@ using nlohmann::json;
 
 class ZeusdAuthTest : public ZeusdTest {
   protected:
+    static void owner_only(const std::filesystem::path& path) {
+        std::filesystem::permissions(path, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
+    }
     void SetUp() override {
         ZeusdTest::SetUp();
         key_ = dir_ / "signing.key";
         std::ofstream(key_) << "a-test-signing-key-of-some-length";
+        owner_only(key_);
     }
 
     std::string issue(const std::string& user, const std::string& scopes, const std::string& expires = "1h") const {
@@ -64,6 +68,7 @@ TEST_F(ZeusdAuthTest, ForgedExpiredAndScopelessTokensAreRefused) {
     // A token from another key is forged too.
     const auto other_key = dir_ / "other.key";
     std::ofstream(other_key) << "another-key";
+    owner_only(other_key);
     auto [status, other] = run_zeusd({"token", "issue", "--signing-key-path", other_key.string(), "--user", "mallory",
                                       "--scope", "gpu-read,gpu-control", "--expires", "never"});
     ASSERT_EQ(status, 0);
@@ -145,6 +150,33 @@ TEST_F(ZeusdAuthTest, TokenIssueRejectsBadInput) {
         EXPECT_NE(status, 0) << output;
         EXPECT_NE(output.find("zeusd: "), std::string::npos) << output;
     }
+}
+
+}  // namespace
+}  // namespace zeus::testing
+
+namespace zeus::testing {
+namespace {
+
+TEST_F(ZeusdAuthTest, ControlRequestsAreAuditedWithTheTokensUser) {
+    start({"--signing-key-path", key_.string()});
+    const auto token = issue("alice", "gpu-control");
+    const auto reply = post("/gpu/reset_locked_clocks?gpu_ids=0&block=true", bearer(token));
+    ASSERT_EQ(reply.status, 200) << reply.body;
+    const auto line_start = log().rfind('\n', log().find("POST /gpu/reset_locked_clocks"));
+    const auto line = log().substr(line_start + 1, log().find('\n', line_start + 1) - line_start - 1);
+    EXPECT_NE(line.find("pid " + std::to_string(::getpid())), std::string::npos) << line;
+    EXPECT_NE(line.find("as token user 'alice'"), std::string::npos) << line;
+}
+
+TEST_F(ZeusdAuthTest, AKeyOtherUsersCanReadIsRefusedAtStart) {
+    std::filesystem::permissions(key_, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write |
+                                           std::filesystem::perms::group_read | std::filesystem::perms::others_read);
+    const auto [status, output] =
+        run_zeusd({"serve", "--socket-path", *endpoint_.unix_path, "--signing-key-path", key_.string()}, daemon_env());
+    EXPECT_EQ(status, 1) << output;
+    EXPECT_NE(output.find("mode 644"), std::string::npos) << output;
+    EXPECT_NE(output.find("chmod 600"), std::string::npos) << output;
 }
 
 }  // namespace

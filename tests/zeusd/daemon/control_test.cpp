@@ -222,5 +222,40 @@ TEST_F(ZeusdTest, OverriddenCommandsRunInsteadOfTheDeviceCall) {
     EXPECT_EQ(limit_of(1), before);  // NVML was not called
 }
 
+TEST_F(ZeusdTest, TheAnswerSaysWhenAChangeWillBeUndone) {
+    start();
+    const auto target = std::to_string(a_valid_limit_other_than_current(0));
+    const auto undone = post("/gpu/set_power_limit?gpu_ids=0&block=true&power_limit_mw=" + target);
+    ASSERT_EQ(undone.status, 200) << undone.body;
+    EXPECT_EQ(undone.headers.at("zeusd-restore"),
+              fmt::format("undone when client pid {} exits (or zeusd stops); add persist=true to the query to keep it",
+                          ::getpid()));
+    const auto kept = post("/gpu/set_power_limit?gpu_ids=0&block=false&persist=true&power_limit_mw=" + target);
+    ASSERT_EQ(kept.status, 200) << kept.body;
+    EXPECT_EQ(kept.headers.at("zeusd-restore"), "kept: persist=true, zeusd will not undo this change");
+    // A reset leaves nothing to undo.
+    EXPECT_EQ(post("/gpu/reset_locked_clocks?gpu_ids=0&block=true").headers.count("zeusd-restore"), 0U);
+}
+
+TEST_F(ZeusdTest, RestoresForTcpClientsSayWhyInsteadOfNamingPidZero) {
+    Endpoint tcp;
+    tcp.tcp_host = "127.0.0.1";
+    tcp.tcp_port = free_tcp_port();
+    daemon_ = std::make_unique<ZeusdProcess>(
+        std::vector<std::string>{"--mode", "tcp", "--tcp-bind-address", "127.0.0.1:" + std::to_string(tcp.tcp_port),
+                                 "--restore-ledger", (dir_ / "ledger.json").string()},
+        daemon_env(), dir_ / "zeusd.log", tcp);
+    const auto baseline = limit_of(0);
+    const auto target = a_valid_limit_other_than_current(0);
+    ASSERT_EQ(
+        http_request(tcp, "POST", "/gpu/set_power_limit?gpu_ids=0&block=true&power_limit_mw=" + std::to_string(target))
+            .status,
+        200);
+    EXPECT_EQ(daemon_->stop(), 0);
+    EXPECT_EQ(limit_of(0), baseline);
+    EXPECT_NE(log().find("restored GPU 0 with set_power_limit (zeusd is stopping)"), std::string::npos) << log();
+    EXPECT_EQ(log().find("pid 0"), std::string::npos) << log();
+}
+
 }  // namespace
 }  // namespace zeus::testing

@@ -4,6 +4,8 @@
 #include <poll.h>
 #include <sys/socket.h>
 
+#include <fstream>
+
 #include "zeusd_fixture.hpp"
 
 namespace zeus::testing {
@@ -100,6 +102,27 @@ TEST_F(ZeusdTest, GpuPowerStreamSendsChangedValuesOfTheRequestedGpusInTheOrigina
         previous = mw;
         EXPECT_GT(value["timestamp_ms"].get<std::int64_t>(), 0);
     }
+}
+
+TEST_F(ZeusdTest, ALostGpuInAStreamIsLoggedOnceNotAtEveryPoll) {
+    const auto config = dir_ / "sim.json";
+    std::ofstream(config) << R"({"gpus": [{"model": "A100-SXM4-40GB"},
+                                          {"model": "A100-SXM4-40GB", "faults": {"init_error": "GPU_IS_LOST"}}]})";
+    ::setenv("ZEUS_SIM_CONFIG", config.c_str(), 1);
+    start({"--gpu-power-poll-hz", "50"});
+    {
+        StreamClient stream(endpoint_, "/gpu/stream_power?gpu_ids=0,1");
+        stream.read_events(1000, std::chrono::milliseconds(600));  // ~30 polls of the lost GPU
+        EXPECT_FALSE(stream.events().empty());                      // GPU 0 still streams
+    }
+    const auto text = log();
+    std::size_t failures = 0;
+    for (auto at = text.find("GPU 1 power poll failed"); at != std::string::npos;
+         at = text.find("GPU 1 power poll failed", at + 1)) {
+        ++failures;
+    }
+    EXPECT_EQ(failures, 1U) << text;
+    EXPECT_EQ(text.find("GPU 0 power poll failed"), std::string::npos) << text;
 }
 
 TEST_F(ZeusdTest, StreamsRefuseUnknownDevices) {

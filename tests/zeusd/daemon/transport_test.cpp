@@ -88,16 +88,7 @@ TEST_F(ZeusdTest, BadFlagsAreRefusedWithTheFix) {
 }
 
 TEST_F(ZeusdTest, TcpServesTheSameApi) {
-    // Find a free port by binding port 0 and releasing it.
-    const int probe = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in address{};
-    address.sin_family = AF_INET;
-    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    ASSERT_EQ(::bind(probe, reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
-    socklen_t length = sizeof address;
-    ::getsockname(probe, reinterpret_cast<sockaddr*>(&address), &length);
-    const unsigned short port = ntohs(address.sin_port);
-    ::close(probe);
+    const unsigned short port = free_tcp_port();
     Endpoint tcp;
     tcp.tcp_host = "127.0.0.1";
     tcp.tcp_port = port;

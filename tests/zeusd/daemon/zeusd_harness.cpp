@@ -125,6 +125,21 @@ std::string raw_exchange(const Endpoint& endpoint, const std::string& bytes, std
     return received;
 }
 
+unsigned short free_tcp_port() {
+    const int probe = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (::bind(probe, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0) {
+        ::close(probe);
+        throw std::runtime_error("cannot bind a loopback port");
+    }
+    socklen_t length = sizeof address;
+    ::getsockname(probe, reinterpret_cast<sockaddr*>(&address), &length);
+    ::close(probe);
+    return ntohs(address.sin_port);
+}
+
 ZeusdProcess::ZeusdProcess(std::vector<std::string> args, std::map<std::string, std::string> env,
                            const std::filesystem::path& log_file, std::optional<Endpoint> wait_for,
                            std::optional<unsigned long> fd_limit)

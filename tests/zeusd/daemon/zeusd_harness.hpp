@@ -36,6 +36,8 @@ HttpReply http_request(const Endpoint& endpoint, const std::string& method, cons
 // it closes the connection or `timeout` passes.
 std::string raw_exchange(const Endpoint& endpoint, const std::string& bytes,
                          std::chrono::milliseconds timeout = std::chrono::milliseconds(3000));
+// A loopback port nobody listens on now (bound to port 0 and released).
+unsigned short free_tcp_port();
 // Opens a connection to `endpoint` and returns its file descriptor.
 int connect_to(const Endpoint& endpoint);
 
