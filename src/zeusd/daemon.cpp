@@ -152,7 +152,8 @@ Result<std::unique_ptr<Daemon>> Daemon::start(const ServeConfig& config) {
             gpus = std::move(opened).value();
         } else if (only_metrics) {
             log::warn("metrics: serving no GPU metrics: {}", opened.error().describe());
-        } else if (groups_named) {
+        } else if (groups_named || config.gpu_backend != GpuBackendChoice::Auto) {
+            // A backend named with --gpu-backend is a promise too.
             return opened.error();
         } else {
             log::warn("serving without GPUs: {}. gpu-read and gpu-control are off and /discover lists no GPUs; to "

@@ -150,18 +150,23 @@ TEST(PowerLimitCli, SimulateProfilesTheTraceAndFindsItsLeastEnergy) {
 // issue 16), and the energy choice is the trace's least energy.
 TEST(PowerLimitCli, SimulateOnAPreVoltaGpuMeasuresTheTracesPower) {
     const std::string trace = kData + "/power-traces/summary_power_v100.csv";
-    const CliRun r = zeus("simulate --trace " + trace +
-                          " --gpu-model P100-PCIE-16GB --workload imagenet/resnet50 --batch-size 256 "
-                          "--optimizer adadelta --format json");
-    ASSERT_EQ(r.exit_code, 0) << r.output;
-    const auto report = nlohmann::json::parse(r.output);
+    // The report on stdout; the P100's narrower range (125-250 W, its
+    // specification; docs/simulator.md) is a warning on stderr.
+    const auto r = capture_separately(std::string(ZEUS_CLI) + " power-limit simulate --trace " + trace +
+                                      " --gpu-model P100-PCIE-16GB --workload imagenet/resnet50 --batch-size 256 "
+                                      "--optimizer adadelta --format json");
+    ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+    EXPECT_NE(r.err.find("125"), std::string::npos) << r.err;
+    const auto report = nlohmann::json::parse(r.out);
+    constexpr double kP100MinLimit = 125.0;
     std::ifstream in(trace);
     std::string line;
-    std::map<double, double> power_of;  // limit -> the trace's average power
+    std::map<double, double> power_of;  // limit -> the trace's average power, limits the P100 can set
     std::vector<std::array<double, 3>> rows;
     while (std::getline(in, line)) {
         const auto f = fields(line);
-        if (f[0] == "imagenet" && f[1] == "resnet50" && f[2] == "256" && f[3] == "adadelta") {
+        if (f[0] == "imagenet" && f[1] == "resnet50" && f[2] == "256" && f[3] == "adadelta" &&
+            std::stod(f[4]) >= kP100MinLimit) {
             power_of[std::stod(f[4])] = std::stod(f[6]);
             rows.push_back({std::stod(f[4]), std::stod(f[5]) * std::stod(f[6]), std::stod(f[5])});
         }
