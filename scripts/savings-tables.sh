@@ -38,7 +38,7 @@ trap 'rm -f "$generated"' EXIT
     table v100 RTX6000 "V100 trace on the RTX6000 preset (Turing, 100–260 W)" closed
     table v100 L40S "V100 trace on the L40S preset (Ada, 100–350 W)" closed
     table v100 P100-PCIE-16GB "V100 trace on the P100-PCIE-16GB preset (Pascal, no energy counter; 125–250 W of the trace)" closed \
-        "The P100 takes 125–250 W, so the trace's 100 W rows are left out (\`simulate\` says so). Without an energy counter every window is measured by integrating power: windows on the virtual clock integrate the simulated power sensor's readings, so these choices match the V100 rows within one trace step (test `PreVoltaGpuChoosesAsTheV100DoesOverTheV100Trace`)."
+        "The P100 takes 125–250 W, so the trace's 100 W rows are left out (\`simulate\` says so). Without an energy counter every window is measured by integrating power: windows on the virtual clock integrate the simulated power sensor's readings, so these choices match the V100 rows within one trace step (test \`PreVoltaGpuChoosesAsTheV100DoesOverTheV100Trace\`)."
     echo "$end"
 } > "$generated"
 python3 - "$doc" "$generated" "$begin" "$end" <<'PY'
