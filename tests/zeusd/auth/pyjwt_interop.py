@@ -48,7 +48,8 @@ with tempfile.TemporaryDirectory() as scratch:
     # Raw key bytes, newline included: both sides must use them as they are.
     key = os.urandom(32) + b"\n"
     key_path = os.path.join(scratch, "signing.key")
-    with open(key_path, "wb") as f:
+    # Owner-only, as zeusd requires of a signing key.
+    with open(os.open(key_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600), "wb") as f:
         f.write(key)
     now = int(time.time())
 
