@@ -1,6 +1,7 @@
 #include "bso/router.hpp"
 
 #include "bso/job_json.hpp"
+#include "http_server/percent_decode.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -14,6 +15,7 @@ namespace {
 
 namespace http = http_server::http;
 using http_server::Response;
+using http_server::percent_decode;
 using nlohmann::json;
 
 // A request that fails validation: FastAPI's 422 body.
@@ -29,31 +31,6 @@ ValidationError invalid(std::vector<std::string> loc, const std::string& msg, co
 
 Response error_message(int status, const std::string& message) {
     return Response::json(json{{"message", message}}.dump(), static_cast<http::status>(status));
-}
-
-int hex_value(char c) {
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-    return -1;
-}
-
-std::optional<std::string> percent_decode(std::string_view text) {
-    std::string out;
-    for (std::size_t i = 0; i < text.size(); ++i) {
-        if (text[i] == '+') {
-            out += ' ';
-        } else if (text[i] == '%') {
-            if (i + 2 >= text.size()) return std::nullopt;
-            const int hi = hex_value(text[i + 1]), lo = hex_value(text[i + 2]);
-            if (hi < 0 || lo < 0) return std::nullopt;
-            out += static_cast<char>(hi * 16 + lo);
-            i += 2;
-        } else {
-            out += text[i];
-        }
-    }
-    return out;
 }
 
 // The value of `name` in the query string (the last one wins, as Starlette).
