@@ -235,12 +235,12 @@ class EnergyMonitorImpl final : public EnergyMonitor {
             auto snapshot = gpus_[i].energy_snapshot();
             if (!snapshot) {
                 // One lost GPU must not cost the others their measurement.
-                EnergyValue lost{Joules(0.0), EnergySource::HardwareCounter,
-                                 {fmt::format("GPU {} could not be read at the end of the window, its energy is "
-                                              "unknown: {}",
-                                              i, snapshot.error().describe())},
-                                 true};
-                m.gpu_energy.emplace_hint(m.gpu_energy.end(), i, std::move(lost));
+                m.gpu_energy.emplace_hint(
+                    m.gpu_energy.end(), i,
+                    lost_value(EnergySource::HardwareCounter,
+                               fmt::format("GPU {} could not be read at the end of the window, its energy is "
+                                           "unknown: {}",
+                                           i, snapshot.error().describe())));
                 continue;
             }
             const auto watched = watched_counter(i);
@@ -279,17 +279,24 @@ class EnergyMonitorImpl final : public EnergyMonitor {
                                           EnergySource::IntegratedPower, {}};
         }
         if (power_monitor_) {
-            auto integrated = power_monitor_->energy(state.start, end);
+            // Each GPU on its own: one that stopped answering is marked lost,
+            // the others keep their energy.
+            auto integrated = power_monitor_->energy_by_gpu(state.start, end);
             for (unsigned i : integrated_gpus_) {
-                EnergyValue value{Joules(0.0), EnergySource::IntegratedPower, {}};
-                if (integrated && integrated->contains(i)) {
-                    value.energy = integrated->at(i);
-                } else {
-                    value.warnings.push_back(
-                        std::string("no power samples cover this window: ") +
-                        (integrated ? std::string("GPU missing") : integrated.error().describe()));
+                std::string why = integrated ? std::string("the GPU is not sampled") : integrated.error().describe();
+                if (integrated) {
+                    if (auto found = integrated->find(i); found != integrated->end()) {
+                        if (found->second) {
+                            m.gpu_energy[i] = EnergyValue{*found->second, EnergySource::IntegratedPower, {}};
+                            continue;
+                        }
+                        why = found->second.error().describe();
+                    }
                 }
-                m.gpu_energy[i] = std::move(value);
+                m.gpu_energy[i] = lost_value(
+                    EnergySource::IntegratedPower,
+                    fmt::format("GPU {} stopped answering during the window, its energy is unknown: {}{}", i,
+                                read_failure(i), why));
             }
         }
         for (auto& [i, value] : m.gpu_energy) {
@@ -403,6 +410,19 @@ class EnergyMonitorImpl final : public EnergyMonitor {
         if (after->backward_glitches != before->backward_glitches || after->jump_glitches != before->jump_glitches) {
             value.warnings.push_back("the GPU's energy counter glitched during the window; the glitch was ignored");
         }
+    }
+
+    // A GPU that stopped answering: its energy is unknown, left out of
+    // totals, and the warning says why.
+    static EnergyValue lost_value(EnergySource source, std::string warning) {
+        return EnergyValue{Joules(0.0), source, {std::move(warning)}, true};
+    }
+
+    // Why GPU `gpu` cannot be read now ("GPU is lost: ...; "), or nothing
+    // when it answers again.
+    [[nodiscard]] std::string read_failure(unsigned gpu) const {
+        auto power = gpus_[gpu].instant_power();
+        return power ? std::string() : power.error().describe() + "; ";
     }
 
     // The simulator's power readings integrated up to its now: the sum up to

@@ -83,6 +83,52 @@ TEST_F(EnergyMonitorSim, PreVoltaGpuIsMeasuredByIntegratingPower) {
     EXPECT_EQ(zeusSimLoadEnd(load), ZEUS_SIM_OK);
 }
 
+// Three pre-Volta GPUs on the real clock (their energy is integrated from the
+// power monitor's timeline), one lost mid-window: the other two keep their
+// energy (to the 2% of integrating the P100's 20 ms sensor), only the lost
+// one is marked, with the cause, and it is left out of the total.
+TEST_F(EnergyMonitorSim, PreVoltaGpuLostMidWindowLeavesTheOthersMeasured) {
+    configure(R"({"gpus": [{"model": "P100-PCIE-16GB"}, {"model": "P100-PCIE-16GB"}, {"model": "P100-PCIE-16GB"}]})");
+    Gpus gpus = open_gpus();
+    ASSERT_EQ(gpus.size(), 3U);
+    ASSERT_FALSE(gpus[1].capabilities().energy_counter.supported);
+    auto monitor = EnergyMonitor::open(gpus, nullptr, nullptr).value();
+    int load0 = -1;
+    int load2 = -1;
+    ASSERT_EQ(zeusSimLoadBegin(0, 0.8, &load0), ZEUS_SIM_OK);
+    ASSERT_EQ(zeusSimLoadBegin(2, 0.4, &load2), ZEUS_SIM_OK);
+    std::this_thread::sleep_for(300ms);
+    const auto begin = truth_around(3, [&] { ASSERT_TRUE(monitor->begin_window("lossy").ok()); });
+    std::this_thread::sleep_for(700ms);
+    ASSERT_EQ(zeusSimInjectFault(1, "lost", 1), ZEUS_SIM_OK) << zeusSimLastError();
+    std::this_thread::sleep_for(800ms);  // past the power monitor's few periods of tolerated failures
+    // The truth of GPUs 0 and 2 around the end (GPU 1's is not asked of a lost GPU).
+    SimulatedGpus::EdgeTruth end;
+    for (const unsigned g : {0U, 1U, 2U}) end.before.push_back(g == 1 ? 0.0 : truth(g));
+    const Measurement m = monitor->end_window("lossy").value();
+    for (const unsigned g : {0U, 1U, 2U}) end.after.push_back(g == 1 ? 0.0 : truth(g));
+    EXPECT_EQ(zeusSimLoadEnd(load0), ZEUS_SIM_OK);
+    EXPECT_EQ(zeusSimLoadEnd(load2), ZEUS_SIM_OK);
+    ASSERT_EQ(m.gpu_energy.size(), 3U);
+    for (const unsigned g : {0U, 2U}) {
+        const EnergyValue& v = m.gpu_energy.at(g);
+        SCOPED_TRACE("GPU " + std::to_string(g));
+        EXPECT_FALSE(v.lost);
+        EXPECT_EQ(v.source, EnergySource::IntegratedPower);
+        EXPECT_TRUE(v.warnings.empty()) << v.warnings.front();
+        expect_energy_between(v.energy.count(), begin, end, g, 0.02);
+    }
+    const EnergyValue& lost = m.gpu_energy.at(1);
+    EXPECT_TRUE(lost.lost);
+    ASSERT_EQ(lost.warnings.size(), 1U);
+    EXPECT_NE(lost.warnings.front().find("GPU 1"), std::string::npos) << lost.warnings.front();
+    EXPECT_NE(lost.warnings.front().find("lost"), std::string::npos) << lost.warnings.front();
+    EXPECT_DOUBLE_EQ(m.total_gpu_energy().count(),
+                     m.gpu_energy.at(0).energy.count() + m.gpu_energy.at(2).energy.count());
+    EXPECT_FALSE(m.trustworthy());
+    EXPECT_EQ(zeusSimInjectFault(1, "lost", 0), ZEUS_SIM_OK);
+}
+
 // A pre-Volta GPU on the simulator's virtual clock: time jumps while the
 // work runs, so no thread could sample the power meanwhile. Energy must still
 // be the trace's power × time, for steady work and across power steps.
