@@ -1,6 +1,7 @@
 // EnergyMonitor against the GPU simulator's ground-truth energy: the error of
 // each measurement is computed, not assumed.
 #include "zeus/monitor/energy_monitor.hpp"
+#include "zeus/monitor/replay_monitor.hpp"
 
 #include <gtest/gtest.h>
 #include <zeus_sim/zeus_sim.h>
@@ -466,6 +467,33 @@ TEST_F(EnergyMonitorSim, CsvLogMatchesTheOriginalFormat) {
     EXPECT_DOUBLE_EQ(std::stod(fields[2]), a.time.count());
     EXPECT_DOUBLE_EQ(std::stod(fields[3]), a.gpu_energy.at(1).energy.count());
     EXPECT_DOUBLE_EQ(std::stod(fields[4]), a.gpu_energy.at(0).energy.count());
+}
+
+// A GPU lost in a window is logged as 'nan' (what the original's float()
+// reads back), never 0.0, and replaying that row says why it cannot.
+TEST_F(EnergyMonitorSim, CsvLogWritesALostGpuAsNan) {
+    Gpus gpus = open_gpus();
+    EnergyMonitorOptions options;
+    options.log_file = (dir_ / "windows.csv").string();
+    auto monitor = EnergyMonitor::open(gpus, nullptr, nullptr, options).value();
+    ASSERT_TRUE(monitor->begin_window("lossy").ok());
+    std::this_thread::sleep_for(120ms);
+    ASSERT_EQ(zeusSimInjectFault(1, "lost", 1), ZEUS_SIM_OK) << zeusSimLastError();
+    const Measurement m = monitor->end_window("lossy").value();
+    ASSERT_TRUE(m.gpu_energy.at(1).lost);
+    std::ifstream log(*options.log_file);
+    std::string header;
+    std::string row;
+    std::getline(log, header);
+    std::getline(log, row);
+    EXPECT_EQ(header, "start_time,window_name,elapsed_time,gpu0_energy,gpu1_energy");
+    EXPECT_TRUE(row.ends_with(",nan")) << row;
+    EXPECT_EQ(row.find(",nan,"), std::string::npos) << row;  // GPU 0 was measured
+    const auto replay = read_window_log(*options.log_file);
+    ASSERT_FALSE(replay.ok());
+    EXPECT_NE(replay.error().message.find("gpu1_energy 'nan': the GPU was lost"), std::string::npos)
+        << replay.error().message;
+    EXPECT_EQ(zeusSimInjectFault(1, "lost", 0), ZEUS_SIM_OK);
 }
 
 TEST_F(EnergyMonitorSim, BadOptionsAreClearErrors) {
