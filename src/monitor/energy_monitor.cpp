@@ -282,8 +282,9 @@ class EnergyMonitorImpl final : public EnergyMonitor {
             if (!unsettled.empty() && unsettled.back() == i) {
                 value.warnings.push_back(fmt::format(
                     "the energy counter did not refresh twice within {} ms of a window edge: that edge is "
-                    "estimated from the last refresh and the instant power, which may miss a change just before it",
-                    kSettleTimeout.count()));
+                    "estimated from the last refresh and the instant power, which may miss a change just before it "
+                    "(the value is off by at most {:.3f} J)",
+                    kSettleTimeout.count(), value.edge_error_bound.value_or(Joules(0.0)).count()));
             }
             note_counter_events(value, state.gpus[k].stats, gpus_[i].energy_counter_stats(),
                                 watched.restarts_covered - state.gpus[k].watched.restarts_covered);
