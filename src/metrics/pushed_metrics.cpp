@@ -310,6 +310,11 @@ Status EnergyHistogram::end_window(std::string_view name, bool sync_execution) {
 
 Result<Measurement> EnergyHistogram::end_window_measured(std::string_view name, bool sync_execution) {
     auto measurement = impl_->monitor->end_window(fmt::format("__EnergyHistogram_{}", name), sync_execution);
+    if (!measurement && measurement.error().code == ErrorCode::NotFound) {
+        // Named as the user named it, not by the internal window's key.
+        return Error{ErrorCode::NotFound, fmt::format("No active EnergyHistogram window found for '{}'.", name),
+                     "end only windows that were begun", 0};
+    }
     if (!measurement) return measurement.error();
     {
         std::lock_guard lock(impl_->mutex);

@@ -159,6 +159,11 @@ TEST_F(PushedMetricsTest, BadInputIsAClearError) {
     expect_error(PowerGauge::open(gpus, {7}, 1s, "localhost:9091", "j"), ErrorCode::NotFound, "7");
     expect_error(EnergyCumulativeCounter::open(gpus, nullptr, {}, {0}, 0s, "localhost:9091", "j"),
                  ErrorCode::InvalidArgument, "not positive");
+    // A window never begun is named as the user named it, not by the internal key.
+    auto histogram = EnergyHistogram::open(gpus, nullptr, {}, {0}, "localhost:9091", "j");
+    ASSERT_TRUE(histogram) << histogram.error().describe();
+    expect_error((*histogram)->end_window_measured("never"), ErrorCode::NotFound,
+                 "No active EnergyHistogram window found for 'never'");
 }
 
 TEST_F(PushedMetricsTest, CumulativeCounterPushesTheEnergyOfTheWholeWindow) {
