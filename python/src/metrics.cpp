@@ -126,7 +126,7 @@ void bind_windows(nb::class_<Object>& cls, bool default_sync) {
 
 void bind_metrics(nb::module_& m) {
     nb::class_<HistogramObject> histogram(
-        m, "EnergyHistogram", "Energy per window and device as Pushgateway histograms (base of zeus_native.metric's).");
+        m, "EnergyHistogram", "Energy per window and device as Pushgateway histograms (wrapped by zeus_native.metric).");
     histogram.def(
         "__init__",
         [](HistogramObject* self, nb::object gpus, nb::object cpus, std::vector<unsigned> cpu_indices,
@@ -148,7 +148,7 @@ void bind_metrics(nb::module_& m) {
 
     nb::class_<CounterObject> counter(
         m, "EnergyCumulativeCounter",
-        "Energy of open windows as Pushgateway counters, pushed by a thread per window (base of zeus_native.metric's).");
+        "Energy of open windows as Pushgateway counters, pushed by a thread per window (wrapped by zeus_native.metric).");
     counter.def(
         "__init__",
         [](CounterObject* self, nb::object gpus, nb::object cpus, std::vector<unsigned> cpu_indices,
@@ -167,7 +167,7 @@ void bind_metrics(nb::module_& m) {
     bind_windows(counter, false);
 
     nb::class_<GaugeObject> gauge(
-        m, "PowerGauge", "GPU power of open windows as a Pushgateway gauge (base of zeus_native.metric's).");
+        m, "PowerGauge", "GPU power of open windows as a Pushgateway gauge (wrapped by zeus_native.metric).");
     gauge.def(
         "__init__",
         [](GaugeObject* self, nb::object gpus, std::vector<unsigned> gpu_indices, double update_period,
