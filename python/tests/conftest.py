@@ -22,7 +22,7 @@ SIM_LIBRARY = Path(zeus_native.__file__).parent / "zeus-sim" / "libnvidia-ml.so.
 class Simulator:
     """The simulator's control API (sim/include/zeus_sim/zeus_sim.h)."""
 
-    def __init__(self, directory: Path) -> None:
+    def __init__(self, directory: Path, port: int | None = None) -> None:
         self.dir = directory
         self.lib = ctypes.CDLL(str(SIM_LIBRARY))
         self.lib.zeusSimLastError.restype = ctypes.c_char_p
@@ -116,7 +116,7 @@ class Pushgateway:
     """Debian's prometheus-pushgateway on a free loopback port, in its own
     directory (as tests/metrics/prometheus_servers.cpp starts it for C++)."""
 
-    def __init__(self, directory: Path) -> None:
+    def __init__(self, directory: Path, port: int | None = None) -> None:
         import socket
         import subprocess
         import time
@@ -124,10 +124,13 @@ class Pushgateway:
 
         directory.mkdir()
         self.log_path = directory / "server.log"
-        for _attempt in range(3):
-            with socket.socket() as s:
-                s.bind(("127.0.0.1", 0))
-                self.port = s.getsockname()[1]
+        for _attempt in range(3 if port is None else 1):
+            if port is None:
+                with socket.socket() as s:
+                    s.bind(("127.0.0.1", 0))
+                    self.port = s.getsockname()[1]
+            else:
+                self.port = port  # a test that brings a gateway up late, where pushes went before
             self.url = f"http://127.0.0.1:{self.port}"
             with open(self.log_path, "ab") as log:
                 self.process = subprocess.Popen(
@@ -177,11 +180,16 @@ class Pushgateway:
                 self.process.wait()
 
 
-@pytest.fixture
-def pushgateway(tmp_path):
-    """A running Pushgateway; skipped (with how to get it) where Debian's package is missing."""
+def require_pushgateway() -> None:
+    """Skips the test (saying how to get it) where Debian's package is missing."""
     if not PUSHGATEWAY.exists():
         pytest.skip(f"{PUSHGATEWAY} is missing: scripts/setup.sh installs Debian's prometheus-pushgateway")
+
+
+@pytest.fixture
+def pushgateway(tmp_path):
+    """A running Pushgateway on a free loopback port."""
+    require_pushgateway()
     gateway = Pushgateway(tmp_path / "pushgateway")
     yield gateway
     gateway.stop()

@@ -10,7 +10,7 @@ import warnings
 
 import pytest
 
-from conftest import a100s, energy_bound
+from conftest import Pushgateway, a100s, energy_bound, require_pushgateway
 
 POWER_NOISE_W = 0.5  # the simulator's instant-power noise σ (docs/simulator.md)
 
@@ -232,6 +232,42 @@ def test_an_unreachable_gateway_is_a_warning_and_training_continues(sim):
     # One warning per failure streak and object, not one per push.
     assert len(texts) <= 3, texts
     assert all(issubclass(w.category, UserWarning) for w in caught)
+
+
+def test_a_gateway_that_comes_up_late_receives_every_window(sim, tmp_path):
+    require_pushgateway()
+    sim.start(a100s(1))
+    load = sim.load(0, 0.5)
+    from zeus_native.metric import EnergyHistogram
+
+    url = closed_port()
+    histogram = EnergyHistogram([], [0], url, "late")
+    steps = []
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for _ in range(2):  # the gateway is down: kept, warned once
+            before = sim.truth(0)
+            histogram.begin_window("step")
+            sim.advance(0.6)
+            histogram.end_window("step")
+            steps.append(sim.truth(0) - before)
+        gateway = Pushgateway(tmp_path / "late", port=int(url.rsplit(":", 1)[1]))
+        try:
+            before = sim.truth(0)
+            histogram.begin_window("step")
+            sim.advance(0.6)
+            histogram.end_window("step")
+            steps.append(sim.truth(0) - before)
+            [(_, count)] = gateway.find("energy_monitor_gpu_energy_joules_count", job="late", window="step")
+            [(_, total)] = gateway.find("energy_monitor_gpu_energy_joules_sum", job="late", window="step")
+        finally:
+            gateway.stop()
+    sim.unload(load)
+    assert count == 3
+    assert total == pytest.approx(sum(steps), abs=len(steps) * energy_bound(sim, 0))
+    texts = [str(w.message) for w in caught]
+    assert sum("could not reach the Pushgateway" in t for t in texts) == 1, texts
+    assert sum(f"pushing metrics to {url}/metrics/job/late works again" in t for t in texts) == 1, texts
 
 
 def test_bad_input_names_the_problem_and_the_fix(sim, pushgateway):
