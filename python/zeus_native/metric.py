@@ -101,9 +101,9 @@ class _Pushed(Metric):
         self.job = job
         return _devices(self.gpu_indices, cpu_indices or [])
 
-    def _native_arguments(self, cpus_and_indices: bool = True) -> list:
-        """The index lists, URL and job as _core takes them."""
-        head = [[int(i) for i in self.cpu_indices]] if cpus_and_indices else []
+    def _native_arguments(self, with_cpus: bool = True) -> list:
+        """The index lists as _core takes them: [cpu_indices,] gpu_indices."""
+        head = [[int(i) for i in self.cpu_indices]] if with_cpus else []
         return head + [[int(i) for i in self.gpu_indices]]
 
     def _register(self) -> None:
