@@ -155,7 +155,8 @@ class GlobalPowerLimitOptimizer {
     Status begin_profiling(Milliwatts limit);
     Status finish_profiling(Milliwatts limit);
     // A window in which a GPU was lost (on any rank): no measurement.
-    Status stop_for_lost_gpus(Milliwatts limit, const std::vector<std::string>& lost);
+    Status stop_for_lost_gpus(Milliwatts limit, const std::vector<unsigned>& lost,
+                              const std::vector<std::string>& why);
     Status choose(bool save);
 
     std::vector<GpuControl> gpus_;
