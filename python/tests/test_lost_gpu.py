@@ -110,9 +110,11 @@ def test_edge_estimate_carries_its_error_bound(sim):
 
 def test_power_limit_optimizer_discards_a_window_with_a_lost_gpu(sim):
     # The library's fix reaches Python: the 375 W window, in which GPU 1 is
-    # lost, is no measurement (its total would lack GPU 1's energy).
+    # lost, is no measurement (its total would lack GPU 1's energy), and the
+    # error is the original's ZeusGPULostError.
     sim.start(a100s(2))
     from zeus_native.monitor import ZeusMonitor
+    from zeus_native.device.gpu.common import ZeusGPULostError
     from zeus_native.optimizer import GlobalPowerLimitOptimizer
 
     loads = [sim.load(g, 1.0) for g in range(2)]
@@ -129,7 +131,7 @@ def test_power_limit_optimizer_discards_a_window_with_a_lost_gpu(sim):
     sim.advance(0.05)
     plo.on_step_begin()  # call 9, inside the window
     sim.advance(0.05)
-    with pytest.raises(RuntimeError, match=r"GPU 1 was lost while 375 W was profiled.*400 W"):
+    with pytest.raises(ZeusGPULostError, match=r"GPU 1 was lost while 375 W was profiled.*400 W"):
         plo.on_step_begin()
     assert [w for w, _, _ in plo.measurements] == [400]
     assert plo.state == "Done" and plo.optimal_power_limit == 400
