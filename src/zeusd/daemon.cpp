@@ -275,6 +275,9 @@ Result<std::unique_ptr<Daemon>> Daemon::start(const ServeConfig& config) {
     http_server::ServerOptions server_options;
     server_options.name = "zeusd";
     server_options.limits.request_timeout = config.request_timeout;
+    server_options.limits.max_connections_per_peer = config.max_connections_per_peer;
+    server_options.limits.max_event_streams_per_peer = config.max_streams_per_peer;
+    server_options.limits.max_queued_events = config.max_queued_events;
     server_options.log = log_server_message;
     // Requests are served on --num-workers threads of the server's own, one
     // io_context each; `io` keeps one thread for accepting, timers and
