@@ -62,12 +62,19 @@ class Server::SessionThreads {
         }
         for (auto& context : contexts_) threads_.emplace_back([context = context.get()] { context->run(); });
     }
-    // Stops the threads; the contexts, destroyed after them, take their
-    // connections' pending operations (and so the sessions) with them.
-    ~SessionThreads() {
+    // The contexts, destroyed after their threads, take their connections'
+    // pending operations (and so the sessions) with them.
+    ~SessionThreads() { stop(); }
+
+    // No handler runs after this returns; what is posted to the contexts
+    // later (a late answer from another thread) waits there, harmless, until
+    // they are destroyed.
+    void stop() {
         guards_.clear();
         for (auto& context : contexts_) context->stop();
-        for (auto& thread : threads_) thread.join();
+        for (auto& thread : threads_) {
+            if (thread.joinable()) thread.join();
+        }
     }
     SessionThreads(const SessionThreads&) = delete;
     SessionThreads& operator=(const SessionThreads&) = delete;
@@ -681,6 +688,7 @@ void Server::stop() {
     for (auto& listener : listeners_->unix_listeners) listener->stop();
     listeners_->tcp_listeners.clear();
     listeners_->unix_listeners.clear();
+    if (session_threads_) session_threads_->stop();
 }
 
 }  // namespace zeus::http_server

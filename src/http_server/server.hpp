@@ -69,8 +69,10 @@ class Server {
     Status listen_tcp(const std::string& address);
     // Binds a socket at `path`, which must not exist (see unix_socket.hpp).
     Status listen_unix(const std::string& path);
-    // Stops accepting; open sessions end with their connections (with
-    // session_threads, at the latest when the Server is destroyed).
+    // Stops accepting; open sessions end with their connections. With
+    // session_threads, it also stops serving: no handler runs once it has
+    // returned (so what the handler uses may be torn down next), and the
+    // open connections are closed when the Server is destroyed.
     void stop();
 
     [[nodiscard]] std::size_t open_sessions() const;
