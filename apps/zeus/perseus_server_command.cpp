@@ -134,7 +134,6 @@ int run_perseus_server(const PerseusServerFlags& flags) {
     signals.async_wait([](const boost::system::error_code&, int) {});
     signal_io.run();
     server.stop();
-    boost::asio::post(io, [&cleanup] { cleanup.cancel(); });
     work.reset();
     io.stop();
     for (auto& worker : workers) worker.join();
