@@ -15,7 +15,7 @@ import weakref
 
 from zeus_native import _core
 from zeus_native.device import get_gpus
-from zeus_native.utils.framework import sync_execution
+from zeus_native.utils.framework import sync_function
 
 __all__ = ["PipelineFrequencyOptimizer"]
 
@@ -77,6 +77,10 @@ class PipelineFrequencyOptimizer:
         self.server_url = server_url
         self.rank, self.dp_rank, self.pp_rank, self.tp_rank = rank, dp_rank, pp_rank, tp_rank
         self.device_id = device_id
+        try:
+            self._sync = sync_function("torch")
+        except RuntimeError:  # no usable PyTorch: no PyTorch work to wait for
+            self._sync = None
         share = _broadcast_job_id if world_size > 1 else None
         self._native = _core.PipelineFrequencyOptimizer(get_gpus(), device_id, options, share)
         self.job_id = self._native.job_id
@@ -93,7 +97,8 @@ class PipelineFrequencyOptimizer:
 
     def on_instruction_begin(self, name: str) -> None:
         """Lock the clock of the schedule's next instruction, which must be `name`."""
-        sync_execution([self.device_id], sync_with="torch")  # as the original: the previous one has finished
+        if self._sync is not None:  # as the original: the previous instruction has finished
+            self._sync([self.device_id])
         self._native.on_instruction_begin(name)
 
     def on_instruction_end(self, name: str) -> None:
