@@ -14,6 +14,7 @@
 
 #include "commands.hpp"
 #include "perseus_output.hpp"
+#include "pipeline_simulation.hpp"
 #include "zeus/lowtime/instruction_profile.hpp"
 #include "zeus/lowtime/perseus_plan.hpp"
 
@@ -86,10 +87,25 @@ int run_solve(const SolveFlags& f) {
     }
 }
 
+struct SimulateFlags {
+    PipelineSimulationPlan plan;
+    std::string format = "text";
+};
+
+int run_simulate(const SimulateFlags& f) {
+    auto report = simulate_pipeline(f.plan);
+    if (!report) {
+        std::cerr << "zeus: perseus simulate: " << report.error().describe() << "\n";
+        return 1;
+    }
+    std::cout << (f.format == "json" ? report->to_json() : report->to_text()) << std::flush;
+    return 0;
+}
+
 }  // namespace
 
 Command add_perseus(CLI::App& parent) {
-    auto* app = parent.add_subcommand("perseus", "Perseus pipeline-frequency optimization: solve");
+    auto* app = parent.add_subcommand("perseus", "Perseus pipeline-frequency optimization: solve, simulate");
     app->require_subcommand(1);
     auto solve = std::make_shared<SolveFlags>();
     auto* s = app->add_subcommand("solve", "the time-energy frontier and per-stage frequency schedules of a 1F1B pipeline");
@@ -109,7 +125,33 @@ Command add_perseus(CLI::App& parent) {
                   "JSON {\"STAGE,forward|backward\": {a,b,c}} (or a frontier.json) to use instead of fitting");
     s->add_flag("--allow-differing-frequencies", solve->allow_differing_frequencies,
                 "accept instructions profiled at different frequency sets");
-    return [app, s, solve] {
+    auto simulate = std::make_shared<SimulateFlags>();
+    auto* sim = app->add_subcommand(
+        "simulate", "Perseus end to end on simulated GPUs (one per stage): profile, solve, serve, run, against all-max clocks");
+    sim->add_option("--stages", simulate->plan.stages, "pipeline stages (simulated GPUs)")->check(CLI::Range(1, 64))->capture_default_str();
+    sim->add_option("--microbatches", simulate->plan.microbatches, "microbatches per iteration")
+        ->check(CLI::Range(1, 4096))
+        ->capture_default_str();
+    sim->add_option("--gpu-model", simulate->plan.gpu_model, "simulator preset")->capture_default_str();
+    sim->add_option("--forward-units", simulate->plan.forward_units,
+                    "first stage's forward, in s at the maximum clock (a backward is twice its forward)")
+        ->check(CLI::Range(1e-4, 10.0))
+        ->capture_default_str();
+    sim->add_option("--imbalance", simulate->plan.imbalance, "the last stage does (1 + this) times the first's work")
+        ->check(CLI::Range(0.0, 10.0))
+        ->capture_default_str();
+    sim->add_option("--frequency-stride", simulate->plan.frequency_stride, "profile every Nth supported clock")
+        ->check(CLI::Range(1, 100))
+        ->capture_default_str();
+    sim->add_option("--min-frequency", simulate->plan.min_frequency_fraction, "lowest profiled clock, as a fraction of the maximum")
+        ->check(CLI::Range(0.05, 1.0))
+        ->capture_default_str();
+    sim->add_option("--iterations", simulate->plan.iterations, "measured iterations per run (after one warm-up)")
+        ->check(CLI::Range(1, 1000))
+        ->capture_default_str();
+    sim->add_option("--format", simulate->format, "text or json")->check(CLI::IsMember({"text", "json"}))->capture_default_str();
+    return [app, s, solve, sim, simulate] {
+        if (sim->parsed()) return run_simulate(*simulate);
         if (s->parsed()) return run_solve(*solve);
         std::cerr << app->help();
         return 2;
