@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 
@@ -30,7 +31,26 @@ struct SolveFlags {
     double noise_factor = 0.95;
     std::size_t microbatches = 0;
     bool allow_differing_frequencies = false;
+    std::optional<std::size_t> schedules;  // unset: every point's files
 };
+
+// Which frontier points (1-based; 0 is the start, never written) get
+// schedule files: all, or at most `cap` spread evenly from the slowest to
+// the fastest, the fastest always among them.
+std::vector<std::size_t> points_to_write(std::size_t point_count, std::optional<std::size_t> cap) {
+    std::vector<std::size_t> out;
+    if (point_count < 2) return out;
+    const std::size_t last = point_count - 1;
+    if (!cap || *cap >= last) {
+        for (std::size_t i = 1; i <= last; ++i) out.push_back(i);
+        return out;
+    }
+    for (std::size_t k = 0; k < *cap; ++k) {
+        const std::size_t i = *cap == 1 ? last : 1 + (k * (last - 1) + (*cap - 1) / 2) / (*cap - 1);
+        if (out.empty() || out.back() != i) out.push_back(i);
+    }
+    return out;
+}
 
 std::string read_file(const std::string& path, const char* what) {
     std::ifstream in(path, std::ios::binary);
@@ -66,12 +86,13 @@ int run_solve(const SolveFlags& f) {
         const auto plan = lowtime::plan_pipeline_frequencies(profile, options);
         const std::chrono::duration<double> solve_time = std::chrono::steady_clock::now() - started;
         const auto& points = plan.frontier.points();
-        for (std::size_t i = 1; i < points.size(); ++i) {
+        const auto written = points_to_write(points.size(), f.schedules);
+        for (const std::size_t i : written) {
             write_file(dir / fmt::format("schedule_{:05d}.json", i - 1), schedule_json(plan, i));
             write_file(dir / fmt::format("freqs_pipeline_{:05d}.py", i - 1), freqs_pipeline_python(plan, i));
         }
         write_file(dir / "frontier.svg", frontier_svg(plan));
-        write_file(dir / "frontier.json", frontier_json(plan));
+        write_file(dir / "frontier.json", frontier_json(plan, written));
         std::cerr << fmt::format("zeus: perseus solve: {} frontier points, {:.4f} s ({:.6g} J) to {:.4f} s ({:.6g} J), "
                                  "stopped: {}; fit and solve took {:.3f} s; wrote {}\n",
                                  points.size(), points.front().real_time, plan.energy_with_p2p(0), points.back().real_time,
@@ -123,6 +144,10 @@ Command add_perseus(CLI::App& parent) {
         ->capture_default_str();
     s->add_option("--cost-models", solve->cost_models,
                   "JSON {\"STAGE,forward|backward\": {a,b,c}} (or a frontier.json) to use instead of fitting");
+    s->add_option("--schedules", solve->schedules,
+                  "write the schedule files (JSON and .py) of at most N frontier points, spread evenly from the "
+                  "slowest to the fastest (always written); 0: none; default: every point (one pair of files each)")
+        ->check(CLI::Range(std::size_t{0}, std::size_t{1} << 40));
     s->add_flag("--allow-differing-frequencies", solve->allow_differing_frequencies,
                 "accept instructions profiled at different frequency sets");
     auto simulate = std::make_shared<SimulateFlags>();
