@@ -88,7 +88,7 @@ Service::Registration Service::register_job(JobSpec spec) {
         // "{prefix}-{sha256(str(time.time()))[:8]}", retried until unused.
         do {
             spec.job_id = spec.job_id_prefix + "-" + sha256_hex(python_float_repr(clock_())).substr(0, 8);
-        } while (db.find_job(*spec.job_id));
+        } while (db.find_job(*spec.job_id, Database::BatchSizes::Skip));
     } else if (auto registered = db.find_job(*spec.job_id)) {
         if (!(registered->spec == spec))
             throw BsoError(409, "JobSpec doesn't match with existing jobSpec. Use a new job_id for different configuration");
@@ -175,7 +175,8 @@ ReportResponse Service::report(const TrainingResult& result) {
     Lease lease(*this);
     Database& db = *lease;
     Database::Transaction tx(db);
-    auto found_job = db.find_job(result.trial.job_id);
+    // decide_report and the arm update need the spec's knobs, not its batch sizes.
+    auto found_job = db.find_job(result.trial.job_id, Database::BatchSizes::Skip);
     if (!found_job) throw BsoError(400, "Unknown job " + result.trial.job_id);
     JobRecord job = *found_job;
     auto found = db.find_trial(result.trial.job_id, result.trial.batch_size, result.trial.trial_number);
