@@ -142,6 +142,8 @@ Summary summarize(const bso::ReplayResult& r, std::size_t window) {
 }
 
 std::string percent(double ratio) { return fmt::format("{:.1f}%", (1.0 - ratio) * 100.0 + 0.0); }
+// Against the baseline, signed: "-36.1%" is less, "+5.6%" more.
+std::string change(double ratio) { return fmt::format("{:+.1f}%", (ratio - 1.0) * 100.0 + 0.0); }
 
 nlohmann::ordered_json to_json(const bso::ReplayResult& r, const std::string& gpu, const Summary& s, std::size_t window) {
     nlohmann::ordered_json runs = nlohmann::ordered_json::array();
@@ -247,12 +249,12 @@ int run_simulate(const BsoSimulateFlags& f) {
             } else {
                 std::cout << fmt::format(
                     "{} on {}: {} recurrences, default batch size {} at {:g} W: {:.4g} J, {:.4g} s per recurrence\n"
-                    "  all recurrences: energy-to-accuracy {} less, time-to-accuracy {} less\n"
-                    "  last {}: energy {} less, time {} less, mostly batch size {} at {:g} W\n",
+                    "  all recurrences: energy-to-accuracy {}, time-to-accuracy {} against the baseline\n"
+                    "  last {}: energy {}, time {}, mostly batch size {} at {:g} W\n",
                     job.name(), gpu.limits.gpu(), result->recurrences, result->job.default_batch_size,
-                    result->max_power_limit_w, result->baseline_energy_j, result->baseline_time_s, percent(s.eta_ratio),
-                    percent(s.tta_ratio), std::min<std::int64_t>(static_cast<std::int64_t>(f.steady_window), result->recurrences),
-                    percent(s.steady_eta_ratio), percent(s.steady_tta_ratio), s.steady_batch_size, s.steady_power_limit);
+                    result->max_power_limit_w, result->baseline_energy_j, result->baseline_time_s, change(s.eta_ratio),
+                    change(s.tta_ratio), std::min<std::int64_t>(static_cast<std::int64_t>(f.steady_window), result->recurrences),
+                    change(s.steady_eta_ratio), change(s.steady_tta_ratio), s.steady_batch_size, s.steady_power_limit);
             }
             std::cout << std::flush;
         }
