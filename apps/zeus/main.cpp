@@ -24,6 +24,7 @@ int main(int argc, char** argv) {
     remember(zeus::cli::add_power_limit(app));
     remember(zeus::cli::add_exporter(app));
     remember(zeus::cli::add_bso_server(app));
+    remember(zeus::cli::add_bso(app));
     remember(zeus::cli::add_perseus(app));
     remember(zeus::cli::add_perseus_server(app));
     try {
