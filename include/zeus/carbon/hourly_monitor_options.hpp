@@ -1,0 +1,27 @@
+// Options shared by CarbonEmissionMonitor and EnergyCostMonitor.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <optional>
+
+namespace zeus::carbon {
+
+struct HourlyMonitorOptions {
+    // The background thread wakes at every UTC hour boundary (to split open
+    // windows there) and at least this often (to fetch the current hour's
+    // rate while the provider can be reached).
+    std::chrono::milliseconds poll_interval{std::chrono::seconds(30)};
+    // An hour the provider has no value for takes the nearest hour it has
+    // within this many hours (a fallback: flagged, with a warning).
+    int max_gap_hours = 2;
+    // Used, with a warning, for hours still without a value (provider
+    // unreachable, history too short). nullopt: those windows' amounts are
+    // unavailable instead.
+    std::optional<double> fallback_per_kwh;
+    // Now, on the clock the energy monitor times windows by. Empty: the GPU
+    // simulator's virtual clock when the GPUs run on it, else the system clock.
+    std::function<std::chrono::system_clock::time_point()> clock;
+};
+
+}  // namespace zeus::carbon
