@@ -30,7 +30,7 @@ Result<std::unique_ptr<Monitor>> open_with_own_energy_monitor(const Gpus& gpus, 
                                                               std::unique_ptr<EnergyMonitor> Monitor::*owned) {
     auto energy = EnergyMonitor::open(gpus, cpus, nullptr, std::move(energy_options));
     if (!energy) return energy.error();
-    auto own = std::move(*energy);
+    auto own = std::move(energy).value();
     auto monitor = std::make_unique<Monitor>(*own, std::move(provider), with_clock_of(gpus, std::move(options)));
     (*monitor).*owned = std::move(own);
     return monitor;

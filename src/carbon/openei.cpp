@@ -1,5 +1,6 @@
 #include "zeus/carbon/openei.hpp"
 
+#include <algorithm>
 #include <array>
 #include <mutex>
 

@@ -1,5 +1,6 @@
 #include "zeus/carbon/price_file.hpp"
 
+#include <algorithm>
 #include <array>
 
 #include <fmt/format.h>
