@@ -11,13 +11,8 @@ namespace zeus::carbon {
 
 namespace {
 
-// The clock EnergyMonitor times windows by: the simulator's on its virtual clock.
 HourlyMonitorOptions with_clock_of(const Gpus& gpus, HourlyMonitorOptions options) {
-    if (options.clock) return options;
-    if (auto sim = SimulatorClock::virtual_clock_of(gpus)) {
-        auto clock = std::make_shared<SimulatorClock>(std::move(*sim));
-        options.clock = [clock] { return clock->wall_now(); };
-    }
+    if (!options.clock) options.clock = window_clock(gpus);
     return options;
 }
 
@@ -63,6 +58,14 @@ RateSource price_source(const std::shared_ptr<ElectricityPriceProvider>& provide
 }
 
 }  // namespace
+
+std::function<std::chrono::system_clock::time_point()> window_clock(const Gpus& gpus) {
+    if (auto sim = SimulatorClock::virtual_clock_of(gpus)) {
+        auto clock = std::make_shared<SimulatorClock>(std::move(*sim));
+        return [clock] { return clock->wall_now(); };
+    }
+    return [] { return std::chrono::system_clock::now(); };
+}
 
 CarbonEmissionMonitor::CarbonEmissionMonitor(EnergyMonitor& energy, std::shared_ptr<CarbonIntensityProvider> provider,
                                              HourlyMonitorOptions options)

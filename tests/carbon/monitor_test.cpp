@@ -11,6 +11,7 @@
 #include "replay_server.hpp"
 #include "scripted_energy.hpp"
 #include "zeus/carbon/carbon_emission_monitor.hpp"
+#include "zeus/carbon/charge_report.hpp"
 #include "zeus/carbon/electricity_maps.hpp"
 #include "zeus/carbon/energy_cost_monitor.hpp"
 #include "zeus/carbon/price_file.hpp"
@@ -244,6 +245,34 @@ TEST_F(CarbonMonitor, OverlappingWindowsAreEachSplit) {
     const double i11 = intensity(kDay + 11h);
     EXPECT_NEAR(*inner.total_carbon_emission, 100 * 600 * (i10 + i11) / kJoulesPerKwh, 1e-9);
     EXPECT_NEAR(*outer.total_carbon_emission, 100 * 600 * (2 * i10 + i11) / kJoulesPerKwh, 1e-9);
+}
+
+TEST_F(CarbonMonitor, ReportsCarryTheProvenanceAndNeverPrintZeroForUnavailable) {
+    CarbonEmissionMonitor monitor(energy_, electricity_maps(), options());
+    energy_.set_gpu_power(0, 300);
+    ASSERT_TRUE(monitor.begin_window("w").ok());
+    energy_.run_for(30min);
+    const auto m = monitor.end_window("w").value();
+    const ChargeLine line{"carbon", m.total_carbon_emission, m.provenance};
+    const auto json = nlohmann::json::parse(charge_json(line));
+    EXPECT_DOUBLE_EQ(json["total"].get<double>(), *m.total_carbon_emission);
+    EXPECT_EQ(json["zone"], "US-MIDW-MISO");
+    EXPECT_EQ(json["hours"].size(), 2U);
+    EXPECT_EQ(json["hours"][1]["hour"], format_utc(kDay + 11h));
+    EXPECT_DOUBLE_EQ(json["hours"][1]["per_kwh"].get<double>(), intensity(kDay + 11h));
+    EXPECT_NE(charge_human(line).find("zone US-MIDW-MISO"), std::string::npos) << charge_human(line);
+    EXPECT_FALSE(charge_csv_cell(line).empty());
+
+    CarbonEmissionMonitor down(energy_, electricity_maps(ReplayServer::dead_url()), options());
+    ASSERT_TRUE(down.begin_window("w").ok());
+    energy_.run_for(1min);
+    const auto u = down.end_window("w").value();
+    const ChargeLine none{"carbon", u.total_carbon_emission, u.provenance};
+    const auto j = nlohmann::json::parse(charge_json(none));
+    EXPECT_TRUE(j["total"].is_null());
+    EXPECT_FALSE(j["available"].get<bool>());
+    EXPECT_TRUE(charge_csv_cell(none).empty());
+    EXPECT_NE(charge_human(none).find("unavailable"), std::string::npos);
 }
 
 TEST(CostMonitor, TimeOfUseWindowAcrossAPriceChange) {

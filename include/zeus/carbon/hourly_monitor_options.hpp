@@ -5,6 +5,8 @@
 #include <functional>
 #include <optional>
 
+#include "zeus/device/gpus.hpp"
+
 namespace zeus::carbon {
 
 struct HourlyMonitorOptions {
@@ -23,5 +25,10 @@ struct HourlyMonitorOptions {
     // simulator's virtual clock when the GPUs run on it, else the system clock.
     std::function<std::chrono::system_clock::time_point()> clock;
 };
+
+// The clock EnergyMonitor times windows by over `gpus`: the GPU simulator's
+// virtual clock when they run on it, else the system clock. For monitors
+// built over an EnergyMonitor the caller opened.
+[[nodiscard]] std::function<std::chrono::system_clock::time_point()> window_clock(const Gpus& gpus);
 
 }  // namespace zeus::carbon
