@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "zeus/platform/error.hpp"
+#include "zeus/report/child_status.hpp"
 
 namespace zeus::cli {
 
@@ -39,6 +40,9 @@ class SignalPipe {
     // Waits up to `timeout` (not at all for zero) and returns the signals
     // that arrived, in order; empty when the time ran out first.
     std::vector<ReceivedSignal> wait(std::chrono::nanoseconds timeout);
+    // The same wait as a stop request for zeus's measurement loops
+    // (StopWait): true when SIGINT or SIGTERM came.
+    bool wait_for_termination(std::chrono::nanoseconds timeout);
 
   private:
     struct Saved;
@@ -48,21 +52,9 @@ class SignalPipe {
     std::vector<Saved> saved_;
 };
 
-// How a child process ended.
-struct ChildStatus {
-    bool exited = true;  // false: killed by a signal
-    int code = 0;        // exit code when exited
-    int signal = 0;      // the signal when !exited
-
-    static ChildStatus from_wait_status(int status);
-    // What a shell would report as $?: the code, or 128 + the signal.
-    [[nodiscard]] int shell_exit_code() const { return exited ? code : 128 + signal; }
-    // "exited with code 0", "killed by signal 2 (SIGINT)".
-    [[nodiscard]] std::string describe() const;
-};
-
-// "SIGINT" for 2, ..., "signal 42" for a signal without a common name.
-[[nodiscard]] std::string signal_name(int signal);
+// How a child process ended (plain data the measurement report takes).
+using report::ChildStatus;
+using report::signal_name;
 
 // Starts `argv` (looked up in PATH when argv[0] has no slash) with the
 // default disposition for SIGINT, SIGTERM, SIGCHLD and SIGPIPE and no signal

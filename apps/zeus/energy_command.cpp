@@ -1,14 +1,15 @@
-// `zeus energy`: one energy window from start until Ctrl-C (or --duration).
+// `zeus energy`: one energy window from start until Ctrl-C (or --duration):
+// the library's measure_window with the CLI's signals as the stop request.
 #include <CLI/CLI.hpp>
 #include <signal.h>
 
-#include <algorithm>
 #include <iostream>
 #include <memory>
 
 #include "child_process.hpp"
 #include "commands.hpp"
 #include "measure_session.hpp"
+#include "zeus/monitor/sampling_loop.hpp"
 
 namespace zeus::cli {
 namespace {
@@ -25,27 +26,15 @@ int run_energy(const MeasureOptions& opts) {
         std::cerr << "zeus: " << signals.error().describe() << "\n";
         return 1;
     }
-    const auto start = MonitorClock::now();  // the window's edge: --duration counts from here
-    if (auto ok = session.monitor().begin_window("zeus.energy", false); !ok) {
-        std::cerr << "zeus: " << ok.error().describe() << "\n";
-        return 1;
-    }
-    if (session.format() == OutputFormat::Human && !opts.duration_s) {
-        std::cerr << "zeus: measuring; press Ctrl-C to stop\n";
-    }
-    const Timestamp stop_at = opts.duration_s ? start + std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                                            std::chrono::duration<double>(*opts.duration_s))
-                                              : Timestamp::max();
-    bool stop = false;
-    while (!stop) {
-        const auto now = MonitorClock::now();
-        if (now >= stop_at) break;
-        const auto timeout = std::min<std::chrono::nanoseconds>(stop_at - now, std::chrono::hours(1));
-        for (const auto& s : (*signals)->wait(timeout)) {
-            if (s.signal == SIGINT || s.signal == SIGTERM) stop = true;
+    const auto on_begun = [&](Timestamp) {
+        if (session.format() == OutputFormat::Human && !opts.duration_s) {
+            std::cerr << "zeus: measuring; press Ctrl-C to stop\n";
         }
-    }
-    auto measurement = session.monitor().end_window("zeus.energy", false);
+    };
+    const auto wait_for_stop = [&](std::chrono::nanoseconds t) { return (*signals)->wait_for_termination(t); };
+    SamplingLoopOptions loop;
+    if (opts.duration_s) loop.duration = seconds_to_duration(*opts.duration_s);
+    auto measurement = measure_window(session.monitor(), "zeus.energy", loop, wait_for_stop, on_begun).measurement;
     if (!measurement) {
         std::cerr << "zeus: " << measurement.error().describe() << "\n";
         return 1;

@@ -12,13 +12,7 @@
 
 namespace zeus::cli {
 
-Result<OutputFormat> parse_format(std::string_view text) {
-    if (text == "human") return OutputFormat::Human;
-    if (text == "csv") return OutputFormat::Csv;
-    if (text == "json") return OutputFormat::Json;
-    return Error{ErrorCode::InvalidArgument, fmt::format("--format {}: unknown format", text),
-                 "use human, csv or json"};
-}
+Result<OutputFormat> parse_format(std::string_view text) { return report::parse_output_format("--format", text); }
 
 Result<std::optional<std::vector<unsigned>>> parse_index_list(std::string_view option, std::string_view text) {
     auto trimmed = [](std::string_view s) {

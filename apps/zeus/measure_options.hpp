@@ -13,6 +13,7 @@
 #include "commands.hpp"
 #include "zeus/device/gpu.hpp"
 #include "zeus/platform/error.hpp"
+#include "zeus/report/measurement_report.hpp"
 
 // CLI11 is heavy to parse (seconds per file): only files that register
 // options include it.
@@ -22,7 +23,7 @@ class App;
 
 namespace zeus::cli {
 
-enum class OutputFormat { Human, Csv, Json };
+using report::OutputFormat;
 [[nodiscard]] Result<OutputFormat> parse_format(std::string_view text);
 
 struct MeasureOptions {

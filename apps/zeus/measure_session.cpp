@@ -12,16 +12,6 @@
 namespace zeus::cli {
 namespace {
 
-std::string source_key(EnergySource source) {
-    switch (source) {
-        case EnergySource::HardwareCounter: return "energy_counter";
-        case EnergySource::IntegratedPower: return "integrated_power";
-        case EnergySource::InstantPowerApproximation: return "instant_power_approximation";
-        case EnergySource::WindowLog: return "window_log";
-    }
-    return "unknown";
-}
-
 void note(const std::string& text) { std::cerr << "zeus: note: " << text << "\n"; }
 
 // The selected indices of a device set: the listed ones (each must exist and
@@ -94,9 +84,6 @@ void add_measure_options(CLI::App& app, MeasureOptions& options, MeasureFlags wh
                        "Write a Chrome/Perfetto trace (JSON) with power per device and the measured window");
     }
 }
-
-std::string gpu_label(unsigned index) { return fmt::format("GPU {}", index); }
-std::string cpu_label(unsigned index) { return fmt::format("CPU {}", index); }
 
 int setup_exit_code(const Error& error) {
     switch (error.code) {
@@ -234,49 +221,7 @@ std::vector<std::string> MeasureSession::power_devices() const {
 }
 
 EnergyReport MeasureSession::report(const Measurement& m, std::string command_name) const {
-    EnergyReport r;
-    r.command_name = std::move(command_name);
-    r.start_time = m.start_time;
-    r.time_s = m.time.count();
-    r.warnings = m.warnings;
-    r.simulated = !m.gpu_energy.empty() && gpus_.backend_info().simulated;
-    for (const auto& [index, value] : m.gpu_energy) {
-        std::string name = index < gpus_.size() ? gpus_[index].identity().name : std::string();
-        r.devices.push_back({gpu_label(index), "gpu", index, std::move(name), value.energy.count(),
-                             source_key(value.source), value.warnings, value.lost});
-    }
-    for (const auto& [index, value] : m.cpu_energy) {
-        std::string name = index < cpus_.size() ? cpus_[index].identity().zone_name : std::string();
-        r.devices.push_back({cpu_label(index), "cpu", index, std::move(name), value.energy.count(),
-                             source_key(value.source), value.warnings});
-    }
-    for (const auto& [index, value] : m.dram_energy) {
-        std::string name = index < cpus_.size() ? cpus_[index].identity().zone_name + " DRAM" : std::string("DRAM");
-        r.devices.push_back({fmt::format("DRAM {}", index), "dram", index, std::move(name), value.energy.count(),
-                             source_key(value.source), value.warnings});
-    }
-    for (const auto& [metric, value] : m.soc_energy) {
-        r.devices.push_back({"SoC " + metric, "soc", std::nullopt, soc_ ? std::string(soc_->name()) : std::string(),
-                             value.energy.count(), source_key(value.source), value.warnings});
-    }
-    return r;
-}
-
-CpuPowerSampler::CpuPowerSampler(const Cpus& cpus, std::vector<unsigned> indices)
-    : cpus_(cpus), indices_(std::move(indices)), last_joules_(indices_.size()) {}
-
-std::vector<std::optional<double>> CpuPowerSampler::sample(Timestamp now) {
-    std::vector<std::optional<double>> watts(indices_.size());
-    const double dt = last_time_ ? std::chrono::duration<double>(now - *last_time_).count() : 0.0;
-    for (std::size_t k = 0; k < indices_.size(); ++k) {
-        auto e = cpus_[indices_[k]].package_energy();
-        std::optional<double> joules;
-        if (e) joules = e->count();
-        if (joules && last_joules_[k] && dt > 0) watts[k] = std::max(0.0, (*joules - *last_joules_[k]) / dt);
-        last_joules_[k] = joules;
-    }
-    last_time_ = now;
-    return watts;
+    return report::measurement_report(m, std::move(command_name), gpus_, &cpus_, soc_.get());
 }
 
 void finish_trace(TraceRecorder& trace, const MeasureSession& session, CpuPowerSampler& cpu_sampler,

@@ -12,7 +12,6 @@
 #include <vector>
 
 #include "measure_options.hpp"
-#include "report_format.hpp"
 #include "trace_writer.hpp"
 #include "zeus/device/cpu.hpp"
 #include "zeus/device/gpus.hpp"
@@ -20,8 +19,21 @@
 #include "zeus/monitor/energy_monitor.hpp"
 #include "zeus/monitor/measurement.hpp"
 #include "zeus/monitor/power_monitor.hpp"
+#include "zeus/monitor/power_readings.hpp"
+#include "zeus/report/measurement_report.hpp"
 
 namespace zeus::cli {
+
+// The measurement report and its formats live in the library (shared with the
+// Python package); these are the names the commands use.
+using report::EnergyReport;
+using report::PowerRow;
+using report::cpu_label;
+using report::gpu_label;
+using report::iso_utc;
+using report::render_power_header;
+using report::render_power_row;
+using report::render_report;
 
 // Exit code for an error found before measuring: 2 for bad input (options,
 // environment, files, device indices), 1 for anything else.
@@ -78,32 +90,11 @@ class MeasureSession {
     std::unique_ptr<EnergyMonitor> monitor_;
 };
 
-// Average package power of each selected CPU between two samples, from
-// Cpu::package_energy() differences.
-class CpuPowerSampler {
-  public:
-    CpuPowerSampler(const Cpus& cpus, std::vector<unsigned> indices);
-    // Reads every package now; returns, per selected CPU in order, the
-    // average power since the previous call (nullopt on the first call or a
-    // failed read).
-    std::vector<std::optional<double>> sample(Timestamp now);
-
-  private:
-    const Cpus& cpus_;
-    std::vector<unsigned> indices_;
-    std::vector<std::optional<double>> last_joules_;
-    std::optional<Timestamp> last_time_;
-};
-
 class TraceRecorder;
 
 // Completes a trace at `end`: the CPU tracks' last period (since `last_cpu`),
 // then every GPU's power timeline from the session's power monitor.
 void finish_trace(TraceRecorder& trace, const MeasureSession& session, CpuPowerSampler& cpu_sampler,
                   Timestamp last_cpu, Timestamp end);
-
-// Labels used everywhere for devices.
-[[nodiscard]] std::string gpu_label(unsigned index);
-[[nodiscard]] std::string cpu_label(unsigned index);
 
 }  // namespace zeus::cli

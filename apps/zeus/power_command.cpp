@@ -1,7 +1,9 @@
 // `zeus power`: the power of every selected GPU (and CPU package) each
 // period until Ctrl-C (or --duration), then the total time and energy per
-// device. GPU power comes from a PowerMonitor; CPU power is the package
-// energy difference over the period.
+// device. The loop, the readings and the formats are the library's
+// (zeus/monitor/sampling_loop.hpp, power_readings.hpp,
+// zeus/report/measurement_report.hpp); this file wires them to the options,
+// the signals and the trace.
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <signal.h>
@@ -12,6 +14,7 @@
 #include "child_process.hpp"
 #include "commands.hpp"
 #include "measure_session.hpp"
+#include "zeus/monitor/sampling_loop.hpp"
 
 namespace zeus::cli {
 namespace {
@@ -36,71 +39,39 @@ int run_power(const MeasureOptions& opts) {
     PowerMonitor* pm = session.power_monitor();
     const auto devices = session.power_devices();
     const auto gpu_count = session.gpu_indices().size();
-    CpuPowerSampler cpu_sampler(session.cpus(), session.cpu_indices());
+    PowerReadings readings(pm, session.gpu_indices(), session.power_domain(), session.cpus(), session.cpu_indices());
 
     std::ostream& out = session.out();
     out << render_power_header(devices, session.format());
     out.flush();
 
-    const auto start = MonitorClock::now();
     std::optional<TraceRecorder> trace;
-    if (tracing) trace.emplace("zeus power", start);
-    if (auto ok = session.monitor().begin_window("zeus.power", false); !ok) {
-        std::cerr << "zeus: " << ok.error().describe() << "\n";
-        return 1;
-    }
-    auto last_cpu = MonitorClock::now();
-    cpu_sampler.sample(last_cpu);
-    const auto period =
-        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::duration<double>(opts.interval_s));
-    const Timestamp stop_at = opts.duration_s ? start + std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                                            std::chrono::duration<double>(*opts.duration_s))
-                                              : Timestamp::max();
-    auto next = start + period;
-    bool stop = false;
-    while (!stop) {
-        auto now = MonitorClock::now();
-        auto wake = next;
-        if (stop_at < wake) wake = stop_at;
-        for (const auto& s : (*signals)->wait(wake > now ? wake - now : std::chrono::nanoseconds(0))) {
-            if (s.signal == SIGINT || s.signal == SIGTERM) stop = true;
+    Timestamp start{};
+    const auto on_begun = [&](Timestamp window_start) {
+        start = window_start;
+        if (tracing) trace.emplace("zeus power", start);
+        readings.start(MonitorClock::now());
+    };
+    const auto on_tick = [&](Timestamp now) {
+        const auto last_cpu = readings.last_read();
+        PowerRow row{std::chrono::system_clock::now(), std::chrono::duration<double>(now - start).count(),
+                     readings.read(now)};
+        for (std::size_t k = gpu_count; k < row.watts.size(); ++k) {
+            if (trace && row.watts[k]) trace->add_interval_power(devices[k], last_cpu, *row.watts[k]);
         }
-        now = MonitorClock::now();
-        if (now >= stop_at) stop = true;
-        if (stop || now < next) continue;
-
-        PowerRow row{std::chrono::system_clock::now(), std::chrono::duration<double>(now - start).count(), {}};
-        std::optional<std::map<unsigned, Watts>> gpu_power;
-        if (pm != nullptr) {
-            if (auto p = pm->power(std::nullopt, session.power_domain())) gpu_power = *p;
-        }
-        for (unsigned i : session.gpu_indices()) {
-            std::optional<double> w;
-            if (gpu_power) {
-                if (auto it = gpu_power->find(i); it != gpu_power->end()) w = it->second.count();
-            }
-            row.watts.push_back(w);
-        }
-        const auto cpu_watts = cpu_sampler.sample(now);
-        for (std::size_t k = 0; k < cpu_watts.size(); ++k) {
-            row.watts.push_back(cpu_watts[k]);
-            if (trace && cpu_watts[k]) trace->add_interval_power(devices[gpu_count + k], last_cpu, *cpu_watts[k]);
-        }
-        last_cpu = now;
         out << render_power_row(devices, row, session.format());
         out.flush();
-        next += period;
-        if (next <= now) next = now + period;  // fell behind (suspended?): skip, do not burst
-    }
-
-    const auto end = MonitorClock::now();  // the window's edge (end_window may then wait for the counters)
-    auto measurement = session.monitor().end_window("zeus.power", false);
+    };
+    const auto wait_for_stop = [&](std::chrono::nanoseconds t) { return (*signals)->wait_for_termination(t); };
+    SamplingLoopOptions loop{seconds_to_duration(opts.interval_s), std::nullopt};
+    if (opts.duration_s) loop.duration = seconds_to_duration(*opts.duration_s);
+    auto run = measure_window(session.monitor(), "zeus.power", loop, wait_for_stop, on_begun, on_tick);
     if (pm != nullptr) pm->stop();
-    if (!measurement) {
-        std::cerr << "zeus: " << measurement.error().describe() << "\n";
+    if (!run.measurement) {
+        std::cerr << "zeus: " << run.measurement.error().describe() << "\n";
         return 1;
     }
-    const EnergyReport report = session.report(*measurement, "power");
+    const EnergyReport report = session.report(*run.measurement, "power");
     switch (session.format()) {
         case OutputFormat::Human: out << "\n" << render_report(report, OutputFormat::Human); break;
         case OutputFormat::Json: out << render_report(report, OutputFormat::Json, true); break;
@@ -110,8 +81,8 @@ int run_power(const MeasureOptions& opts) {
     out.flush();
 
     if (trace) {
-        finish_trace(*trace, session, cpu_sampler, last_cpu, end);
-        trace->add_window("zeus power", start, end, report);
+        finish_trace(*trace, session, readings.cpu_sampler(), readings.last_read(), run.end);
+        trace->add_window("zeus power", run.start, run.end, report);
         trace->writer().set_other_data("start_time", iso_utc(report.start_time));
         trace->writer().set_other_data("power_domain", opts.power_domain);
         trace->writer().set_other_data("simulated", report.simulated);

@@ -23,11 +23,14 @@
 #include <utility>
 #include <vector>
 
-#include "report_format.hpp"
 #include "zeus/monitor/power_monitor.hpp"
 #include "zeus/platform/error.hpp"
+#include "zeus/report/measurement_report.hpp"
 
 namespace zeus::cli {
+
+using report::EnergyReport;
+using report::signal_name;
 
 inline constexpr const char* kPowerCounterKey = "power (W)";
 

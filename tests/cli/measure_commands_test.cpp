@@ -25,12 +25,14 @@
 #include "child_process.hpp"
 #include "cpu/fake_powercap.hpp"
 #include "measure_options.hpp"
-#include "report_format.hpp"
+#include "zeus/report/measurement_report.hpp"
 
 extern char** environ;
 
 namespace zeus::cli {
 namespace {
+
+using namespace zeus::report;  // the measurement report formats (library)
 
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;

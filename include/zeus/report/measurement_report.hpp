@@ -1,18 +1,31 @@
-// What the measurement commands print, in the three output formats. Pure
-// functions of plain data, so every format is unit-tested without devices.
+// What a measurement prints: the energy report of a window (`zeus energy`,
+// `zeus run`, the end of `zeus power`, and zeus_native's
+// Measurement.to_json()/to_csv()) and the power readings of `zeus power`, in
+// three formats. One implementation for the CLI and the Python package, so
+// both write the same bytes for the same data.
+//
+//   auto report = zeus::report::measurement_report(m, "energy", gpus, &cpus, soc);
+//   std::cout << zeus::report::render_report(report, zeus::report::OutputFormat::Json);
 #pragma once
-
-#include <nlohmann/json.hpp>
 
 #include <chrono>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
-#include "child_process.hpp"
-#include "measure_options.hpp"
+#include "zeus/device/cpu.hpp"
+#include "zeus/device/gpus.hpp"
+#include "zeus/device/soc.hpp"
+#include "zeus/monitor/measurement.hpp"
+#include "zeus/platform/error.hpp"
+#include "zeus/report/child_status.hpp"
 
-namespace zeus::cli {
+namespace zeus::report {
+
+enum class OutputFormat { Human, Csv, Json };
+// "human", "csv", "json"; the error names `option` (e.g. "--format").
+[[nodiscard]] Result<OutputFormat> parse_output_format(std::string_view option, std::string_view text);
 
 // One device's energy over the measured window.
 struct DeviceEnergy {
@@ -26,7 +39,7 @@ struct DeviceEnergy {
     bool lost = false;  // the device stopped answering: no energy (left out of the total, see warnings)
 };
 
-// The result of `zeus energy`, `zeus run` or the end of `zeus power`.
+// The result of one measured window.
 struct EnergyReport {
     std::string command_name;          // "energy", "run", "power"
     std::vector<std::string> command;  // run: the command line
@@ -42,20 +55,20 @@ struct EnergyReport {
     [[nodiscard]] double total_energy_j() const;
 };
 
-// "energy counter", "integrated power", "instant power x time".
-[[nodiscard]] std::string source_label(const std::string& source);
+// Labels used everywhere for devices: "GPU 0", "CPU 0".
+[[nodiscard]] std::string gpu_label(unsigned index);
+[[nodiscard]] std::string cpu_label(unsigned index);
 
-// 2024-05-01T12:00:00.123Z
-[[nodiscard]] std::string iso_utc(std::chrono::system_clock::time_point t);
-// 2024-05-01 14:00:00.123 (local time)
-[[nodiscard]] std::string local_time(std::chrono::system_clock::time_point t);
+// The report of `m`, with device names from the sets it was measured on
+// (`cpus` and `soc` may be null when not open).
+[[nodiscard]] EnergyReport measurement_report(const Measurement& m, std::string command_name, const Gpus& gpus,
+                                              const Cpus* cpus, const Soc* soc);
 
-[[nodiscard]] nlohmann::ordered_json report_json(const EnergyReport& report);
 // human: a table; csv: a header and one row per device; json: one object
 // (pretty, or on one line with "type": "summary" when `json_line`).
 [[nodiscard]] std::string render_report(const EnergyReport& report, OutputFormat format, bool json_line = false);
 
-// One reading of `zeus power`: a power per device (nullopt: not readable now).
+// One power reading: a power per device (nullopt: not readable now).
 struct PowerRow {
     std::chrono::system_clock::time_point wall;
     double elapsed_s = 0.0;
@@ -69,7 +82,13 @@ struct PowerRow {
 [[nodiscard]] std::string render_power_row(const std::vector<std::string>& devices, const PowerRow& row,
                                            OutputFormat format);
 
+// "energy counter", "integrated power", "instant power x time".
+[[nodiscard]] std::string source_label(const std::string& source);
+// 2024-05-01T12:00:00.123Z
+[[nodiscard]] std::string iso_utc(std::chrono::system_clock::time_point t);
+// 2024-05-01 14:00:00.123 (local time)
+[[nodiscard]] std::string local_time(std::chrono::system_clock::time_point t);
 // A CSV field, quoted when it needs to be.
 [[nodiscard]] std::string csv_field(const std::string& text);
 
-}  // namespace zeus::cli
+}  // namespace zeus::report

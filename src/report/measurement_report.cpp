@@ -1,12 +1,13 @@
-#include "report_format.hpp"
+#include "zeus/report/measurement_report.hpp"
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cmath>
 #include <ctime>
 
-namespace zeus::cli {
+namespace zeus::report {
 namespace {
 
 std::string format_time(std::chrono::system_clock::time_point t, bool utc) {
@@ -23,6 +24,16 @@ std::string format_time(std::chrono::system_clock::time_point t, bool utc) {
     char buffer[32];
     const std::size_t n = std::strftime(buffer, sizeof buffer, utc ? "%Y-%m-%dT%H:%M:%S" : "%Y-%m-%d %H:%M:%S", &tm);
     return fmt::format("{}.{:03d}{}", std::string_view(buffer, n), static_cast<int>(ms), utc ? "Z" : "");
+}
+
+std::string source_key(EnergySource source) {
+    switch (source) {
+        case EnergySource::HardwareCounter: return "energy_counter";
+        case EnergySource::IntegratedPower: return "integrated_power";
+        case EnergySource::InstantPowerApproximation: return "instant_power_approximation";
+        case EnergySource::WindowLog: return "window_log";
+    }
+    return "unknown";
 }
 
 double average_power(double energy_j, double time_s) { return time_s > 0 ? energy_j / time_s : 0.0; }
@@ -43,6 +54,50 @@ std::string status_line(const EnergyReport& r) {
 }
 
 }  // namespace
+
+Result<OutputFormat> parse_output_format(std::string_view option, std::string_view text) {
+    if (text == "human") return OutputFormat::Human;
+    if (text == "csv") return OutputFormat::Csv;
+    if (text == "json") return OutputFormat::Json;
+    return Error{ErrorCode::InvalidArgument, fmt::format("{} {}: unknown format", option, text),
+                 "use human, csv or json"};
+}
+
+std::string gpu_label(unsigned index) { return fmt::format("GPU {}", index); }
+std::string cpu_label(unsigned index) { return fmt::format("CPU {}", index); }
+
+EnergyReport measurement_report(const Measurement& m, std::string command_name, const Gpus& gpus, const Cpus* cpus,
+                                const Soc* soc) {
+    EnergyReport r;
+    r.command_name = std::move(command_name);
+    r.start_time = m.start_time;
+    r.time_s = m.time.count();
+    r.warnings = m.warnings;
+    r.simulated = !m.gpu_energy.empty() && gpus.backend_info().simulated;
+    for (const auto& [index, value] : m.gpu_energy) {
+        std::string name = index < gpus.size() ? gpus[index].identity().name : std::string();
+        r.devices.push_back({gpu_label(index), "gpu", index, std::move(name), value.energy.count(),
+                             source_key(value.source), value.warnings, value.lost});
+    }
+    for (const auto& [index, value] : m.cpu_energy) {
+        const bool known = cpus != nullptr && index < cpus->size();
+        std::string name = known ? (*cpus)[index].identity().zone_name : std::string();
+        r.devices.push_back({cpu_label(index), "cpu", index, std::move(name), value.energy.count(),
+                             source_key(value.source), value.warnings});
+    }
+    for (const auto& [index, value] : m.dram_energy) {
+        const bool known = cpus != nullptr && index < cpus->size();
+        std::string name = known ? (*cpus)[index].identity().zone_name + " DRAM" : std::string("DRAM");
+        r.devices.push_back({fmt::format("DRAM {}", index), "dram", index, std::move(name), value.energy.count(),
+                             source_key(value.source), value.warnings});
+    }
+    for (const auto& [metric, value] : m.soc_energy) {
+        std::string name = soc != nullptr ? std::string(soc->name()) : std::string();
+        r.devices.push_back({"SoC " + metric, "soc", std::nullopt, std::move(name), value.energy.count(),
+                             source_key(value.source), value.warnings});
+    }
+    return r;
+}
 
 double EnergyReport::total_energy_j() const {
     double total = 0.0;
@@ -71,6 +126,8 @@ std::string csv_field(const std::string& text) {
     }
     return quoted + "\"";
 }
+
+namespace {
 
 nlohmann::ordered_json report_json(const EnergyReport& r) {
     nlohmann::ordered_json j;
@@ -105,6 +162,8 @@ nlohmann::ordered_json report_json(const EnergyReport& r) {
     j["warnings"] = r.warnings;
     return j;
 }
+
+}  // namespace
 
 std::string render_report(const EnergyReport& r, OutputFormat format, bool json_line) {
     switch (format) {
@@ -217,4 +276,4 @@ std::string render_power_row(const std::vector<std::string>& devices, const Powe
     return out + "\n";
 }
 
-}  // namespace zeus::cli
+}  // namespace zeus::report
