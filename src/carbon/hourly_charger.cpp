@@ -43,7 +43,7 @@ HourlyCharger::~HourlyCharger() {
     std::lock_guard lock(windows_mutex_);
     for (const auto& [key, window] : windows_) {
         (void)energy_.end_window(window.segment_name, false, true);
-        (void)energy_.end_window(window.main_name, false, true);
+        if (!window.main_name.empty()) (void)energy_.end_window(window.main_name, false, true);
     }
 }
 
@@ -73,7 +73,7 @@ void HourlyCharger::run() {
     }
 }
 
-Status HourlyCharger::begin(std::string_view key, bool sync) {
+Status HourlyCharger::begin(std::string_view key, bool sync, bool own_total) {
     {
         std::lock_guard lock(windows_mutex_);
         if (windows_.contains(key)) {
@@ -81,12 +81,15 @@ Status HourlyCharger::begin(std::string_view key, bool sync) {
                          "end it first, or give this window another name", 0};
         }
         Window window;
-        window.main_name = fmt::format("__{}_{}", tag_, key);
-        window.segment_name = window.main_name + "_hour";
-        if (auto begun = energy_.begin_window(window.main_name, sync); !begun) return begun;
+        const std::string base = fmt::format("__{}_{}", tag_, key);
+        window.segment_name = base + "_hour";
+        if (own_total) {
+            window.main_name = base;
+            if (auto begun = energy_.begin_window(window.main_name, sync); !begun) return begun;
+        }
         window.segment_start = options_.clock();
         if (auto begun = energy_.begin_window(window.segment_name, false); !begun) {
-            (void)energy_.end_window(window.main_name, false, true);
+            if (own_total) (void)energy_.end_window(window.main_name, false, true);
             return begun;
         }
         windows_.emplace(std::string(key), std::move(window));
@@ -167,7 +170,7 @@ void HourlyCharger::remember(const std::vector<HourlyRate>& rates) {
     for (const auto& rate : rates) known_[rate.hour] = rate;
 }
 
-Result<ChargedWindow> HourlyCharger::end(std::string_view key, bool sync) {
+Result<ChargedWindow> HourlyCharger::end(std::string_view key, bool sync, const Measurement* measured) {
     Window window;
     Measurement measurement;
     {
@@ -179,11 +182,21 @@ Result<ChargedWindow> HourlyCharger::end(std::string_view key, bool sync) {
         }
         window = std::move(it->second);
         windows_.erase(it);
-        auto main = energy_.end_window(window.main_name, sync);
+        std::optional<Result<Measurement>> main;
+        if (!window.main_name.empty()) main = energy_.end_window(window.main_name, sync);
         auto segment = energy_.end_window(window.segment_name, false);
         const auto now = options_.clock();
-        if (!main) return main.error();
-        measurement = std::move(*main);
+        if (main && !*main) return main->error();
+        if (main) {
+            measurement = std::move(*main).value();
+        } else if (measured != nullptr) {
+            measurement = *measured;
+        } else {
+            return Error{ErrorCode::InvalidArgument,
+                         fmt::format("window '{}' was begun without its own total; end it with the caller's measurement",
+                                     key),
+                         "use end_hourly_split for windows begun with begin_hourly_split", 0};
+        }
         if (segment) {
             attribute(window, *segment, window.segment_start, now);
         } else {

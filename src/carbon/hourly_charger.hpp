@@ -45,8 +45,10 @@ class HourlyCharger {
     HourlyCharger(const HourlyCharger&) = delete;
     HourlyCharger& operator=(const HourlyCharger&) = delete;
 
-    Status begin(std::string_view key, bool sync);
-    Result<ChargedWindow> end(std::string_view key, bool sync);
+    // own_total = false: only the hourly split; the caller measures the
+    // window itself and hands its Measurement to end().
+    Status begin(std::string_view key, bool sync, bool own_total = true);
+    Result<ChargedWindow> end(std::string_view key, bool sync, const Measurement* measured = nullptr);
     void poll();
 
   private:
@@ -55,7 +57,7 @@ class HourlyCharger {
         std::map<unsigned, double> gpu, cpu, dram;  // joules inside the hour
     };
     struct Window {
-        std::string main_name;
+        std::string main_name;  // empty: the caller measures the total
         std::string segment_name;
         std::chrono::system_clock::time_point segment_start;
         std::map<UtcTime, Slice> slices;

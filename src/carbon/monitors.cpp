@@ -31,6 +31,15 @@ Result<std::unique_ptr<Monitor>> open_with_own_energy_monitor(const Gpus& gpus, 
     return monitor;
 }
 
+// The charger's result under the original's field names (both measurements share the layout).
+template <class M>
+Result<M> to_measurement(Result<ChargedWindow> charged) {
+    if (!charged) return charged.error();
+    ChargedWindow c = std::move(charged).value();
+    return M{std::move(c.measurement), std::move(c.gpu), std::move(c.cpu), std::move(c.dram), c.total,
+             std::move(c.provenance)};
+}
+
 RateSource intensity_source(const std::shared_ptr<CarbonIntensityProvider>& provider) {
     return RateSource{
         "carbon intensity",
@@ -85,14 +94,16 @@ Result<std::unique_ptr<CarbonEmissionMonitor>> CarbonEmissionMonitor::open(
 Status CarbonEmissionMonitor::begin_window(std::string_view key, bool sync) { return charger_->begin(key, sync); }
 
 Result<CarbonEmissionMeasurement> CarbonEmissionMonitor::end_window(std::string_view key, bool sync) {
-    auto charged = charger_->end(key, sync);
-    if (!charged) return charged.error();
-    return CarbonEmissionMeasurement{std::move(charged->measurement), std::move(charged->gpu),
-                                     std::move(charged->cpu),         std::move(charged->dram),
-                                     charged->total,                  std::move(charged->provenance)};
+    return to_measurement<CarbonEmissionMeasurement>(charger_->end(key, sync));
 }
 
 void CarbonEmissionMonitor::poll() { charger_->poll(); }
+
+Status CarbonEmissionMonitor::begin_hourly_split(std::string_view key) { return charger_->begin(key, false, false); }
+
+Result<CarbonEmissionMeasurement> CarbonEmissionMonitor::end_hourly_split(std::string_view key, const Measurement& window) {
+    return to_measurement<CarbonEmissionMeasurement>(charger_->end(key, false, &window));
+}
 
 EnergyCostMonitor::EnergyCostMonitor(EnergyMonitor& energy, std::shared_ptr<ElectricityPriceProvider> provider,
                                      HourlyMonitorOptions options)
@@ -113,13 +124,15 @@ Result<std::unique_ptr<EnergyCostMonitor>> EnergyCostMonitor::open(const Gpus& g
 Status EnergyCostMonitor::begin_window(std::string_view key, bool sync) { return charger_->begin(key, sync); }
 
 Result<EnergyCostMeasurement> EnergyCostMonitor::end_window(std::string_view key, bool sync) {
-    auto charged = charger_->end(key, sync);
-    if (!charged) return charged.error();
-    return EnergyCostMeasurement{std::move(charged->measurement), std::move(charged->gpu),
-                                 std::move(charged->cpu),         std::move(charged->dram),
-                                 charged->total,                  std::move(charged->provenance)};
+    return to_measurement<EnergyCostMeasurement>(charger_->end(key, sync));
 }
 
 void EnergyCostMonitor::poll() { charger_->poll(); }
+
+Status EnergyCostMonitor::begin_hourly_split(std::string_view key) { return charger_->begin(key, false, false); }
+
+Result<EnergyCostMeasurement> EnergyCostMonitor::end_hourly_split(std::string_view key, const Measurement& window) {
+    return to_measurement<EnergyCostMeasurement>(charger_->end(key, false, &window));
+}
 
 }  // namespace zeus::carbon

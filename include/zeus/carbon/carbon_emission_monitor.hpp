@@ -59,6 +59,12 @@ class CarbonEmissionMonitor {
     // intensity. For callers that move time themselves (the simulator's virtual clock).
     void poll();
 
+    // For a caller that measures the window itself (`zeus run`): only the
+    // hourly split is kept here, and end_hourly_split charges the caller's
+    // Measurement of the same span, so its joules and the amounts agree.
+    Status begin_hourly_split(std::string_view key);
+    Result<CarbonEmissionMeasurement> end_hourly_split(std::string_view key, const Measurement& window);
+
     [[nodiscard]] CarbonIntensityProvider& provider() { return *provider_; }
     [[nodiscard]] EnergyMonitor& energy_monitor() { return energy_; }
 

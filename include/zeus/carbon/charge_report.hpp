@@ -4,6 +4,7 @@
 // the amount is unavailable.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 
@@ -15,6 +16,13 @@ struct ChargeLine {
     std::string kind;                  // "carbon" or "cost"
     std::optional<double> total;       // nullopt: unavailable
     ChargeProvenance provenance;
+    // Each device's share by its report label ("GPU 0", "CPU 0", "DRAM 0"); empty when unavailable.
+    std::map<std::string, double> by_device;
+
+    [[nodiscard]] std::optional<double> of(const std::string& device) const {
+        const auto it = by_device.find(device);
+        return it == by_device.end() ? std::nullopt : std::optional<double>(it->second);
+    }
 };
 
 // {"total": 1.23 | null, "unit", "provider", "zone", "available",

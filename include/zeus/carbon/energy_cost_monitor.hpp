@@ -42,6 +42,12 @@ class EnergyCostMonitor {
     Result<EnergyCostMeasurement> end_window(std::string_view key, bool sync = true);
     void poll();
 
+    // For a caller that measures the window itself (`zeus run`): only the
+    // hourly split is kept here, and end_hourly_split charges the caller's
+    // Measurement of the same span, so its joules and the amounts agree.
+    Status begin_hourly_split(std::string_view key);
+    Result<EnergyCostMeasurement> end_hourly_split(std::string_view key, const Measurement& window);
+
     [[nodiscard]] ElectricityPriceProvider& provider() { return *provider_; }
     [[nodiscard]] EnergyMonitor& energy_monitor() { return energy_; }
 
