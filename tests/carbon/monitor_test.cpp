@@ -253,7 +253,7 @@ TEST_F(CarbonMonitor, ReportsCarryTheProvenanceAndNeverPrintZeroForUnavailable) 
     ASSERT_TRUE(monitor.begin_window("w").ok());
     energy_.run_for(30min);
     const auto m = monitor.end_window("w").value();
-    const ChargeLine line{"carbon", m.total_carbon_emission, m.provenance};
+    const ChargeLine line{"carbon", m.total_carbon_emission, m.provenance, {}};
     const auto json = nlohmann::json::parse(charge_json(line));
     EXPECT_DOUBLE_EQ(json["total"].get<double>(), *m.total_carbon_emission);
     EXPECT_EQ(json["zone"], "US-MIDW-MISO");
@@ -267,7 +267,7 @@ TEST_F(CarbonMonitor, ReportsCarryTheProvenanceAndNeverPrintZeroForUnavailable) 
     ASSERT_TRUE(down.begin_window("w").ok());
     energy_.run_for(1min);
     const auto u = down.end_window("w").value();
-    const ChargeLine none{"carbon", u.total_carbon_emission, u.provenance};
+    const ChargeLine none{"carbon", u.total_carbon_emission, u.provenance, {}};
     const auto j = nlohmann::json::parse(charge_json(none));
     EXPECT_TRUE(j["total"].is_null());
     EXPECT_FALSE(j["available"].get<bool>());
