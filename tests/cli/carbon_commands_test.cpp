@@ -107,6 +107,34 @@ TEST_F(CarbonCommands, EnergyChargesEachHourAtTheRecordedElectricityMapsIntensit
     EXPECT_FALSE(c["fallback_used"].get<bool>());
 }
 
+TEST_F(CarbonCommands, IpGeolocationOnlyWhenAskedAndReportedAsSuch) {
+    const auto now_hour = std::chrono::floor<std::chrono::hours>(
+        std::chrono::time_point_cast<std::chrono::seconds>(std::chrono::system_clock::now()));
+    const auto recorded = carbon::testing::shifted_history("carbon_history_file1.json", now_hour + std::chrono::hours(1));
+    ReplayServer server;
+    std::string asked_lat;
+    server.on("/json", [](const Query&, const http_server::Request&) {
+        return http_server::Response::json(R"({"city":"Ann Arbor","country":"US","loc":"42.2776,-83.7409"})");
+    });
+    server.on("/v3/carbon-intensity/history", [&](const Query& q, const http_server::Request&) {
+        asked_lat = q.count("lat") ? q.at("lat") : "";
+        return http_server::Response::json(recorded.dump());
+    });
+    const std::string env = "ELECTRICITYMAPS_API_TOKEN=t ZEUS_ELECTRICITYMAPS_URL=" + server.url() +
+                            " ZEUS_IPINFO_URL=" + server.url() + " ";
+    const auto r = testing::capture_separately(
+        env + zeus("energy --simulate --duration 0.2 --carbon-zone from-ip --format json"));
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.err.find("IP geolocation"), std::string::npos) << r.err;
+    EXPECT_EQ(asked_lat, "42.2776");
+    const auto j = nlohmann::json::parse(r.out);
+    EXPECT_NE(j["carbon"]["zone"].get<std::string>().find("IP geolocation"), std::string::npos) << j["carbon"];
+    // Without from-ip nothing asks where the machine is.
+    const int lookups = server.requests("/json");
+    (void)testing::capture_separately(env + zeus("energy --simulate --duration 0.2 --carbon-zone 42.28,-83.74"));
+    EXPECT_EQ(server.requests("/json"), lookups);
+}
+
 TEST_F(CarbonCommands, CsvAndHumanCarryTheAmounts) {
     auto r = testing::capture_separately(zeus("energy --simulate --duration 0.3 --carbon-intensity 500 --format csv"));
     ASSERT_EQ(r.exit_code, 0) << r.err;
