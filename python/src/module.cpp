@@ -12,4 +12,5 @@ NB_MODULE(_core, m) {
     zeus::python::bind_optimizer(m);
     zeus::python::bind_profile(m);
     zeus::python::bind_carbon(m);
+    zeus::python::bind_metrics(m);
 }
