@@ -94,6 +94,11 @@ Status HourlyCharger::begin(std::string_view key, bool sync, bool own_total) {
         }
         windows_.emplace(std::string(key), std::move(window));
     }
+    // Through the thread's mutex: the thread checks for open windows and
+    // starts waiting under it, so this wake-up cannot fall between the two.
+    {
+        std::lock_guard lock(thread_mutex_);
+    }
     wake_.notify_all();
     return {};
 }

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
 #include "replay_server.hpp"
 #include "scripted_energy.hpp"
@@ -108,6 +109,20 @@ TEST_F(CarbonMonitor, WindowAcrossAnHourIsChargedPerHourAtTheRecordedIntensities
     EXPECT_NEAR(p.hours[0].energy.count(), (300 + 50 + 20) * 1200.0, 1e-6);
     EXPECT_NEAR(p.hours[1].energy.count(), (100 + 50 + 20) * 1200.0, 1e-6);
     EXPECT_NEAR(p.hours[0].amount + p.hours[1].amount, *m.total_carbon_emission, 1e-9);
+}
+
+TEST_F(CarbonMonitor, TheBackgroundThreadSplitsAtTheBoundaryByItself) {
+    CarbonEmissionMonitor monitor(energy_, electricity_maps(), options());  // polls every 100 ms
+    energy_.set_gpu_power(0, 300);
+    ASSERT_TRUE(monitor.begin_window("w").ok());
+    energy_.run_for(20min);  // 11:00 exactly; the clock then stands still
+    std::this_thread::sleep_for(2s);  // 20 polls' worth, for a slow machine
+    energy_.set_gpu_power(0, 100);
+    energy_.run_for(20min);
+    const auto m = monitor.end_window("w").value();
+    const double expected = (300 * 1200 * intensity(kDay + 10h) + 100 * 1200 * intensity(kDay + 11h)) / kJoulesPerKwh;
+    EXPECT_NEAR(m.gpu_carbon_emission->at(0), expected, 1e-9 * expected);
+    EXPECT_TRUE(m.provenance.warnings.empty()) << m.provenance.warnings.front();
 }
 
 TEST_F(CarbonMonitor, AJumpOverBoundariesIsSplitByTimeWithAWarning) {
