@@ -12,5 +12,6 @@ NB_MODULE(_core, m) {
     zeus::python::bind_optimizer(m);
     zeus::python::bind_profile(m);
     zeus::python::bind_carbon(m);
+    zeus::python::bind_perseus(m);
     zeus::python::bind_metrics(m);
 }
