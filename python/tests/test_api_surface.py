@@ -12,6 +12,12 @@ import pytest
 PUBLIC = {
     "zeus_native.monitor": ["ZeusMonitor", "Measurement", "PowerMonitor", "PowerDomain", "TemperatureMonitor"],
     "zeus_native.monitor.energy": ["ZeusMonitor", "Measurement"],
+    "zeus_native.monitor.carbon": ["CarbonEmissionMonitor", "CarbonIntensityProvider", "ElectricityMapsClient",
+                                   "ElectrictyMapsClient", "ConstantCarbonIntensity", "CarbonIntensityFile",
+                                   "ZeusCarbonIntensityHTTPError", "ZeusCarbonIntensityNotFoundError"],
+    "zeus_native.monitor.price": ["EnergyCostMonitor", "ElectricityPriceProvider", "OpenEIClient", "ConstantPrice",
+                                  "TimeOfUsePriceFile", "ZeusElectricityPriceHTTPError",
+                                  "ZeusElectricityPriceNotFoundError"],
     "zeus_native.device": ["get_gpus", "get_cpus", "get_soc"],
     "zeus_native.device.exception": ["ZeusBaseGPUError", "ZeusBaseCPUError", "ZeusBaseSoCError", "ZeusdError"],
     "zeus_native.device.gpu": ["get_gpus", "GPUs", "ZeusGPUInitError", "ZeusGPUInvalidArgError",
