@@ -11,4 +11,5 @@ NB_MODULE(_core, m) {
     zeus::python::bind_monitors(m);
     zeus::python::bind_optimizer(m);
     zeus::python::bind_profile(m);
+    zeus::python::bind_reports(m);
 }
