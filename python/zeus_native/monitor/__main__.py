@@ -101,10 +101,16 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "power" and not args.update_period > 0:
         parser.error(f"--update-period must be positive seconds, got {args.update_period}")
     signal.signal(signal.SIGTERM, _interrupt)  # SIGTERM ends the measurement with its report, as Ctrl-C does
-    if args.command == "energy":
-        _energy(args)
-    else:
-        _power(args)
+    from zeus_native.exception import ZeusBaseError
+
+    try:
+        if args.command == "energy":
+            _energy(args)
+        else:
+            _power(args)
+    except (ZeusBaseError, ValueError, OSError) as e:  # bad input: its message names the fix; no traceback
+        print(f"{parser.prog}: error: {e}", file=sys.stderr)
+        return 2
     return 0
 
 
