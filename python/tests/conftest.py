@@ -22,7 +22,7 @@ SIM_LIBRARY = Path(zeus_native.__file__).parent / "zeus-sim" / "libnvidia-ml.so.
 class Simulator:
     """The simulator's control API (sim/include/zeus_sim/zeus_sim.h)."""
 
-    def __init__(self, directory: Path) -> None:
+    def __init__(self, directory: Path, port: int | None = None) -> None:
         self.dir = directory
         self.lib = ctypes.CDLL(str(SIM_LIBRARY))
         self.lib.zeusSimLastError.restype = ctypes.c_char_p
@@ -107,3 +107,89 @@ def energy_bound(sim: Simulator, gpu: int) -> float:
     """How far a window's counter energy may be from ground truth: one refresh
     period of the current true power at each edge, plus the 1 mJ resolution."""
     return 2 * sim.true_power(gpu) * ENERGY_PERIOD_S + 0.002
+
+
+PUSHGATEWAY = Path("/usr/bin/prometheus-pushgateway")
+
+
+class Pushgateway:
+    """Debian's prometheus-pushgateway on a free loopback port, in its own
+    directory (as tests/metrics/prometheus_servers.cpp starts it for C++)."""
+
+    def __init__(self, directory: Path, port: int | None = None) -> None:
+        import socket
+        import subprocess
+        import time
+        import urllib.request
+
+        directory.mkdir()
+        self.log_path = directory / "server.log"
+        for _attempt in range(3 if port is None else 1):
+            if port is None:
+                with socket.socket() as s:
+                    s.bind(("127.0.0.1", 0))
+                    self.port = s.getsockname()[1]
+            else:
+                self.port = port  # a test that brings a gateway up late, where pushes went before
+            self.url = f"http://127.0.0.1:{self.port}"
+            with open(self.log_path, "ab") as log:
+                self.process = subprocess.Popen(
+                    [str(PUSHGATEWAY), f"--web.listen-address=127.0.0.1:{self.port}"],
+                    cwd=directory, stdout=log, stderr=subprocess.STDOUT)
+            deadline = time.monotonic() + 30
+            while time.monotonic() < deadline and self.process.poll() is None:
+                try:
+                    with urllib.request.urlopen(self.url + "/-/ready", timeout=1) as reply:
+                        if reply.status == 200:
+                            return
+                except OSError:
+                    time.sleep(0.05)
+            self.stop()  # exited (the port was taken in between) or never ready: another port
+        pytest.fail(f"prometheus-pushgateway did not become ready; its log:\n{self.log_path.read_text()}")
+
+    def samples(self) -> list[tuple[str, dict[str, str], float]]:
+        """Every sample the gateway serves on /metrics: (name, labels, value)."""
+        import re
+        import urllib.request
+
+        with urllib.request.urlopen(self.url + "/metrics", timeout=5) as reply:
+            body = reply.read().decode()
+        out = []
+        for line in body.splitlines():
+            if not line or line.startswith("#"):
+                continue
+            match = re.fullmatch(r'([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)', line)
+            assert match, f"malformed exposition line: {line!r}"
+            labels = dict(re.findall(r'([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"', match.group(2) or ""))
+            out.append((match.group(1), labels, float(match.group(3))))
+        return out
+
+    def find(self, name: str, **labels: str) -> list[tuple[dict[str, str], float]]:
+        """The samples named `name` whose labels include `labels`."""
+        return [(l, v) for n, l, v in self.samples() if n == name and labels.items() <= l.items()]
+
+    def stop(self) -> None:
+        import subprocess
+
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+
+
+def require_pushgateway() -> None:
+    """Skips the test (saying how to get it) where Debian's package is missing."""
+    if not PUSHGATEWAY.exists():
+        pytest.skip(f"{PUSHGATEWAY} is missing: scripts/setup.sh installs Debian's prometheus-pushgateway")
+
+
+@pytest.fixture
+def pushgateway(tmp_path):
+    """A running Pushgateway on a free loopback port."""
+    require_pushgateway()
+    gateway = Pushgateway(tmp_path / "pushgateway")
+    yield gateway
+    gateway.stop()

@@ -28,6 +28,7 @@ PUBLIC = {
                             "sweep_measurement_duration", "sweep_cooldown_duration", "profile_parameters",
                             "TrialResult", "SweepResult", "SweepReport"],
     "zeus_native.callback": ["Callback", "CallbackSet"],
+    "zeus_native.metric": ["Metric", "EnergyHistogram", "EnergyCumulativeCounter", "PowerGauge"],
     "zeus_native.utils.metric": ["zeus_cost"],
     "zeus_native.utils.framework": ["sync_execution"],
     "zeus_native.show_env": ["main", "report"],
@@ -78,6 +79,7 @@ def test_extension_has_type_stubs():
     package = Path(zeus_native.__file__).parent
     stub = (package / "_core.pyi").read_text()
     assert "class EnergyMonitor" in stub and "def begin_window" in stub
+    assert all(f"class {c}:" in stub for c in ("EnergyHistogram", "EnergyCumulativeCounter", "PowerGauge"))
     assert (package / "py.typed").exists()
 
 

@@ -114,11 +114,16 @@ class WindowThreads {
     using Body = std::function<void(std::stop_token)>;
     ~WindowThreads() { stop_all(); }
 
-    Status start(const std::string& name, std::string_view kind, Body body) {
+    // `first`, when given, runs before the thread starts (and fails the start).
+    Status start(const std::string& name, std::string_view kind, Body body,
+                 const std::function<Status()>& first = {}) {
         std::lock_guard lock(mutex_);
         if (threads_.contains(name)) {
             return Error{ErrorCode::InvalidState, fmt::format("{} metric '{}' already exists.", kind, name),
                          "end the window before beginning it again, or use another name", 0};
+        }
+        if (first) {
+            if (auto s = first(); !s) return s;
         }
         threads_.emplace(name, std::jthread(std::move(body)));
         return {};
@@ -305,6 +310,11 @@ Status EnergyHistogram::end_window(std::string_view name, bool sync_execution) {
 
 Result<Measurement> EnergyHistogram::end_window_measured(std::string_view name, bool sync_execution) {
     auto measurement = impl_->monitor->end_window(fmt::format("__EnergyHistogram_{}", name), sync_execution);
+    if (!measurement && measurement.error().code == ErrorCode::NotFound) {
+        // Named as the user named it, not by the internal window's key.
+        return Error{ErrorCode::NotFound, fmt::format("No active EnergyHistogram window found for '{}'.", name),
+                     "end only windows that were begun", 0};
+    }
     if (!measurement) return measurement.error();
     {
         std::lock_guard lock(impl_->mutex);
@@ -356,30 +366,40 @@ struct EnergyCumulativeCounter::Impl {
         }
     }
 
+    static std::string period_key(const std::string& window) { return "__EnergyCumulativeCounter_" + window; }
+
     // One thread per window: count the energy of each period and push; when
-    // stopped, the period in progress is ended, counted and pushed too.
+    // stopped, the period in progress is ended, counted and pushed too. The
+    // first period was begun by begin_window, so the counter covers the
+    // window from its first instant; each next period begins right after the
+    // previous one ends, before the push, so a slow gateway loses no energy.
     void loop(const std::string& window, const std::stop_token& stop) {
-        const std::string key = "__EnergyCumulativeCounter_" + window;
-        bool stopping = false;
-        while (!stopping) {
-            if (auto s = monitor->begin_window(key, false, true); !s) {
-                if (warn) warn(fmt::format("EnergyCumulativeCounter '{}': {}", window, s.error().describe()));
-                if (sleep_or_stop(stop, period)) return;
-                continue;
+        const std::string key = period_key(window);
+        bool open = true;
+        while (true) {
+            const bool stopping = sleep_or_stop(stop, period);
+            std::optional<Result<Measurement>> measured;
+            if (open) measured = monitor->end_window(key, false);
+            open = false;
+            if (!stopping) {
+                auto begun = monitor->begin_window(key, false, true);
+                open = static_cast<bool>(begun);
+                if (!begun && warn) {
+                    warn(fmt::format("EnergyCumulativeCounter '{}': {}", window, begun.error().describe()));
+                }
             }
-            stopping = sleep_or_stop(stop, period);
-            auto measurement = monitor->end_window(key, false);
-            if (!measurement) {
-                if (warn) warn(fmt::format("EnergyCumulativeCounter '{}': {}", window, measurement.error().describe()));
-                continue;
+            if (measured && !*measured) {
+                if (warn) warn(fmt::format("EnergyCumulativeCounter '{}': {}", window, measured->error().describe()));
+            } else if (measured) {
+                {
+                    std::lock_guard lock(mutex);
+                    add(gpu, window, (*measured)->gpu_energy);
+                    add(cpu, window, (*measured)->cpu_energy);
+                    add(dram, window, (*measured)->dram_energy);
+                }
+                channel->push(families());
             }
-            {
-                std::lock_guard lock(mutex);
-                add(gpu, window, measurement->gpu_energy);
-                add(cpu, window, measurement->cpu_energy);
-                add(dram, window, measurement->dram_energy);
-            }
-            channel->push(families());
+            if (stopping) return;
         }
     }
 };
@@ -414,8 +434,9 @@ Status EnergyCumulativeCounter::begin_window(std::string_view name, bool sync_ex
     if (sync_execution && impl_->sync) impl_->sync(impl_->gpu_indices);
     const std::string window(name);
     Impl* impl = impl_.get();
-    return impl_->threads.start(window, "EnergyCumulativeCounter",
-                                [impl, window](const std::stop_token& stop) { impl->loop(window, stop); });
+    return impl_->threads.start(
+        window, "EnergyCumulativeCounter", [impl, window](const std::stop_token& stop) { impl->loop(window, stop); },
+        [impl, &window] { return impl->monitor->begin_window(Impl::period_key(window), false, true); });
 }
 
 Status EnergyCumulativeCounter::end_window(std::string_view name, bool sync_execution) {

@@ -4,6 +4,9 @@
 #include <gtest/gtest.h>
 #include <zeus_sim/zeus_sim.h>
 
+#include <fstream>
+#include <set>
+#include <sstream>
 #include <thread>
 
 #include "cpu/fake_powercap.hpp"
@@ -158,6 +161,84 @@ TEST_F(DeviceMetricsTest, CpuPackagesAndDram) {
     EXPECT_NEAR(value(samples, "zeus_cpu_package_energy_joules_total", {{"package", "1"}}), 0.5, 1e-9);
     EXPECT_EQ(find_samples(samples, "zeus_cpu_dram_energy_joules_total", {{"package", "0"}}).size(), 1U);
     EXPECT_TRUE(find_samples(samples, "zeus_cpu_dram_energy_joules_total", {{"package", "1"}}).empty());
+}
+
+// docs/metrics.md's exporter table is the list of what is served: every
+// family the sampler serves has a row with its type, unit, labels and source,
+// every row is served, and the labels a row names are the labels served.
+TEST_F(DeviceMetricsTest, DocsListEveryMetricWithTypeUnitLabelsAndSource) {
+    configure(R"({"gpus": [{"model": "A100-SXM4-40GB"}]})");
+    Gpus gpus = Gpus::open(simulated());
+    testing::FakePowercap powercap;
+    const auto zone = powercap.add_zone(0, "package-0", 1'000'000, 262143328850);
+    powercap.add_subzone(0, 0, 500'000, 65712999613);
+    CpuOptions cpu_options;
+    cpu_options.powercap_root = powercap.root().string();
+    Cpus cpus = Cpus::open(cpu_options);
+    ASSERT_EQ(cpus.size(), 1U);
+    auto metrics = start(gpus, &cpus, every(1h));
+    ASSERT_NE(metrics, nullptr);
+    powercap.set_energy(zone, 2'000'000);
+    metrics->sample_now();
+    const std::string body = *metrics->scrape(ExpositionFormat::PrometheusText).body;
+
+    struct Row {
+        std::string type, unit, labels, source;
+    };
+    std::map<std::string, Row> documented;
+    std::ifstream docs(std::string(ZEUS_SOURCE_DIR) + "/docs/metrics.md");
+    ASSERT_TRUE(docs) << "docs/metrics.md is missing";
+    for (std::string line; std::getline(docs, line);) {
+        if (line.rfind("| `zeus_", 0) != 0) continue;
+        std::vector<std::string> cells;
+        std::stringstream fields(line.substr(1));
+        for (std::string cell; std::getline(fields, cell, '|');) {
+            const auto first = cell.find_first_not_of(' ');
+            const auto last = cell.find_last_not_of(' ');
+            cells.push_back(first == std::string::npos ? "" : cell.substr(first, last - first + 1));
+        }
+        ASSERT_GE(cells.size(), 5U) << line;
+        const std::string name = cells[0].substr(1, cells[0].size() - 2);  // without the backticks
+        EXPECT_FALSE(documented.contains(name)) << name << " has two rows";
+        documented[name] = {cells[1], cells[2], cells[3], cells[4]};
+    }
+
+    std::map<std::string, std::string> served;  // family -> type
+    std::istringstream lines(body);
+    for (std::string line; std::getline(lines, line);) {
+        if (line.rfind("# TYPE ", 0) != 0) continue;
+        const auto space = line.find(' ', 7);
+        served[line.substr(7, space - 7)] = line.substr(space + 1);
+    }
+    ASSERT_FALSE(served.empty()) << body;
+    const std::set<std::string> gpu_labels{"gpu", "uuid", "name", "hostname"};
+    const std::set<std::string> cpu_labels{"package", "name", "hostname"};
+    const auto samples = parse_exposition(body);
+    for (const auto& [name, type] : served) {
+        ASSERT_TRUE(documented.contains(name)) << name << " is served but has no row in docs/metrics.md";
+        const Row& row = documented[name];
+        EXPECT_EQ(row.type, type) << name;
+        EXPECT_FALSE(row.unit.empty()) << name << ": the unit cell is empty (\"–\" for none)";
+        EXPECT_FALSE(row.source.empty() || row.source == "–") << name << ": no source";
+        for (const auto& sample : find_samples(samples, name)) {
+            std::set<std::string> labels;
+            for (const auto& [label, value] : sample.labels) labels.insert(label);
+            if (row.labels == "GPU") {
+                EXPECT_EQ(labels, gpu_labels) << name;
+            } else if (row.labels == "CPU") {
+                EXPECT_EQ(labels, cpu_labels) << name;
+            } else {
+                for (const auto& label : labels) {
+                    EXPECT_NE(row.labels.find("`" + label + "`"), std::string::npos)
+                        << name << ": label " << label << " is not in the row's labels (" << row.labels << ")";
+                }
+            }
+        }
+    }
+    for (const auto& [name, row] : documented) EXPECT_TRUE(served.contains(name)) << name << " is documented but not served";
+    // The families that have samples here: GPU and CPU ones, with their documented labels.
+    EXPECT_FALSE(find_samples(samples, "zeus_cpu_dram_energy_joules_total").empty());
+    EXPECT_FALSE(find_samples(samples, "zeus_gpu_energy_joules_total").empty());
 }
 
 TEST_F(DeviceMetricsTest, UnknownGpuIndexAndBadPeriodAreClearErrors) {
