@@ -1,18 +1,33 @@
 // Load benchmark of zeusd: starts a real `zeusd serve` over the GPU simulator
 // and a generated powercap tree, once on a Unix socket and once on a loopback
 // TCP port, and drives GET /cpu/get_cumulative_energy?cpu=true&dram=true and
-// GET /gpu/get_power with N concurrent keep-alive connections (default 32),
-// a fixed number of requests per route (default 200,000) and a time cap. It
-// prints requests/s, latency percentiles and errors per route and transport.
+// GET /gpu/get_power (and, with --routes, POST /gpu/set_persistence_mode with
+// the value the GPU already has) with N concurrent keep-alive connections
+// (default 32), a fixed number of requests per route (default 200,000) and a
+// time cap. It prints requests/s, latency percentiles, errors and the CPU
+// time per request of the daemon and of the client, per route and transport.
 //
 //   zeusd_load [--zeusd PATH] [--sim-library PATH] [--requests N]
 //              [--connections N] [--time-limit-s S] [--num-workers N]
 //              [--transport unix|tcp|both] [--warmup N] [--check]
+//              [--routes cpu_energy,gpu_power,gpu_control]
+//              [--original PATH] [--rounds N]
 //
-// --check makes the exit status 1 when a route misses the target
-// (>= 20,000 requests/s, p99 < 5 ms, no errors). Only loopback and Unix
-// sockets are used; the daemon is stopped (SIGTERM, then SIGKILL) and the
-// temporary directory removed before exit.
+// --original names the original Rust zeusd (crate zeusd 0.5.0): each round
+// then runs ours and the original one after the other on every transport
+// (A B A B: the same machine load for both), and a table of medians over the
+// rounds closes the output. The original loads the simulator through
+// LD_LIBRARY_PATH; it reads RAPL only at /sys/class/powercap, so for the CPU
+// route it runs in a private mount namespace with a tmpfs over /sys/class
+// holding the same generated tree (needs root; the route is skipped with a
+// message otherwise).
+//
+// --check makes the exit status 1 when a route of ours misses the issue's
+// target (>= 20,000 requests/s, p99 < 5 ms, no errors). Only loopback and
+// Unix sockets are used; each daemon is stopped (SIGTERM, then SIGKILL) and
+// the temporary directory removed before exit.
+#include <sched.h>
+#include <sys/mount.h>
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/types.h>
@@ -68,6 +83,9 @@ struct Options {
     std::string transport = "both";
     std::uint64_t warmup = 5000;
     bool check = false;
+    std::vector<std::string> routes = {"cpu_energy", "gpu_power"};
+    std::string original;  // the original Rust zeusd; empty: ours only
+    unsigned rounds = 1;
 };
 
 [[noreturn]] void usage_error(const std::string& message) {
@@ -75,7 +93,8 @@ struct Options {
     std::fprintf(stderr,
                  "usage: zeusd_load [--zeusd PATH] [--sim-library PATH] [--requests N] [--connections N]\n"
                  "                  [--time-limit-s S] [--num-workers N] [--transport unix|tcp|both]\n"
-                 "                  [--warmup N] [--check]\n");
+                 "                  [--warmup N] [--check] [--routes cpu_energy,gpu_power,gpu_control]\n"
+                 "                  [--original PATH] [--rounds N]\n");
     std::exit(2);
 }
 
@@ -103,6 +122,13 @@ Options parse_options(int argc, char** argv) {
             else if (arg == "--transport") options.transport = value();
             else if (arg == "--warmup") options.warmup = std::stoull(value());
             else if (arg == "--check") options.check = true;
+            else if (arg == "--original") options.original = value();
+            else if (arg == "--rounds") options.rounds = static_cast<unsigned>(std::stoul(value()));
+            else if (arg == "--routes") {
+                options.routes.clear();
+                std::istringstream list(value());
+                for (std::string name; std::getline(list, name, ',');) options.routes.push_back(name);
+            }
             else if (arg == "--help" || arg == "-h") usage_error("help");
             else usage_error("unknown argument " + arg);
         } catch (const std::logic_error&) {
@@ -111,6 +137,16 @@ Options parse_options(int argc, char** argv) {
     }
     if (options.transport != "unix" && options.transport != "tcp" && options.transport != "both") {
         usage_error("--transport is unix, tcp or both");
+    }
+    for (const auto& route : options.routes) {
+        if (route != "cpu_energy" && route != "gpu_power" && route != "gpu_control") {
+            usage_error("unknown route '" + route + "' in --routes (cpu_energy, gpu_power, gpu_control)");
+        }
+    }
+    if (options.routes.empty()) usage_error("--routes needs at least one of cpu_energy, gpu_power, gpu_control");
+    if (options.rounds == 0 || options.rounds > 100) usage_error("--rounds must be 1..100");
+    if (!options.original.empty() && !fs::exists(options.original)) {
+        usage_error("no original zeusd at " + options.original + " (cargo install zeusd --version 0.5.0 --root DIR)");
     }
     if (options.connections == 0 || options.connections > 1024) usage_error("--connections must be 1..1024");
     if (options.requests == 0 || options.requests > 100'000'000) usage_error("--requests must be 1..1e8");
@@ -153,24 +189,67 @@ void make_powercap_tree(const fs::path& root) {
     write_file(dram / "max_energy_range_uj", "65712999613");
 }
 
+// The original reads RAPL only under /sys/class/powercap/intel-rapl. In a
+// private mount namespace (so nothing leaks to the machine) a tmpfs over
+// /sys/class holds the same tree ours reads through ZEUS_POWERCAP_ROOT.
+// Returns false when that is not allowed (not root, no CAP_SYS_ADMIN).
+bool fake_sysfs_rapl() {
+    if (::unshare(CLONE_NEWNS) != 0) return false;
+    if (::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) return false;
+    if (::mount("tmpfs", "/sys/class", "tmpfs", 0, "mode=755") != 0) return false;
+    try {
+        make_powercap_tree("/sys/class/powercap/intel-rapl");
+    } catch (const std::exception&) {
+        return false;
+    }
+    return true;
+}
+
+// Whether fake_sysfs_rapl works here (tried in a child, which then exits).
+bool can_fake_sysfs_rapl() {
+    const pid_t pid = ::fork();
+    if (pid < 0) return false;
+    if (pid == 0) ::_exit(fake_sysfs_rapl() ? 0 : 1);
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+enum class Implementation { Ours, Original };
+
+const char* name_of(Implementation implementation) {
+    return implementation == Implementation::Ours ? "ours" : "original";
+}
+
 // A running `zeusd serve`; stopped on destruction.
 class Daemon {
   public:
-    Daemon(const Options& options, const fs::path& powercap, const std::vector<std::string>& listen_args) {
-        std::vector<std::string> args = {options.zeusd, "serve"};
+    Daemon(const Options& options, Implementation implementation, const fs::path& powercap,
+           const std::vector<std::string>& listen_args) {
+        const std::string& binary = implementation == Implementation::Ours ? options.zeusd : options.original;
+        std::vector<std::string> args = {binary, "serve"};
         args.insert(args.end(), listen_args.begin(), listen_args.end());
         if (options.num_workers > 0) {
             args.emplace_back("--num-workers");
             args.push_back(std::to_string(options.num_workers));
         }
-        command_line_ = "zeusd";
+        command_line_ = binary;
         for (std::size_t i = 1; i < args.size(); ++i) command_line_ += " " + args[i];
+        const std::string sim_directory = fs::path(options.sim_library).parent_path().string();
+        const std::string runtime_directory = powercap.parent_path().string();
         pid_ = ::fork();
         if (pid_ < 0) throw std::runtime_error("fork failed");
         if (pid_ == 0) {
+            if (implementation == Implementation::Original) {
+                // The original links libnvidia-ml.so.1 itself: the simulator's, found first.
+                ::setenv("LD_LIBRARY_PATH", sim_directory.c_str(), 1);
+                if (!fake_sysfs_rapl()) std::fprintf(stderr, "zeusd_load: no fake RAPL for the original\n");
+            }
             ::setenv("ZEUS_SIMULATE", "1", 1);
             ::setenv("ZEUS_SIM_LIBRARY", options.sim_library.c_str(), 1);
             ::setenv("ZEUS_POWERCAP_ROOT", powercap.c_str(), 1);
+            // Where ours keeps its restore ledger in TCP mode.
+            ::setenv("RUNTIME_DIRECTORY", runtime_directory.c_str(), 1);
             ::setenv("RUST_LOG", "warn", 1);
             std::vector<char*> argv;
             for (auto& arg : args) argv.push_back(arg.data());
@@ -259,6 +338,7 @@ class Connection : public std::enable_shared_from_this<Connection<Protocol>> {
         Clock::time_point deadline;
         RouteResult* result = nullptr;
         bool record = true;
+        bool expect_body = true;
     };
 
     Connection(asio::io_context& io, Shared& shared) : socket_(io), shared_(shared) {}
@@ -312,9 +392,12 @@ class Connection : public std::enable_shared_from_this<Connection<Protocol>> {
         const auto elapsed = std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - started_).count();
         const auto& response = parser_->get();
         RouteResult& result = *shared_.result;
-        if (response.result() != http::status::ok || response.body().empty()) {
+        // A daemon that found no devices answers read routes with `{}` maps: fast, and measuring nothing.
+        const bool names_device_0 = response.body().find("\"0\"") != std::string::npos;
+        if (response.result() != http::status::ok || (shared_.expect_body && !names_device_0)) {
             if (result.first_error.empty()) {
-                result.first_error = fmt::format("HTTP {}: {}", response.result_int(), response.body());
+                result.first_error = fmt::format("HTTP {}: {}{}", response.result_int(), response.body(),
+                                                 names_device_0 ? "" : " (expected an answer for device 0)");
             }
             ++result.errors;
         } else if (shared_.record) {
@@ -346,10 +429,30 @@ class Connection : public std::enable_shared_from_this<Connection<Protocol>> {
     unsigned failures_ = 0;
 };
 
+struct Route {
+    std::string name;
+    std::string method;
+    std::string target;
+};
+
+// The GPU control route sets persistence mode to what the simulated GPU
+// already has (enabled): the request path, the device call and, for ours, the
+// restore ledger are all exercised, and the GPU ends as it began.
+const std::vector<Route>& all_routes() {
+    static const std::vector<Route> routes = {
+        {"cpu_energy", "GET", "/cpu/get_cumulative_energy?cpu=true&dram=true"},
+        {"gpu_power", "GET", "/gpu/get_power"},
+        {"gpu_control", "POST", "/gpu/set_persistence_mode?gpu_ids=0&enabled=true&block=true"},
+    };
+    return routes;
+}
+
 template <class Protocol>
-RouteResult drive(const typename Protocol::endpoint& endpoint, const std::string& target, const Options& options,
+RouteResult drive(const typename Protocol::endpoint& endpoint, const Route& route, const Options& options,
                   std::uint64_t requests, bool record) {
-    const std::string request = fmt::format("GET {} HTTP/1.1\r\nHost: localhost\r\nUser-Agent: zeusd_load\r\n\r\n", target);
+    const std::string request =
+        fmt::format("{} {} HTTP/1.1\r\nHost: localhost\r\nUser-Agent: zeusd_load\r\n{}\r\n", route.method,
+                    route.target, route.method == "GET" ? "" : "Content-Length: 0\r\n");
     RouteResult result;
     if (record) result.latencies_us.reserve(requests);
     asio::io_context io(1);
@@ -359,6 +462,7 @@ RouteResult drive(const typename Protocol::endpoint& endpoint, const std::string
     shared.budget = requests;
     shared.result = &result;
     shared.record = record;
+    shared.expect_body = route.method == "GET";
     const auto started = Clock::now();
     shared.deadline = started + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(options.time_limit_s));
     for (unsigned i = 0; i < options.connections; ++i) std::make_shared<Connection<Protocol>>(io, shared)->start();
@@ -393,29 +497,49 @@ unsigned short free_tcp_port() {
     return acceptor.local_endpoint().port();
 }
 
-struct Route {
-    std::string name;
-    std::string target;
+// One route's figures from one run, for the table of medians.
+struct Sample {
+    std::string transport;
+    std::string route;
+    Implementation implementation;
+    double rate = 0;
+    double daemon_cpu_us = 0;
+    double p50_us = 0;
+    double p99_us = 0;
+    std::uint64_t errors = 0;
+};
+
+struct Run {
+    const Options& options;
+    fs::path powercap;
+    bool original_has_rapl = false;
+    std::vector<Sample> samples;
 };
 
 template <class Protocol>
-bool run_transport(const std::string& transport, const typename Protocol::endpoint& endpoint,
-                   const std::vector<std::string>& listen_args, const fs::path& powercap, const Options& options) {
-    Daemon daemon(options, powercap, listen_args);
+bool run_transport(Run& run, Implementation implementation, const std::string& transport,
+                   const typename Protocol::endpoint& endpoint, const std::vector<std::string>& listen_args) {
+    const Options& options = run.options;
+    Daemon daemon(options, implementation, run.powercap, listen_args);
     if (!wait_until_listening<Protocol>(endpoint, daemon)) {
         std::fprintf(stderr, "zeusd_load: %s did not start listening (see its output above)\n",
                      daemon.command_line().c_str());
         return false;
     }
-    std::printf("# %s: %s\n", transport.c_str(), daemon.command_line().c_str());
-    const std::vector<Route> routes = {{"cpu_energy", "/cpu/get_cumulative_energy?cpu=true&dram=true"},
-                                       {"gpu_power", "/gpu/get_power"}};
+    std::printf("# %s %s: %s\n", transport.c_str(), name_of(implementation), daemon.command_line().c_str());
     bool pass = true;
-    for (const auto& route : routes) {
-        if (options.warmup > 0) (void)drive<Protocol>(endpoint, route.target, options, options.warmup, false);
+    for (const auto& route : all_routes()) {
+        if (std::find(options.routes.begin(), options.routes.end(), route.name) == options.routes.end()) continue;
+        if (implementation == Implementation::Original && route.name == "cpu_energy" && !run.original_has_rapl) {
+            std::printf("%-5s %-11s skipped for the original: it reads only /sys/class/powercap, which this "
+                        "machine lacks, and a private mount namespace to fake it needs root\n",
+                        transport.c_str(), route.name.c_str());
+            continue;
+        }
+        if (options.warmup > 0) (void)drive<Protocol>(endpoint, route, options, options.warmup, false);
         const double server_cpu_before = process_cpu_seconds(daemon.pid());
         const double client_cpu_before = self_cpu_seconds();
-        RouteResult result = drive<Protocol>(endpoint, route.target, options, options.requests, true);
+        RouteResult result = drive<Protocol>(endpoint, route, options, options.requests, true);
         const double server_cpu = process_cpu_seconds(daemon.pid()) - server_cpu_before;
         const double client_cpu = self_cpu_seconds() - client_cpu_before;
         const double per_request = result.completed > 0 ? 1e6 / static_cast<double>(result.completed) : 0;
@@ -424,11 +548,12 @@ bool run_transport(const std::string& transport, const typename Protocol::endpoi
         const double p99 = percentile(result.latencies_us, 99);
         const bool ok = rate >= kTargetRate && p99 < kTargetP99Us && result.errors == 0 &&
                         result.completed == options.requests;
-        pass = pass && ok;
-        std::printf("%-5s %-11s requests %8llu  %6.2f s  %9.0f req/s  p50 %6.0f us  p90 %6.0f us  p99 %6.0f us  "
+        if (implementation == Implementation::Ours) pass = pass && ok;
+        std::printf("%-5s %-11s %-8s requests %8llu  %6.2f s  %9.0f req/s  p50 %6.0f us  p90 %6.0f us  p99 %6.0f us  "
                     "max %7.0f us  errors %llu  %s\n",
-                    transport.c_str(), route.name.c_str(), static_cast<unsigned long long>(result.completed),
-                    result.seconds, rate, percentile(result.latencies_us, 50), percentile(result.latencies_us, 90), p99,
+                    transport.c_str(), route.name.c_str(), name_of(implementation),
+                    static_cast<unsigned long long>(result.completed), result.seconds, rate,
+                    percentile(result.latencies_us, 50), percentile(result.latencies_us, 90), p99,
                     result.latencies_us.empty() ? 0.0 : static_cast<double>(result.latencies_us.back()),
                     static_cast<unsigned long long>(result.errors), ok ? "ok" : "MISSED");
         std::printf("      CPU per request: zeusd %.1f us, client %.1f us\n", server_cpu * per_request,
@@ -439,12 +564,70 @@ bool run_transport(const std::string& transport, const typename Protocol::endpoi
                         static_cast<unsigned long long>(result.completed));
         }
         std::fflush(stdout);
+        run.samples.push_back(Sample{transport, route.name, implementation, rate, server_cpu * per_request,
+                                     percentile(result.latencies_us, 50), p99, result.errors});
     }
     if (!daemon.running()) {
-        std::fprintf(stderr, "zeusd_load: zeusd exited during the run\n");
+        std::fprintf(stderr, "zeusd_load: %s exited during the run\n", daemon.command_line().c_str());
         return false;
     }
     return pass;
+}
+
+double median(std::vector<double> values) {
+    if (values.empty()) return 0;
+    std::sort(values.begin(), values.end());
+    const auto middle = values.size() / 2;
+    return values.size() % 2 == 1 ? values[middle] : (values[middle - 1] + values[middle]) / 2;
+}
+
+// Medians over the rounds, one row per transport and route, ours beside the original.
+void print_comparison(const Run& run) {
+    std::printf("\n# medians of %u round(s), A B A B (ours, then the original, on each transport in each round)\n",
+                run.options.rounds);
+    std::printf("| transport | route | req/s ours | req/s original | ratio | zeusd CPU/request ours | original | ratio "
+                "| p50 ours | original | p99 ours | original | errors ours / original |\n");
+    std::printf("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n");
+    for (const std::string transport : {"unix", "tcp"}) {
+        for (const auto& route : all_routes()) {
+            auto pick = [&](Implementation implementation, double Sample::*field) {
+                std::vector<double> values;
+                for (const auto& sample : run.samples) {
+                    if (sample.transport == transport && sample.route == route.name &&
+                        sample.implementation == implementation) {
+                        values.push_back(sample.*field);
+                    }
+                }
+                return values;
+            };
+            auto errors = [&](Implementation implementation) {
+                std::uint64_t total = 0;
+                for (const auto& sample : run.samples) {
+                    if (sample.transport == transport && sample.route == route.name &&
+                        sample.implementation == implementation) {
+                        total += sample.errors;
+                    }
+                }
+                return total;
+            };
+            const auto ours_rate = pick(Implementation::Ours, &Sample::rate);
+            const auto original_rate = pick(Implementation::Original, &Sample::rate);
+            if (ours_rate.empty() || original_rate.empty()) continue;
+            const double ours_cpu = median(pick(Implementation::Ours, &Sample::daemon_cpu_us));
+            const double original_cpu = median(pick(Implementation::Original, &Sample::daemon_cpu_us));
+            std::printf("| %s | %s | %.0f | %.0f | %.2f | %.1f us | %.1f us | %.2f | %.0f us | %.0f us | %.0f us | "
+                        "%.0f us | %llu / %llu |\n",
+                        transport.c_str(), route.name.c_str(), median(ours_rate), median(original_rate),
+                        median(ours_rate) / median(original_rate), ours_cpu, original_cpu,
+                        original_cpu > 0 ? ours_cpu / original_cpu : 0.0,
+                        median(pick(Implementation::Ours, &Sample::p50_us)),
+                        median(pick(Implementation::Original, &Sample::p50_us)),
+                        median(pick(Implementation::Ours, &Sample::p99_us)),
+                        median(pick(Implementation::Original, &Sample::p99_us)),
+                        static_cast<unsigned long long>(errors(Implementation::Ours)),
+                        static_cast<unsigned long long>(errors(Implementation::Original)));
+        }
+    }
 }
 
 }  // namespace
@@ -459,33 +642,50 @@ int main(int argc, char** argv) {
     }
     const fs::path dir = pattern;
     bool pass = true;
+    Run run{options, dir / "powercap", false, {}};
     try {
-        make_powercap_tree(dir / "powercap");
+        make_powercap_tree(run.powercap);
+        std::vector<Implementation> implementations = {Implementation::Ours};
+        if (!options.original.empty()) {
+            implementations.push_back(Implementation::Original);
+            run.original_has_rapl = can_fake_sysfs_rapl();
+        }
         std::printf("# zeusd_load: %u connections, %llu requests per route (+%llu warm-up), time limit %.0f s, "
-                    "%u hardware threads\n",
+                    "%u hardware threads, %u round(s)\n",
                     options.connections, static_cast<unsigned long long>(options.requests),
                     static_cast<unsigned long long>(options.warmup), options.time_limit_s,
-                    std::thread::hardware_concurrency());
-        if (options.transport != "tcp") {
-            const std::string socket = (dir / "zeusd.sock").string();
-            pass = run_transport<unix_socket>("unix", unix_socket::endpoint(socket), {"--socket-path", socket},
-                                              dir / "powercap", options) &&
-                   pass;
+                    std::thread::hardware_concurrency(), options.rounds);
+        for (unsigned round = 1; round <= options.rounds; ++round) {
+            if (options.rounds > 1) std::printf("# round %u\n", round);
+            if (options.transport != "tcp") {
+                for (const auto implementation : implementations) {
+                    const std::string socket = (dir / "zeusd.sock").string();
+                    pass = run_transport<unix_socket>(run, implementation, "unix", unix_socket::endpoint(socket),
+                                                      {"--socket-path", socket}) &&
+                           pass;
+                    std::error_code ignored;
+                    fs::remove(socket, ignored);  // the original leaves its socket file behind
+                }
+            }
+            if (options.transport != "unix") {
+                for (const auto implementation : implementations) {
+                    const auto port = free_tcp_port();
+                    const std::string address = fmt::format("127.0.0.1:{}", port);
+                    pass = run_transport<tcp>(run, implementation, "tcp",
+                                              tcp::endpoint(asio::ip::address_v4::loopback(), port),
+                                              {"--mode", "tcp", "--tcp-bind-address", address}) &&
+                           pass;
+                }
+            }
         }
-        if (options.transport != "unix") {
-            const auto port = free_tcp_port();
-            const std::string address = fmt::format("127.0.0.1:{}", port);
-            pass = run_transport<tcp>("tcp", tcp::endpoint(asio::ip::address_v4::loopback(), port),
-                                      {"--mode", "tcp", "--tcp-bind-address", address}, dir / "powercap", options) &&
-                   pass;
-        }
+        if (!options.original.empty()) print_comparison(run);
     } catch (const std::exception& error) {
         std::fprintf(stderr, "zeusd_load: %s\n", error.what());
         pass = false;
     }
     std::error_code ignored;
     fs::remove_all(dir, ignored);
-    std::printf("# %s\n", pass ? "all routes met the target (>= 20000 req/s, p99 < 5 ms, no errors)"
-                               : "some route missed the target (>= 20000 req/s, p99 < 5 ms, no errors)");
+    std::printf("# %s\n", pass ? "all routes of ours met the target (>= 20000 req/s, p99 < 5 ms, no errors)"
+                               : "some route of ours missed the target (>= 20000 req/s, p99 < 5 ms, no errors)");
     return options.check && !pass ? 1 : 0;
 }

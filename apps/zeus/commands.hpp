@@ -31,5 +31,6 @@ Command add_power_limit(CLI::App& parent);
 Command add_exporter(CLI::App& parent);
 Command add_bso_server(CLI::App& parent);
 Command add_perseus(CLI::App& parent);
+Command add_perseus_server(CLI::App& parent);
 
 }  // namespace zeus::cli

@@ -176,18 +176,9 @@ Result<std::vector<TraceWorkload>> read_trace_workloads(const std::string& csv_p
 Result<optimizer::PowerLimitReport> simulate_trace(const TraceSimulationPlan& plan, const TraceWorkload& workload) {
     auto scratch = ScratchDirectory::create("zeus-power-limit");
     if (!scratch) return scratch.error();
-    const auto config = scratch->path() / "simulator.json";
-    std::ofstream(config) << simulator_config(plan, workload);
-    ::setenv("ZEUS_SIM_CONFIG", config.c_str(), 1);
-    ::setenv("ZEUS_SIM_STATE", (scratch->path() / "state").c_str(), 1);
-
-    auto environment = GpuOptions::from_environment();
-    if (!environment) return environment.error();
-    GpuOptions options;
-    options.simulate = true;
-    options.simulator_library = environment->simulator_library;
-    const Gpus gpus = Gpus::open(options);
-    if (!gpus.status()) return gpus.status().error();
+    auto opened = open_private_simulator(scratch->path(), simulator_config(plan, workload));
+    if (!opened) return opened.error();
+    const Gpus gpus = std::move(opened).value();
     auto api = SimulatorApi::open(gpus);
     if (!api) return api.error();
 

@@ -77,6 +77,18 @@ int main(int argc, char** argv) {
                       "Seconds a client may take to send a request before it is dropped")
         ->check(CLI::Range(0.05, 3600.0))
         ->capture_default_str();
+    serve->add_option("--max-connections-per-peer", config.max_connections_per_peer,
+                      "Open connections one user (Unix socket) or TCP address may have; more get a 503")
+        ->check(CLI::Range(std::size_t{1}, std::size_t{1000000}))
+        ->capture_default_str();
+    serve->add_option("--max-streams-per-peer", config.max_streams_per_peer,
+                      "Power streams one user (Unix socket) or TCP address may have open; more get a 503")
+        ->check(CLI::Range(std::size_t{1}, std::size_t{1000000}))
+        ->capture_default_str();
+    serve->add_option("--max-queued-events", config.max_queued_events,
+                      "Events a power stream keeps for a reader that falls behind (the oldest go first)")
+        ->check(CLI::Range(std::size_t{1}, std::size_t{1000000}))
+        ->capture_default_str();
 
     auto* token = app.add_subcommand("token", "Manage JWT tokens");
     token->require_subcommand(1);

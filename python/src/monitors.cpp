@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <limits>
 
 #include "bindings.hpp"
 #include "devices.hpp"
@@ -56,12 +57,25 @@ PowerDomain parse_domain(std::string_view name) {
                 ErrorFamily::Value);
 }
 
+// A value whose device stopped answering is NaN, never a silent 0.0: it
+// stays a float (the original's types), and any sum that includes it shows.
+double joules_or_nan(const EnergyValue& value) {
+    return value.lost ? std::numeric_limits<double>::quiet_NaN() : value.energy.count();
+}
+
 template <class Map>
 nb::object energy_dict(const Map& values) {
     if (values.empty()) return nb::none();
     nb::dict d;
-    for (const auto& [key, value] : values) d[nb::cast(key)] = value.energy.count();
+    for (const auto& [key, value] : values) d[nb::cast(key)] = joules_or_nan(value);
     return d;
+}
+
+// Warns once per unavailable GPU, naming it and the cause (UserWarning).
+// `stack_level` as warnings.warn's: 1 = the Python line that called us.
+void warn_unavailable(unsigned gpu, std::string_view what, std::string_view cause, int stack_level) {
+    const std::string text = fmt::format("GPU {} {}: {}", gpu, what, cause);
+    if (PyErr_WarnEx(PyExc_UserWarning, text.c_str(), stack_level) != 0) throw nb::python_error();
 }
 
 template <class Map>
@@ -71,6 +85,9 @@ nb::dict provenance_dict(const Map& values) {
         nb::dict entry;
         entry["source"] = std::string(to_string(value.source)).c_str();
         entry["warnings"] = value.warnings;
+        entry["lost"] = value.lost;
+        entry["edge_error_bound_j"] =
+            value.edge_error_bound ? nb::cast(value.edge_error_bound->count()) : nb::none();
         d[nb::cast(key)] = entry;
     }
     return d;
@@ -78,7 +95,7 @@ nb::dict provenance_dict(const Map& values) {
 
 nb::dict gpu_energy(const Measurement& m) {
     nb::dict d;
-    for (const auto& [gpu, value] : m.gpu_energy) d[nb::cast(gpu)] = value.energy.count();
+    for (const auto& [gpu, value] : m.gpu_energy) d[nb::cast(gpu)] = joules_or_nan(value);
     return d;
 }
 
@@ -86,7 +103,11 @@ template <class Map>
 void fill(Map& target, nb::handle source, EnergySource how) {
     if (source.is_none()) return;
     for (auto [key, value] : nb::cast<nb::dict>(source)) {
-        target[nb::cast<typename Map::key_type>(key)] = EnergyValue{Joules(nb::cast<double>(value)), how, {}};
+        const double joules = nb::cast<double>(value);
+        // NaN is how a lost device reads back (gpu_energy): keep it marked.
+        target[nb::cast<typename Map::key_type>(key)] =
+            std::isnan(joules) ? EnergyValue{Joules(0.0), how, {"given as NaN: the device was lost"}, true}
+                               : EnergyValue{Joules(joules), how, {}};
     }
 }
 
@@ -106,7 +127,15 @@ void bind_measurement(nb::module_& m) {
              nb::arg("time"), nb::arg("gpu_energy"), nb::arg("cpu_energy") = nb::none(),
              nb::arg("dram_energy") = nb::none(), nb::arg("soc_energy") = nb::none())
         .def_prop_ro("time", [](const Measurement& x) { return x.time.count(); }, "Elapsed time (s).")
-        .def_prop_ro("gpu_energy", &gpu_energy, "Energy per GPU index (J).")
+        .def_prop_ro("gpu_energy", &gpu_energy,
+                     "Energy per GPU index (J); NaN for a GPU lost during the window (see lost_gpus).")
+        .def_prop_ro("lost_gpus", [](const Measurement& x) {
+                std::vector<unsigned> lost;
+                for (const auto& [gpu, v] : x.gpu_energy)
+                    if (v.lost) lost.push_back(gpu);
+                return lost;
+            }, "GPUs that stopped answering during the window: their energy is unknown (NaN in gpu_energy), left "
+               "out of total_energy, and `warnings` says why.")
         .def_prop_ro("cpu_energy", [](const Measurement& x) { return energy_dict(x.cpu_energy); },
                      "Energy per CPU package (J), or None without CPUs.")
         .def_prop_ro("dram_energy", [](const Measurement& x) { return energy_dict(x.dram_energy); },
@@ -114,7 +143,7 @@ void bind_measurement(nb::module_& m) {
         .def_prop_ro("soc_energy", [](const Measurement& x) { return energy_dict(x.soc_energy); },
                      "SoC energy per metric ('cpu', 'gpu', 'total'; J), or None without a SoC.")
         .def_prop_ro("total_energy", [](const Measurement& x) { return x.total_gpu_energy().count(); },
-                     "GPU energy summed (J), as the original's total_energy.")
+                     "GPU energy summed (J), as the original's total_energy; lost GPUs are left out.")
         .def_prop_ro("start_time", [](const Measurement& x) { return unix_seconds(x.start_time); },
                      "When the window began (Unix seconds).")
         .def_prop_ro("warnings", [](const Measurement& x) {
@@ -135,8 +164,10 @@ void bind_measurement(nb::module_& m) {
                 d["soc"] = provenance_dict(x.soc_energy);
                 return d;
             }, "How each value was obtained: {'gpu': {index: {'source': ..., 'warnings': [...]}}, 'cpu': ..., "
-               "'dram': ..., 'soc': ...}; sources are 'hardware counter', 'integrated power', "
-               "'instant power approximation'.")
+               "'dram': ..., 'soc': ...}; each entry also says whether the device was 'lost', and "
+               "'edge_error_bound_j': the most a counter value can be off by its edge estimates (None when "
+               "the edges needed none); sources are 'hardware counter', 'integrated power', 'instant power "
+               "approximation'.")
         .def_prop_ro("trustworthy", &Measurement::trustworthy, "True when no value carries a warning.")
         .def("__repr__", [](const Measurement& x) {
             return fmt::format("Measurement(time={}, gpu_energy={}, cpu_energy={}, dram_energy={}, soc_energy={})",
@@ -153,8 +184,9 @@ void bind_energy_monitor(nb::module_& m) {
         .def("__init__",
              [](EnergyWindows* self, nb::object gpus, nb::object cpus, nb::object soc,
                 std::optional<std::vector<unsigned>> gpu_indices, std::optional<std::vector<unsigned>> cpu_indices,
-                bool approx, std::optional<std::string> log_file, nb::object sync) {
+                bool approx, std::optional<std::string> log_file, nb::object sync, bool wait_for_counter_refresh) {
                  EnergyMonitorOptions options;
+                 options.wait_for_counter_refresh = wait_for_counter_refresh;
                  options.gpu_indices = std::move(gpu_indices);
                  options.cpu_indices = std::move(cpu_indices);
                  options.approx_instant_energy = approx;
@@ -187,7 +219,7 @@ void bind_energy_monitor(nb::module_& m) {
              },
              nb::arg("gpus"), nb::arg("cpus").none(), nb::arg("soc").none(), nb::arg("gpu_indices").none(),
              nb::arg("cpu_indices").none(), nb::arg("approx_instant_energy"), nb::arg("log_file").none(),
-             nb::arg("sync").none())
+             nb::arg("sync").none(), nb::arg("wait_for_counter_refresh") = false)
         .def("begin_window", &EnergyWindows::begin, nb::arg("key"), nb::arg("sync_execution") = true,
              nb::arg("restart") = false,
              "Begins the window `key`. ValueError when it is already open (unless restart=True).")
@@ -305,13 +337,29 @@ void bind_power_monitor(nb::module_& m) {
              "{domain: {gpu: [(unix time, W), ...]}}.")
         .def("get_energy",
              [](const PowerTimelines& p, double start, double end, std::string_view domain) {
-                 auto energy = p.monitor->energy(to_steady(start), to_steady(end), parse_domain(domain));
+                 auto by_gpu = unwrap(p.monitor->energy_by_gpu(to_steady(start), to_steady(end), parse_domain(domain)),
+                                      ErrorFamily::Value);
+                 // Every GPU unknown (e.g. the interval is outside what was
+                 // sampled): the caller's mistake, a ValueError as before.
+                 if (std::none_of(by_gpu.begin(), by_gpu.end(), [](const auto& e) { return e.second.ok(); })) {
+                     if (!by_gpu.empty()) raise_error(by_gpu.begin()->second.error(), ErrorFamily::Value);
+                 }
                  std::map<unsigned, double> out;
-                 for (const auto& [g, j] : unwrap(std::move(energy), ErrorFamily::Value)) out[g] = j.count();
+                 for (const auto& [g, j] : by_gpu) {
+                     if (j) {
+                         out[g] = j->count();
+                         continue;
+                     }
+                     out[g] = std::numeric_limits<double>::quiet_NaN();
+                     warn_unavailable(g, "has no power readings over the whole interval (stopped answering?), its "
+                                         "energy is NaN", j.error().describe(), 2);
+                 }
                  return out;
              },
              nb::arg("start_time"), nb::arg("end_time"), nb::arg("power_domain"),
-             "{gpu: J} over [start_time, end_time] (each reading held until the next).")
+             "{gpu: J} over [start_time, end_time] (each reading held until the next). A GPU whose readings do not "
+             "cover the interval (lost while the others are not) is NaN, with a UserWarning naming it and the "
+             "cause; ValueError when no GPU covers it.")
         .def("get_power",
              [](const PowerTimelines& p, std::optional<double> at, std::string_view domain)
                  -> std::optional<std::map<unsigned, double>> {
@@ -399,9 +447,17 @@ Measurement EnergyWindows::end(std::string_view key, bool sync_execution, bool c
         return monitor->end_window(key, false, cancel);
     }();
     Measurement m = unwrap(std::move(result), ErrorFamily::Value);
+    for (const auto& [gpu, value] : m.gpu_energy) {
+        if (!value.lost) continue;
+        warn_unavailable(gpu,
+                         fmt::format("was lost during window '{}', its energy is NaN in gpu_energy and left out of "
+                                     "total_energy",
+                                     key),
+                         value.warnings.empty() ? std::string("it stopped answering") : value.warnings.front(), 1);
+    }
     if (!approx && !cancel && !warned_zero) {
         for (const auto& [gpu, value] : m.gpu_energy) {
-            if (value.energy.count() == 0.0) {
+            if (value.energy.count() == 0.0 && !value.lost) {
                 if (PyErr_WarnEx(PyExc_UserWarning,
                                  "The energy consumption of one or more GPUs was measured as zero: the window is "
                                  "shorter than the energy counter's update period. Use a longer window, or "

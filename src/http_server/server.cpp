@@ -8,6 +8,8 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <thread>
+#include <vector>
 
 #include <boost/asio/dispatch.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -49,6 +51,44 @@ class RateLimitedWarning {
 };
 
 }  // namespace
+
+// io_contexts of one thread each; new connections are dealt out in turn.
+class Server::SessionThreads {
+  public:
+    explicit SessionThreads(unsigned count) {
+        for (unsigned i = 0; i < count; ++i) {
+            contexts_.push_back(std::make_unique<boost::asio::io_context>(1));
+            guards_.emplace_back(contexts_.back()->get_executor());
+        }
+        for (auto& context : contexts_) threads_.emplace_back([context = context.get()] { context->run(); });
+    }
+    // The contexts, destroyed after their threads, take their connections'
+    // pending operations (and so the sessions) with them.
+    ~SessionThreads() { stop(); }
+
+    // No handler runs after this returns; what is posted to the contexts
+    // later (a late answer from another thread) waits there, harmless, until
+    // they are destroyed.
+    void stop() {
+        guards_.clear();
+        for (auto& context : contexts_) context->stop();
+        for (auto& thread : threads_) {
+            if (thread.joinable()) thread.join();
+        }
+    }
+    SessionThreads(const SessionThreads&) = delete;
+    SessionThreads& operator=(const SessionThreads&) = delete;
+
+    boost::asio::any_io_executor next() {
+        return contexts_[next_.fetch_add(1, std::memory_order_relaxed) % contexts_.size()]->get_executor();
+    }
+
+  private:
+    std::vector<std::unique_ptr<boost::asio::io_context>> contexts_;
+    std::vector<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>> guards_;
+    std::vector<std::thread> threads_;
+    std::atomic<std::size_t> next_{0};
+};
 
 struct Server::Shared {
     Handler handler;
@@ -93,6 +133,11 @@ struct Server::Shared {
     };
     PeerCounts connections;
     PeerCounts streams;
+
+    // The Server's session threads (ServerOptions::session_threads), null
+    // without them and once the Server is gone; a listener may outlive it.
+    std::mutex session_threads_mutex;
+    Server::SessionThreads* session_threads = nullptr;
 };
 
 namespace {
@@ -124,14 +169,24 @@ void fill_peer_credentials(int fd, Peer& peer) {
     }
 }
 
+// A session's socket is bound to a strand of its own (see Listener::accept),
+// so its handlers never run at the same time.
+//
+// Slow clients are dropped by one timer per session that is armed rarely:
+// each request only moves `deadline_` (a clock read), and the timer, when it
+// fires, either closes the connection or sleeps until the deadline now set.
+// Arming a timer per read and write (beast::basic_stream's timeouts) cost a
+// timer-queue insertion, a cancellation and a cancelled handler's dispatch
+// for every operation: a fifth of zeusd's CPU per keep-alive request.
 template <class Protocol>
 class Session : public std::enable_shared_from_this<Session<Protocol>> {
   public:
-    using Stream = beast::basic_stream<Protocol, asio::any_io_executor, beast::unlimited_rate_policy>;
+    using Clock = std::chrono::steady_clock;
 
     // The caller has counted this connection against `peer_key` (see PeerCounts).
     Session(typename Protocol::socket socket, Peer peer, std::string peer_key, std::shared_ptr<Server::Shared> shared)
         : stream_(std::move(socket)),
+          deadline_timer_(stream_.get_executor()),
           peer_(std::move(peer)),
           peer_key_(std::move(peer_key)),
           shared_(std::move(shared)),
@@ -146,7 +201,11 @@ class Session : public std::enable_shared_from_this<Session<Protocol>> {
     }
 
     void start() {
-        asio::dispatch(stream_.get_executor(), [self = this->shared_from_this()] { self->read_request(); });
+        asio::dispatch(stream_.get_executor(), [self = this->shared_from_this()] {
+            self->limit_time(self->limits_.request_timeout);
+            self->watch_deadline();
+            self->read_request();
+        });
     }
 
   private:
@@ -154,7 +213,7 @@ class Session : public std::enable_shared_from_this<Session<Protocol>> {
         parser_.emplace();
         parser_->header_limit(static_cast<std::uint32_t>(limits_.header_limit));
         parser_->body_limit(limits_.body_limit);
-        stream_.expires_after(limits_.request_timeout);
+        limit_time(limits_.request_timeout);
         http::async_read_header(stream_, buffer_, *parser_,
                                 [self = this->shared_from_this()](beast::error_code error, std::size_t) {
                                     self->on_header(error);
@@ -204,6 +263,11 @@ class Session : public std::enable_shared_from_this<Session<Protocol>> {
     }
 
     void read_body() {
+        if (parser_->is_done()) {
+            // No body (a GET): a second read would only post its completion.
+            on_request({});
+            return;
+        }
         http::async_read(stream_, buffer_, *parser_,
                          [self = this->shared_from_this()](beast::error_code error, std::size_t) {
                              self->on_request(error);
@@ -211,9 +275,8 @@ class Session : public std::enable_shared_from_this<Session<Protocol>> {
     }
 
     void on_request(beast::error_code error) {
-        if (error == http::error::end_of_stream || error == beast::error::timeout ||
-            error == asio::error::operation_aborted || error == asio::error::connection_reset || error == asio::error::eof) {
-            if (error == beast::error::timeout) shared_->log(LogLevel::Debug, fmt::format("dropped a slow or idle connection from {}", peer_.describe()));
+        if (error == http::error::end_of_stream || error == asio::error::operation_aborted ||
+            error == asio::error::connection_reset || error == asio::error::eof || closed_) {
             close();
             return;
         }
@@ -225,6 +288,8 @@ class Session : public std::enable_shared_from_this<Session<Protocol>> {
             send(std::move(response), false);
             return;
         }
+        // The handler may take its time (a blocking GPU command); the client is not slow meanwhile.
+        limit_time(std::nullopt);
         request_ = parser_->release();
         keep_alive_ = request_.keep_alive();
         version_ = request_.version();
@@ -275,6 +340,10 @@ class Session : public std::enable_shared_from_this<Session<Protocol>> {
         message->body() = std::move(response.body);
         message->keep_alive(keep_alive);
         message->prepare_payload();
+        // The request timeout covers reading a request; a handler may answer
+        // much later (the Perseus server's schedule waits for every rank), so
+        // the write gets a fresh one rather than failing at once.
+        limit_time(limits_.request_timeout);
         http::async_write(stream_, *message,
                           [self = this->shared_from_this(), message, keep_alive](beast::error_code error, std::size_t) {
                               if (error || !keep_alive) {
@@ -286,7 +355,7 @@ class Session : public std::enable_shared_from_this<Session<Protocol>> {
     }
 
     void start_stream(Response response) {
-        stream_.expires_never();
+        limit_time(std::nullopt);
         auto header = std::make_shared<http::response<http::empty_body>>(http::status::ok, version_);
         header->set(http::field::server, shared_->options.name);
         header->set(http::field::content_type, "text/event-stream");
@@ -363,11 +432,34 @@ class Session : public std::enable_shared_from_this<Session<Protocol>> {
         shared_->queued_events.fetch_sub(events_.size());
         events_.clear();
         beast::error_code ignored;
-        stream_.socket().shutdown(Protocol::socket::shutdown_both, ignored);
-        stream_.close();
+        deadline_timer_.cancel();
+        stream_.shutdown(Protocol::socket::shutdown_both, ignored);
+        stream_.close(ignored);
     }
 
-    Stream stream_;
+    // From now on the connection may take `limit` (none: no limit) before it is dropped.
+    void limit_time(std::optional<std::chrono::milliseconds> limit) {
+        deadline_ = limit ? Clock::now() + *limit : Clock::time_point::max();
+    }
+
+    void watch_deadline() {
+        deadline_timer_.expires_at(deadline_);
+        deadline_timer_.async_wait([weak = std::weak_ptr<Session>(this->shared_from_this())](beast::error_code error) {
+            const auto self = weak.lock();
+            if (error || !self || self->closed_) return;
+            if (Clock::now() < self->deadline_) {
+                self->watch_deadline();  // the deadline moved on meanwhile
+                return;
+            }
+            self->shared_->log(LogLevel::Debug,
+                               fmt::format("dropped a slow or idle connection from {}", self->peer_.describe()));
+            self->close();
+        });
+    }
+
+    typename Protocol::socket stream_;
+    asio::steady_timer deadline_timer_;
+    Clock::time_point deadline_ = Clock::time_point::max();
     beast::flat_buffer buffer_;
     std::optional<http::request_parser<http::string_body>> parser_;
     Request request_;
@@ -404,7 +496,10 @@ class Listener : public std::enable_shared_from_this<Listener<Protocol>> {
 
   private:
     void accept() {
-        acceptor_.async_accept(asio::make_strand(io_), [self = this->shared_from_this()](
+        // With session threads the socket only passes through `io` (a plain executor will do).
+        auto executor = shared_->options.session_threads > 0 ? asio::any_io_executor(io_.get_executor())
+                                                              : asio::any_io_executor(asio::make_strand(io_));
+        acceptor_.async_accept(executor, [self = this->shared_from_this()](
                                                            beast::error_code error, typename Protocol::socket socket) {
             if (error == asio::error::operation_aborted || !self->acceptor_.is_open()) return;
             if (!error) {
@@ -455,6 +550,29 @@ class Listener : public std::enable_shared_from_this<Listener<Protocol>> {
     }
 
     void open_session(typename Protocol::socket socket) {
+        if (shared_->options.session_threads > 0) {
+            // The accepted descriptor moves to a session thread's io_context.
+            const std::lock_guard lock(shared_->session_threads_mutex);
+            beast::error_code error;
+            if (shared_->session_threads == nullptr) {
+                socket.close(error);  // the server is being destroyed
+                return;
+            }
+            const auto protocol = socket.local_endpoint(error).protocol();
+            typename Protocol::socket moved(shared_->session_threads->next());
+            if (!error) moved.assign(protocol, socket.release(error), error);
+            if (error) {
+                shared_->log(LogLevel::Warn, fmt::format("could not hand a new connection to a session thread: {}",
+                                                         error.message()));
+                return;
+            }
+            start_session(std::move(moved));
+            return;
+        }
+        start_session(std::move(socket));
+    }
+
+    void start_session(typename Protocol::socket socket) {
         Peer peer;
         peer.connection_id = shared_->next_connection_id.fetch_add(1);
         if constexpr (std::is_same_v<Protocol, unix_socket>) {
@@ -497,13 +615,24 @@ Server::Server(asio::io_context& io, Handler handler, ServerOptions options)
         };
     }
     shared_->options = std::move(options);
+    if (shared_->options.session_threads > 0) {
+        session_threads_ = std::make_unique<SessionThreads>(shared_->options.session_threads);
+        shared_->session_threads = session_threads_.get();
+    }
 }
 
 std::size_t Server::open_sessions() const { return shared_->open_sessions.load(); }
 
 std::size_t Server::queued_events() const { return shared_->queued_events.load(); }
 
-Server::~Server() { stop(); }
+Server::~Server() {
+    stop();
+    {
+        const std::lock_guard lock(shared_->session_threads_mutex);
+        shared_->session_threads = nullptr;
+    }
+    session_threads_.reset();
+}
 
 Status Server::listen_tcp(const std::string& address) {
     const auto colon = address.rfind(':');
@@ -562,6 +691,7 @@ void Server::stop() {
     for (auto& listener : listeners_->unix_listeners) listener->stop();
     listeners_->tcp_listeners.clear();
     listeners_->unix_listeners.clear();
+    if (session_threads_) session_threads_->stop();
 }
 
 }  // namespace zeus::http_server

@@ -47,6 +47,14 @@ struct ServerOptions {
     ServerLimits limits;
     // Unset: warnings and errors go to stderr.
     LogSink log;
+    // 0: connections are served on the threads that run `io`, one strand
+    // each. N > 0: the server runs N threads of its own, each with an
+    // io_context of its own and a share of the connections, and the handler
+    // runs on them. A request then takes no lock and wakes no other thread
+    // (with a strand, every read and write completion was handed to
+    // whichever thread was free: a futex wake-up or two per request, the
+    // largest part of a keep-alive request's CPU). `io` still accepts.
+    unsigned session_threads = 0;
 };
 
 class Server {
@@ -61,7 +69,10 @@ class Server {
     Status listen_tcp(const std::string& address);
     // Binds a socket at `path`, which must not exist (see unix_socket.hpp).
     Status listen_unix(const std::string& path);
-    // Stops accepting; open sessions end with their connections.
+    // Stops accepting; open sessions end with their connections. With
+    // session_threads, it also stops serving: no handler runs once it has
+    // returned (so what the handler uses may be torn down next), and the
+    // open connections are closed when the Server is destroyed.
     void stop();
 
     [[nodiscard]] std::size_t open_sessions() const;
@@ -70,6 +81,7 @@ class Server {
 
     // What sessions and listeners share; outlives the Server while sessions run.
     struct Shared;
+    class SessionThreads;
 
   private:
     class Listeners;
@@ -77,6 +89,9 @@ class Server {
     boost::asio::io_context& io_;
     std::shared_ptr<Shared> shared_;
     std::unique_ptr<Listeners> listeners_;
+    // Set when ServerOptions::session_threads > 0; its threads are stopped
+    // and joined, and their connections closed, when the Server is destroyed.
+    std::unique_ptr<SessionThreads> session_threads_;
 };
 
 }  // namespace zeus::http_server

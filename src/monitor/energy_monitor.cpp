@@ -30,15 +30,27 @@ constexpr std::chrono::milliseconds kCounterWatchPeriod{100};
 // wait_for_counter_refresh: two refreshes take ~200 ms; give up after this.
 constexpr std::chrono::milliseconds kSettleTimeout{400};
 
+// A counter GPU's energy at one window edge, and how far off it can be.
+struct EdgeEstimate {
+    Joules energy{0.0};
+    Joules error_bound{0.0};  // 0 when the counter was not extrapolated
+};
+
 // Energy at `now` from a snapshot: the counter lags real time by the time
-// since its last refresh, during which the GPU drew (about) `power`.
-Joules energy_at(const EnergySnapshot& s, std::optional<SystemClock::time_point> now) {
-    Joules energy = s.energy;
+// since its last refresh, during which the GPU drew (about) `power`. Any
+// power from 0 W to `ceiling` (the GPU's highest power limit) is possible in
+// that time, which bounds the error of the estimate.
+EdgeEstimate energy_at(const EnergySnapshot& s, std::optional<SystemClock::time_point> now, Watts ceiling) {
+    EdgeEstimate edge{quantity_cast<Joules>(s.energy)};
     if (now && s.refreshed_at && s.power) {
         const auto age = *now - *s.refreshed_at;
-        if (age > SystemClock::duration::zero() && age < kMaxRefreshAge) energy += *s.power * age;
+        if (age > SystemClock::duration::zero() && age < kMaxRefreshAge) {
+            const Watts power = quantity_cast<Watts>(*s.power);
+            edge.energy += power * age;
+            edge.error_bound = std::max(power, std::max(ceiling, power) - power) * age;
+        }
     }
-    return energy;
+    return edge;
 }
 
 // Positions follow counter_gpus_ and cpu_indices_: vectors, not maps, keep
@@ -55,6 +67,7 @@ struct WindowState {
     Seconds start_simulated{0.0};  // on the simulator's virtual clock, when its GPUs are measured
     struct GpuStart {
         Joules energy;
+        Joules error_bound;  // of the begin edge's estimate
         std::optional<CounterStats> stats;
         monitor_detail::CounterWatch::GpuView watched;
     };
@@ -97,6 +110,10 @@ class EnergyMonitorImpl final : public EnergyMonitor {
             } else {
                 without_counter.push_back(i);
             }
+        }
+        for (unsigned i : counter_gpus_) {
+            auto limits = gpus_[i].power_limit_constraints();
+            power_ceilings_.push_back(limits ? quantity_cast<Watts>(limits->max) : Watts(0.0));
         }
         if (!counter_gpus_.empty() && !simulator_clock_) {
             counter_watch_ = std::make_unique<monitor_detail::CounterWatch>(gpus_, counter_gpus_, kCounterWatchPeriod);
@@ -156,11 +173,13 @@ class EnergyMonitorImpl final : public EnergyMonitor {
         if (simulator_clock_) state.start_simulated = simulator_clock_->now();
         if (counter_watch_) counter_watch_->start();
         state.gpus.reserve(counter_gpus_.size());
-        for (unsigned i : counter_gpus_) {
+        for (std::size_t k = 0; k < counter_gpus_.size(); ++k) {
+            const unsigned i = counter_gpus_[k];
             auto snapshot = gpus_[i].energy_snapshot();
             if (!snapshot) return snapshot.error();
             const auto watched = watched_counter(i);
-            state.gpus.push_back({counter_energy(*snapshot, watched), gpus_[i].energy_counter_stats(), watched});
+            const EdgeEstimate edge = counter_energy(k, *snapshot, watched);
+            state.gpus.push_back({edge.energy, edge.error_bound, gpus_[i].energy_counter_stats(), watched});
         }
         state.sensor_gpus.reserve(sensor_gpus_.size());
         for (unsigned i : sensor_gpus_) {
@@ -171,7 +190,10 @@ class EnergyMonitorImpl final : public EnergyMonitor {
         if (settles_edges()) {
             const auto settled = settle_counters(state.start_wall);
             for (std::size_t k = 0; k < settled.size(); ++k) {
-                if (settled[k] && !state.gpus[k].watched.stuck_since) state.gpus[k].energy = *settled[k];
+                if (settled[k] && !state.gpus[k].watched.stuck_since) {
+                    state.gpus[k].energy = *settled[k];
+                    state.gpus[k].error_bound = Joules(0.0);
+                }
             }
             state.settled = settled;
         }
@@ -235,30 +257,34 @@ class EnergyMonitorImpl final : public EnergyMonitor {
             auto snapshot = gpus_[i].energy_snapshot();
             if (!snapshot) {
                 // One lost GPU must not cost the others their measurement.
-                EnergyValue lost{Joules(0.0), EnergySource::HardwareCounter,
-                                 {fmt::format("GPU {} could not be read at the end of the window, its energy is "
-                                              "unknown: {}",
-                                              i, snapshot.error().describe())},
-                                 true};
-                m.gpu_energy.emplace_hint(m.gpu_energy.end(), i, std::move(lost));
+                m.gpu_energy.emplace_hint(
+                    m.gpu_energy.end(), i,
+                    lost_value(EnergySource::HardwareCounter,
+                               fmt::format("GPU {} could not be read at the end of the window, its energy is "
+                                           "unknown: {}",
+                                           i, snapshot.error().describe())));
                 continue;
             }
             const auto watched = watched_counter(i);
-            Joules at_end = counter_energy(*snapshot, watched);
+            EdgeEstimate at_end = counter_energy(k, *snapshot, watched);
             if (settles_edges() && !watched.stuck_since) {
-                if (settled_end[k]) at_end = *settled_end[k];
+                if (settled_end[k]) at_end = EdgeEstimate{*settled_end[k]};
                 if (!settled_end[k] || !state.settled[k]) unsettled.push_back(i);
             }
-            EnergyValue value{at_end - state.gpus[k].energy +
+            EnergyValue value{at_end.energy - state.gpus[k].energy +
                                   (watched.compensation - state.gpus[k].watched.compensation),
                               EnergySource::HardwareCounter, {}};
+            if (const Joules bound = at_end.error_bound + state.gpus[k].error_bound; bound > Joules(0.0)) {
+                value.edge_error_bound = bound;
+            }
             if (value.energy.count() < 0) value.energy = Joules(0.0);
             if (!short_window.empty()) value.warnings.push_back(short_window);
             if (!unsettled.empty() && unsettled.back() == i) {
                 value.warnings.push_back(fmt::format(
                     "the energy counter did not refresh twice within {} ms of a window edge: that edge is "
-                    "estimated from the last refresh and the instant power, which may miss a change just before it",
-                    kSettleTimeout.count()));
+                    "estimated from the last refresh and the instant power, which may miss a change just before it "
+                    "(the value is off by at most {:.3f} J)",
+                    kSettleTimeout.count(), value.edge_error_bound.value_or(Joules(0.0)).count()));
             }
             note_counter_events(value, state.gpus[k].stats, gpus_[i].energy_counter_stats(),
                                 watched.restarts_covered - state.gpus[k].watched.restarts_covered);
@@ -279,17 +305,24 @@ class EnergyMonitorImpl final : public EnergyMonitor {
                                           EnergySource::IntegratedPower, {}};
         }
         if (power_monitor_) {
-            auto integrated = power_monitor_->energy(state.start, end);
+            // Each GPU on its own: one that stopped answering is marked lost,
+            // the others keep their energy.
+            auto integrated = power_monitor_->energy_by_gpu(state.start, end);
             for (unsigned i : integrated_gpus_) {
-                EnergyValue value{Joules(0.0), EnergySource::IntegratedPower, {}};
-                if (integrated && integrated->contains(i)) {
-                    value.energy = integrated->at(i);
-                } else {
-                    value.warnings.push_back(
-                        std::string("no power samples cover this window: ") +
-                        (integrated ? std::string("GPU missing") : integrated.error().describe()));
+                std::string why = integrated ? std::string("the GPU is not sampled") : integrated.error().describe();
+                if (integrated) {
+                    if (auto found = integrated->find(i); found != integrated->end()) {
+                        if (found->second) {
+                            m.gpu_energy[i] = EnergyValue{*found->second, EnergySource::IntegratedPower, {}};
+                            continue;
+                        }
+                        why = found->second.error().describe();
+                    }
                 }
-                m.gpu_energy[i] = std::move(value);
+                m.gpu_energy[i] = lost_value(
+                    EnergySource::IntegratedPower,
+                    fmt::format("GPU {} stopped answering during the window, its energy is unknown: {}{}", i,
+                                read_failure(i), why));
             }
         }
         for (auto& [i, value] : m.gpu_energy) {
@@ -405,6 +438,19 @@ class EnergyMonitorImpl final : public EnergyMonitor {
         }
     }
 
+    // A GPU that stopped answering: its energy is unknown, left out of
+    // totals, and the warning says why.
+    static EnergyValue lost_value(EnergySource source, std::string warning) {
+        return EnergyValue{Joules(0.0), source, {std::move(warning)}, true};
+    }
+
+    // Why GPU `gpu` cannot be read now ("GPU is lost: ...; "), or nothing
+    // when it answers again.
+    [[nodiscard]] std::string read_failure(unsigned gpu) const {
+        auto power = gpus_[gpu].instant_power();
+        return power ? std::string() : power.error().describe() + "; ";
+    }
+
     // The simulator's power readings integrated up to its now: the sum up to
     // the latest refresh plus that reading held since.
     [[nodiscard]] Result<Joules> sensor_energy_now(unsigned gpu) const {
@@ -467,11 +513,12 @@ class EnergyMonitorImpl final : public EnergyMonitor {
     }
 
     // The counter at now: interpolated past its last refresh, unless it is
-    // stuck (the watch then supplies the energy since it stopped).
-    [[nodiscard]] Joules counter_energy(const EnergySnapshot& snapshot,
-                                        const monitor_detail::CounterWatch::GpuView& watched) const {
-        if (watched.stuck_since) return quantity_cast<Joules>(snapshot.energy);
-        return energy_at(snapshot, interpolation_time(snapshot));
+    // stuck (the watch then supplies the energy since it stopped). `k`: the
+    // GPU's position in counter_gpus_.
+    [[nodiscard]] EdgeEstimate counter_energy(std::size_t k, const EnergySnapshot& snapshot,
+                                              const monitor_detail::CounterWatch::GpuView& watched) const {
+        if (watched.stuck_since) return EdgeEstimate{quantity_cast<Joules>(snapshot.energy)};
+        return energy_at(snapshot, interpolation_time(snapshot), power_ceilings_[k]);
     }
 
     // The time right after the read, to interpolate the counter to (none
@@ -489,6 +536,7 @@ class EnergyMonitorImpl final : public EnergyMonitor {
     std::vector<unsigned> gpu_indices_;
     std::vector<unsigned> cpu_indices_;
     std::vector<unsigned> counter_gpus_;
+    std::vector<Watts> power_ceilings_;  // positions follow counter_gpus_: the highest power limit, 0 W if unknown
     std::vector<unsigned> integrated_gpus_;  // integrated from power_monitor_
     std::vector<unsigned> sensor_gpus_;      // integrated by the simulator (virtual clock)
     std::unique_ptr<PowerMonitor> power_monitor_;

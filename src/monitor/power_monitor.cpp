@@ -101,8 +101,8 @@ class PowerMonitorImpl final : public PowerMonitor {
         return out;
     }
 
-    [[nodiscard]] Result<std::map<unsigned, Joules>> energy(Timestamp start, Timestamp end,
-                                                           PowerDomain domain) const override {
+    [[nodiscard]] Result<std::map<unsigned, Result<Joules>>> energy_by_gpu(Timestamp start, Timestamp end,
+                                                                           PowerDomain domain) const override {
         if (end < start) {
             return Error{ErrorCode::InvalidArgument,
                          fmt::format("energy window ends {:.6f} s before it starts", Seconds(start - end).count()),
@@ -112,10 +112,15 @@ class PowerMonitorImpl final : public PowerMonitor {
         std::lock_guard lock(mutex_);
         auto by_gpu = series_.find(domain);
         if (by_gpu == series_.end()) return not_monitored(domain);
-        std::map<unsigned, Joules> out;
+        std::map<unsigned, Result<Joules>> out;
         for (const auto& [gpu, series] : by_gpu->second) {
-            if (auto covered = check_covered(gpu, domain, series, start, end, now); !covered) return covered.error();
-            out[gpu] = Joules(series.samples.integrate(start, end, [](const PowerSample& s) { return s.power.count(); }));
+            if (auto covered = check_covered(gpu, domain, series, start, end, now); !covered) {
+                out.emplace(gpu, covered.error());
+                continue;
+            }
+            out.emplace(gpu, Joules(series.samples.integrate(start, end, [](const PowerSample& s) {
+                            return s.power.count();
+                        })));
         }
         return out;
     }
@@ -263,6 +268,17 @@ std::optional<PowerDomain> inference_domain(const Gpu& gpu) {
 }
 
 }  // namespace
+
+Result<std::map<unsigned, Joules>> PowerMonitor::energy(Timestamp start, Timestamp end, PowerDomain domain) const {
+    auto by_gpu = energy_by_gpu(start, end, domain);
+    if (!by_gpu) return by_gpu.error();
+    std::map<unsigned, Joules> out;
+    for (auto& [gpu, energy] : *by_gpu) {
+        if (!energy) return energy.error();
+        out.emplace_hint(out.end(), gpu, *energy);
+    }
+    return out;
+}
 
 Result<std::chrono::nanoseconds> infer_counter_update_period(const Gpu& gpu, PowerDomain domain, std::size_t budget) {
     budget = std::max<std::size_t>(budget, 2);

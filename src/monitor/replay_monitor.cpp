@@ -98,6 +98,12 @@ Result<WindowLogContents> read_window_log(const std::filesystem::path& path) {
         for (std::size_t k = 0; k < energy_columns; ++k) {
             const auto text = fields[2 + name_fields + k];
             const auto energy = parse_double(text);
+            if (text == "nan") {  // what EnergyMonitor logs for a GPU lost in the window
+                return malformed(path, number,
+                                 fmt::format("gpu{}_energy 'nan': the GPU was lost in this window, its energy is "
+                                             "unknown and cannot be replayed (record the log again, or remove the row)",
+                                             contents.gpu_indices[k]));
+            }
             if (!energy) {
                 return malformed(path, number,
                                  fmt::format("gpu{}_energy '{}' is not a number", contents.gpu_indices[k], text));

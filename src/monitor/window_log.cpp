@@ -5,6 +5,7 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <limits>
 
 #include "monitor/python_float.hpp"
 
@@ -45,7 +46,9 @@ Status WindowLog::append(const std::string& window, const Measurement& m) {
     std::string row = fmt::format("{},{},{}", python_float_repr(start), window, python_float_repr(m.time.count()));
     for (unsigned gpu : gpus_) {
         const auto it = m.gpu_energy.find(gpu);
-        row += "," + python_float_repr(it == m.gpu_energy.end() ? 0.0 : it->second.energy.count());
+        // A lost GPU's energy is unknown: 'nan' (what the original's float() reads), never 0.0.
+        const bool known = it != m.gpu_energy.end() && !it->second.lost;
+        row += "," + python_float_repr(known ? it->second.energy.count() : std::numeric_limits<double>::quiet_NaN());
     }
     row += "\n";
     std::lock_guard lock(mutex_);

@@ -3,16 +3,19 @@
 
 namespace zeus::zeusd {
 
-void ControlLedger::record_change(unsigned gpu, Setting setting, std::optional<std::int64_t> previous,
+bool ControlLedger::record_change(unsigned gpu, Setting setting, std::optional<std::int64_t> previous,
                                   ClientId owner) {
     const std::lock_guard lock(mutex_);
     auto [it, inserted] = records_.try_emplace({gpu, setting}, SettingRecord{gpu, setting, previous, owner});
-    if (!inserted) it->second.owner = owner;
+    if (inserted) return true;
+    if (it->second.owner == owner) return false;
+    it->second.owner = owner;
+    return true;
 }
 
-void ControlLedger::forget(unsigned gpu, Setting setting) {
+bool ControlLedger::forget(unsigned gpu, Setting setting) {
     const std::lock_guard lock(mutex_);
-    records_.erase({gpu, setting});
+    return records_.erase({gpu, setting}) > 0;
 }
 
 bool ControlLedger::has(unsigned gpu, Setting setting) const {

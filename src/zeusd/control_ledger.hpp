@@ -36,10 +36,13 @@ struct SettingRecord {
 class ControlLedger {
   public:
     // Before a change: keeps the existing record (its baseline) or creates
-    // one with `previous`, and makes `owner` its owner.
-    void record_change(unsigned gpu, Setting setting, std::optional<std::int64_t> previous, ClientId owner);
-    // The setting's current state is the one to keep (persisted, or reset to default).
-    void forget(unsigned gpu, Setting setting);
+    // one with `previous`, and makes `owner` its owner. False when the ledger
+    // already said exactly that (a client repeating its change), so there is
+    // nothing new to put on disk.
+    bool record_change(unsigned gpu, Setting setting, std::optional<std::int64_t> previous, ClientId owner);
+    // The setting's current state is the one to keep (persisted, or reset to
+    // default). False when there was no record of it.
+    bool forget(unsigned gpu, Setting setting);
     [[nodiscard]] bool has(unsigned gpu, Setting setting) const;
     // Removes and returns what `owner` owns / everything.
     [[nodiscard]] std::vector<SettingRecord> take_owned_by(ClientId owner);

@@ -275,7 +275,16 @@ Result<std::unique_ptr<Daemon>> Daemon::start(const ServeConfig& config) {
     http_server::ServerOptions server_options;
     server_options.name = "zeusd";
     server_options.limits.request_timeout = config.request_timeout;
+    server_options.limits.max_connections_per_peer = config.max_connections_per_peer;
+    server_options.limits.max_event_streams_per_peer = config.max_streams_per_peer;
+    server_options.limits.max_queued_events = config.max_queued_events;
     server_options.log = log_server_message;
+    // Requests are served on --num-workers threads of the server's own, one
+    // io_context each; `io` keeps one thread for accepting, timers and
+    // watching clients.
+    const unsigned workers =
+        config.num_workers > 0 ? config.num_workers : std::max(1U, std::thread::hardware_concurrency());
+    server_options.session_threads = workers;
     parts->server = std::make_unique<http_server::Server>(
         parts->io,
         [router = parts->router.get()](const Request& request, const Peer& peer, Respond respond) {
@@ -302,10 +311,7 @@ Result<std::unique_ptr<Daemon>> Daemon::start(const ServeConfig& config) {
               router_options.signing_key ? "required" : "off");
 
     parts->work.emplace(parts->io.get_executor());
-    const unsigned workers = config.num_workers > 0 ? config.num_workers : std::max(1U, std::thread::hardware_concurrency());
-    for (unsigned i = 0; i < workers; ++i) {
-        parts->workers.emplace_back([io = &parts->io] { io->run(); });
-    }
+    parts->workers.emplace_back([io = &parts->io] { io->run(); });
     return std::unique_ptr<Daemon>(new Daemon(std::move(parts)));
 }
 

@@ -83,25 +83,24 @@ Status GpuFleet::execute(const ControlCommand& command, ClientId client, bool pe
         }
         return overridden ? Status{} : read_back(command);
     }
-    if (setting && !persist) {
-        ledger_.record_change(command.gpu, *setting, std::nullopt, client);
+    // A client repeating its own change leaves the ledger as it is: no write
+    // (and no two fsyncs) per request.
+    if (setting && !persist && ledger_.record_change(command.gpu, *setting, std::nullopt, client)) {
         if (Status saved = save_ledger(); !saved) return saved;
     }
     bool overridden = false;
     Status applied = apply(command, &overridden);
     if (!applied) return applied;
-    const bool forgets = (setting && persist) || command.kind == GpuCommand::ResetGpuLockedClocks ||
-                         command.kind == GpuCommand::ResetMemLockedClocks ||
-                         command.kind == GpuCommand::ResetLockedClocks;
-    if (setting && persist) ledger_.forget(command.gpu, *setting);
+    bool forgot = false;
+    if (setting && persist) forgot = ledger_.forget(command.gpu, *setting);
     // A reset returns the clocks to their defaults, which is what a restore would do.
     if (command.kind == GpuCommand::ResetGpuLockedClocks || command.kind == GpuCommand::ResetLockedClocks) {
-        ledger_.forget(command.gpu, Setting::GpuLockedClocks);
+        forgot = ledger_.forget(command.gpu, Setting::GpuLockedClocks) || forgot;
     }
     if (command.kind == GpuCommand::ResetMemLockedClocks || command.kind == GpuCommand::ResetLockedClocks) {
-        ledger_.forget(command.gpu, Setting::MemLockedClocks);
+        forgot = ledger_.forget(command.gpu, Setting::MemLockedClocks) || forgot;
     }
-    if (forgets) {
+    if (forgot) {
         if (Status saved = save_ledger(); !saved) log::warn("{}", saved.error().describe());
     }
     // An operator's override may act on something NVML does not see.

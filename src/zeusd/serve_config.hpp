@@ -9,6 +9,7 @@
 #include <set>
 #include <string>
 
+#include "http_server/server.hpp"
 #include "zeus/platform/error.hpp"
 #include "zeusd/api_group.hpp"
 
@@ -34,6 +35,12 @@ struct ServeConfig {
     std::set<uid_t> control_users;
     std::set<gid_t> control_groups;
     std::chrono::milliseconds request_timeout{30000};
+    // What one peer (a Unix-socket user, or a TCP client address) may hold:
+    // open connections, event streams, and events queued on each stream
+    // for a reader that falls behind (the oldest are dropped beyond it).
+    std::size_t max_connections_per_peer = http_server::ServerLimits{}.max_connections_per_peer;
+    std::size_t max_streams_per_peer = http_server::ServerLimits{}.max_event_streams_per_peer;
+    std::size_t max_queued_events = http_server::ServerLimits{}.max_queued_events;
     // Where clients' GPU changes are recorded before they are applied, so a
     // crashed zeusd's successor can undo them; nullopt: default_ledger_path().
     std::optional<std::string> restore_ledger_path;

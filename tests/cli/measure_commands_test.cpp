@@ -334,22 +334,28 @@ TEST_F(MeasureCommands, RunSharesItsSimulatedGpusWithTheCommand) {
     EXPECT_NE(r.output.find(",true\n"), std::string::npos) << r.output;
 }
 
+// `zeus run --format json` output where GPU 1 was lost: GPU 0 is measured,
+// GPU 1 marked (no energy, a warning), the total is GPU 0's.
+void expect_only_gpu1_lost(const std::string& output) {
+    const auto report = nlohmann::json::parse(output.substr(output.find('{')));
+    const auto* gpu0 = device(report, "GPU 0");
+    const auto* gpu1 = device(report, "GPU 1");
+    ASSERT_TRUE(gpu0 && gpu1) << report.dump(1);
+    EXPECT_FALSE((*gpu0)["lost"].get<bool>());
+    EXPECT_GT((*gpu0)["energy_j"].get<double>(), 0.0) << report.dump(1);
+    EXPECT_TRUE((*gpu1)["lost"].get<bool>());
+    EXPECT_TRUE((*gpu1)["energy_j"].is_null());
+    EXPECT_FALSE((*gpu1)["warnings"].empty());
+    EXPECT_DOUBLE_EQ(report["total_energy_j"].get<double>(), (*gpu0)["energy_j"].get<double>());
+}
+
 // A GPU lost while the command runs: the other devices are still reported,
 // the lost one is marked in every format and left out of the total.
 TEST_F(MeasureCommands, RunReportsTheOtherGpusWhenOneIsLost) {
     const std::string lose = " -- sh -c '" ZEUS_SIM_CLI " fault --gpu 1 lost 1 && sleep 0.3'";
     auto r = run(env_ + ZEUS_CLI " run --simulate --cpus none --format json" + lose);
     ASSERT_EQ(r.exit_code, 0) << r.output;
-    const auto report = nlohmann::json::parse(r.output.substr(r.output.find('{')));
-    const auto* gpu0 = device(report, "GPU 0");
-    const auto* gpu1 = device(report, "GPU 1");
-    ASSERT_TRUE(gpu0 && gpu1) << report.dump(1);
-    EXPECT_FALSE((*gpu0)["lost"].get<bool>());
-    EXPECT_GT((*gpu0)["energy_j"].get<double>(), 0.0);
-    EXPECT_TRUE((*gpu1)["lost"].get<bool>());
-    EXPECT_TRUE((*gpu1)["energy_j"].is_null());
-    EXPECT_FALSE((*gpu1)["warnings"].empty());
-    EXPECT_DOUBLE_EQ(report["total_energy_j"].get<double>(), (*gpu0)["energy_j"].get<double>());
+    expect_only_gpu1_lost(r.output);
 
     ASSERT_EQ(run(env_ + ZEUS_SIM_CLI " fault --gpu 1 lost 0").exit_code, 0);
     r = run(env_ + ZEUS_CLI " run --simulate --cpus none --format csv" + lose);
@@ -361,6 +367,18 @@ TEST_F(MeasureCommands, RunReportsTheOtherGpusWhenOneIsLost) {
     r = run(env_ + ZEUS_CLI " run --simulate --cpus none" + lose);
     ASSERT_EQ(r.exit_code, 0) << r.output;
     EXPECT_NE(r.output.find("lost (see warnings"), std::string::npos) << r.output;
+}
+
+// The same with pre-Volta GPUs (no energy counter: integrated from the power
+// timeline), where one lost GPU used to zero every GPU of the window.
+TEST_F(MeasureCommands, RunReportsTheOtherPreVoltaGpusWhenOneIsLost) {
+    const auto config = dir_ / "p100.json";
+    std::ofstream(config) << R"({"gpus": [{"model": "P100-PCIE-16GB", "count": 2}]})";
+    const std::string env = env_ + "ZEUS_SIM_CONFIG=" + config.string() + " ";
+    const std::string lose = " -- sh -c '" ZEUS_SIM_CLI " fault --gpu 1 lost 1 && sleep 0.5'";
+    const auto r = run(env + ZEUS_CLI " run --simulate --cpus none --format json" + lose);
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    expect_only_gpu1_lost(r.output);
 }
 
 TEST_F(MeasureCommands, RunPropagatesTheCommandsExitCodeAndSignal) {

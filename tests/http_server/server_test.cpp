@@ -11,6 +11,8 @@
 #include <chrono>
 #include <cstring>
 #include <filesystem>
+#include <mutex>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -54,7 +56,7 @@ class SteadySource : public EventSource {
 
 class HttpServerTest : public ::testing::Test {
   protected:
-    void start(ServerLimits limits = {}) {
+    void start(ServerLimits limits = {}, unsigned session_threads = 0) {
         socket_path_ = std::filesystem::temp_directory_path() /
                        ("zeus-http-" + std::to_string(::getpid()) + "-" +
                         ::testing::UnitTest::GetInstance()->current_test_info()->name() + ".sock");
@@ -62,13 +64,23 @@ class HttpServerTest : public ::testing::Test {
         ServerOptions options;
         options.name = "test-server";
         options.limits = limits;
+        options.session_threads = session_threads;
         options.log = [this](LogLevel, const std::string& message) {
             const std::lock_guard lock(log_mutex_);
             log_ += message + "\n";
         };
         server_ = std::make_unique<Server>(
             io_,
-            [](const Request& request, const Peer&, Respond respond) {
+            [this](const Request& request, const Peer&, Respond respond) {
+                {
+                    const std::lock_guard lock(log_mutex_);
+                    handler_threads_.insert(std::this_thread::get_id());
+                }
+                if (request.target() == "/later") {  // answered by the test, from its thread
+                    const std::lock_guard lock(log_mutex_);
+                    later_.push_back(std::move(respond));
+                    return;
+                }
                 if (request.target() == "/stream") {
                     respond(Response::event_stream(std::make_shared<SteadySource>()));
                     return;
@@ -141,7 +153,38 @@ class HttpServerTest : public ::testing::Test {
     std::vector<int> open_;
     std::mutex log_mutex_;
     std::string log_;
+    std::set<std::thread::id> handler_threads_;
+    std::vector<Respond> later_;
 };
+
+// ServerOptions::session_threads: the server's own threads serve the
+// connections (never the threads that run `io`), keep-alive and all, and
+// stopping it stops serving even with connections still open.
+TEST_F(HttpServerTest, SessionThreadsServeKeepAliveConnectionsAndStopCleanly) {
+    start({}, 2);
+    std::vector<int> clients;
+    for (int i = 0; i < 4; ++i) clients.push_back(connect_client());
+    for (int round = 0; round < 3; ++round) {
+        for (const int fd : clients) {
+            send_all(fd, "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\n\r\n" + std::to_string(round));
+            const auto reply = receive(fd, [&](const std::string& r) { return has(r, "got '" + std::to_string(round)); });
+            EXPECT_TRUE(has(reply, "HTTP/1.1 200 OK")) << reply;
+            EXPECT_TRUE(has(reply, "got '" + std::to_string(round) + "'")) << reply;
+        }
+    }
+    {
+        const std::lock_guard lock(log_mutex_);
+        EXPECT_GE(handler_threads_.size(), 1U);
+        EXPECT_LE(handler_threads_.size(), 2U);
+        for (const auto& thread : threads_) EXPECT_FALSE(handler_threads_.contains(thread.get_id()));
+    }
+    server_->stop();
+    // Stopped: a request on a connection that is still open gets no answer.
+    send_all(clients[0], "GET /late HTTP/1.1\r\nHost: x\r\n\r\n");
+    EXPECT_FALSE(has(receive(clients[0], [](const std::string& r) { return has(r, "got"); }), "got"));
+    server_.reset();  // closes the open connections
+    EXPECT_EQ(receive_all(clients[1]), "");
+}
 
 TEST_F(HttpServerTest, AnsweredByTheHandlerWithTheServersName) {
     start();
@@ -151,6 +194,37 @@ TEST_F(HttpServerTest, AnsweredByTheHandlerWithTheServersName) {
     EXPECT_TRUE(has(reply, "HTTP/1.1 200 OK")) << reply;
     EXPECT_TRUE(has(reply, "Server: test-server")) << reply;
     EXPECT_TRUE(has(reply, "got 'abc'")) << reply;
+}
+
+TEST_F(HttpServerTest, AnAnswerGivenLaterThanTheRequestTimeoutStillArrives) {
+    ServerLimits limits;
+    limits.request_timeout = 300ms;  // also the write's: room for 4 MiB on a loaded machine
+    start(limits);
+    const int fd = connect_client();
+    send_all(fd, "GET /later HTTP/1.1\r\nHost: x\r\n\r\n");
+    const auto waiting_since = std::chrono::steady_clock::now();
+    for (;;) {
+        {
+            const std::lock_guard lock(log_mutex_);
+            if (!later_.empty()) break;
+        }
+        ASSERT_LT(std::chrono::steady_clock::now() - waiting_since, 3s) << "the handler never ran";
+        std::this_thread::sleep_for(5ms);
+    }
+    std::this_thread::sleep_for(limits.request_timeout * 3);  // well past the request's timeout
+    {
+        const std::lock_guard lock(log_mutex_);
+        // Larger than a socket buffer, so the write cannot finish at once.
+        later_.front()(Response::text(http::status::ok, std::string(4 << 20, 'x') + "late but here"));
+    }
+    // The body ends the reply; checking only the end keeps the 4 MiB read linear.
+    const auto reply = receive(fd, [](const std::string& text) { return text.ends_with("late but here"); });
+    EXPECT_TRUE(has(reply, "HTTP/1.1 200 OK")) << reply.substr(0, 200);
+    EXPECT_TRUE(has(reply, "late but here")) << "got " << reply.size() << " bytes";
+    // Whole and on a connection that still serves: the write had its own time.
+    send_all(fd, "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\nConnection: close\r\n\r\nabc");
+    const auto next = receive_all(fd);
+    EXPECT_TRUE(has(next, "got 'abc'")) << next;
 }
 
 TEST_F(HttpServerTest, ConnectionsOverThePerPeerCapAreRefusedUntilOneCloses) {

@@ -318,6 +318,29 @@ TEST_F(PowerMonitorTest, FailedReadsAreCountedAndEndWhatIsKnown) {
     EXPECT_GT(monitor->power_timeline(0, PowerDomain::DeviceInstant, lost).value().size(), 0U);
 }
 
+// Energy per GPU: a lost GPU has its reason, the others their energy.
+TEST_F(PowerMonitorTest, EnergyByGpuAnswersEachGpuOnItsOwn) {
+    configure(R"({"gpus": [{"model": "P100-PCIE-16GB", "count": 2}]})");
+    Gpus gpus = Gpus::open(simulated());
+    auto monitor = start(gpus, opts(10ms, {PowerDomain::DeviceInstant}));
+    ASSERT_NE(monitor, nullptr);
+    std::this_thread::sleep_for(50ms);
+    const Timestamp begin = MonitorClock::now();
+    ASSERT_EQ(zeusSimInjectFault(1, "lost", 1), ZEUS_SIM_OK) << zeusSimLastError();
+    std::this_thread::sleep_for(150ms);  // well past 5 periods of failures
+    const Timestamp end = MonitorClock::now();
+    const auto by_gpu = monitor->energy_by_gpu(begin, end).value();
+    ASSERT_EQ(by_gpu.size(), 2U);
+    ASSERT_TRUE(by_gpu.at(0).ok()) << by_gpu.at(0).error().describe();
+    EXPECT_GT(by_gpu.at(0)->count(), 0.0);
+    ASSERT_FALSE(by_gpu.at(1).ok());
+    EXPECT_EQ(by_gpu.at(1).error().code, ErrorCode::NoData);
+    // energy(): all or the first GPU's reason.
+    EXPECT_EQ(monitor->energy(begin, end).error().code, ErrorCode::NoData);
+    EXPECT_EQ(monitor->energy_by_gpu(end, begin).error().code, ErrorCode::InvalidArgument);
+    ASSERT_EQ(zeusSimInjectFault(1, "lost", 0), ZEUS_SIM_OK) << zeusSimLastError();
+}
+
 std::size_t thread_count() {
     std::size_t n = 0;
     for ([[maybe_unused]] const auto& entry : std::filesystem::directory_iterator("/proc/self/task")) ++n;

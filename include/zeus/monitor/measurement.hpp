@@ -29,6 +29,15 @@ struct EnergyValue {
     // its energy is unknown, `energy` is 0 and left out of totals, and a
     // warning says why.
     bool lost = false;
+    // A hardware-counter value whose edges were estimated past the counter's
+    // last refresh (without EnergyMonitorOptions::wait_for_counter_refresh):
+    // the most the value can be off by that estimate. Each edge adds
+    // power × the time since the refresh with one power reading; the power
+    // in that time may have been anything from 0 W to the GPU's highest
+    // power limit, so the bound is, summed over both edges, that time × the
+    // larger distance from the reading to 0 W or to the limit. nullopt when
+    // the edges were read at a refresh or settled on the next refreshes.
+    std::optional<Joules> edge_error_bound = std::nullopt;
 };
 
 struct Measurement {

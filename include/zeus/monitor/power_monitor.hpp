@@ -71,15 +71,22 @@ class PowerMonitor {
     [[nodiscard]] virtual std::map<PowerDomain, std::map<unsigned, std::vector<PowerSample>>> all_power_timelines(
         std::optional<Timestamp> start = std::nullopt, std::optional<Timestamp> end = std::nullopt) const = 0;
 
-    // Energy of each GPU over [start, end]: each stored value is held until
-    // the next sample (as the sensor holds a reading until its next refresh),
-    // so steady power integrates correctly although it is stored once. This
-    // is the trapezoid rule over the readings as the sensor produced them.
-    // Error when the interval is not covered: it starts before the oldest
-    // kept sample, or ends after the last successful read (while sampling
-    // and reading fine, the latest value counts as held until now).
-    [[nodiscard]] virtual Result<std::map<unsigned, Joules>> energy(
+    // Energy of each GPU over [start, end], each GPU on its own: each stored
+    // value is held until the next sample (as the sensor holds a reading
+    // until its next refresh), so steady power integrates correctly although
+    // it is stored once. This is the trapezoid rule over the readings as the
+    // sensor produced them. A GPU whose power is not known over the whole
+    // interval has the reason instead of a value (NoData: the interval starts
+    // before the oldest kept sample, or ends after its last successful read,
+    // e.g. the GPU was lost; while sampling and reading fine, the latest value
+    // counts as held until now); the other GPUs are still answered. Errors of
+    // the call itself: an interval that ends before it starts, a domain that
+    // is not monitored.
+    [[nodiscard]] virtual Result<std::map<unsigned, Result<Joules>>> energy_by_gpu(
         Timestamp start, Timestamp end, PowerDomain domain = PowerDomain::DeviceInstant) const = 0;
+    // energy_by_gpu() when every GPU is known; otherwise the first GPU's reason.
+    [[nodiscard]] Result<std::map<unsigned, Joules>> energy(Timestamp start, Timestamp end,
+                                                          PowerDomain domain = PowerDomain::DeviceInstant) const;
     // Power of each GPU at `at` (default: the latest sample): the sample in force then.
     [[nodiscard]] virtual Result<std::map<unsigned, Watts>> power(
         std::optional<Timestamp> at = std::nullopt, PowerDomain domain = PowerDomain::DeviceInstant) const = 0;

@@ -43,6 +43,12 @@ class ZeusMonitor(_core.EnergyMonitor):
     CUDA_VISIBLE_DEVICES); CPU indices are RAPL packages. sync_execution_with is
     "torch", "jax" or "cupy" (imported now; an explicit choice that is not
     installed is an error here; the default "torch" without PyTorch means no sync).
+
+    wait_for_counter_refresh (not in the original): at each window edge, wait
+    for the energy counters' next two refreshes (about 0.2 s) and take the
+    edge from them, instead of estimating it from the last refresh and one
+    power reading (each value's provenance "edge_error_bound_j" says how far
+    that estimate can be off).
     """
 
     def __init__(
@@ -52,6 +58,7 @@ class ZeusMonitor(_core.EnergyMonitor):
         approx_instant_energy: bool = False,
         log_file: str | Path | None = None,
         sync_execution_with: str = DEFAULT_SYNC,
+        wait_for_counter_refresh: bool = False,
     ) -> None:
         """Open the devices and check every argument (see the class docstring)."""
         sync = sync_function(sync_execution_with)
@@ -81,6 +88,7 @@ class ZeusMonitor(_core.EnergyMonitor):
             bool(approx_instant_energy),
             path,
             sync,
+            bool(wait_for_counter_refresh),
         )
         self.gpus = gpus
         self.cpus = cpus
@@ -89,3 +97,4 @@ class ZeusMonitor(_core.EnergyMonitor):
         self.sync_with = str(sync_execution_with)
         self.approx_instant_energy = bool(approx_instant_energy)
         self.log_file = path
+        self.wait_for_counter_refresh = bool(wait_for_counter_refresh)

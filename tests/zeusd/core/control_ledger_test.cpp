@@ -46,5 +46,15 @@ TEST(ControlLedgerTest, TakeAllEmptiesTheLedger) {
     EXPECT_TRUE(ledger.snapshot().empty());
 }
 
+// What tells GpuFleet whether the file on disk must be written again.
+TEST(ControlLedgerTest, ReportsWhetherAnythingChanged) {
+    ControlLedger ledger;
+    EXPECT_TRUE(ledger.record_change(0, Setting::PowerLimit, 300000, 42));
+    EXPECT_FALSE(ledger.record_change(0, Setting::PowerLimit, std::nullopt, 42));  // the same owner again
+    EXPECT_TRUE(ledger.record_change(0, Setting::PowerLimit, std::nullopt, 77));   // a new owner
+    EXPECT_TRUE(ledger.forget(0, Setting::PowerLimit));
+    EXPECT_FALSE(ledger.forget(0, Setting::PowerLimit));
+}
+
 }  // namespace
 }  // namespace zeus::zeusd

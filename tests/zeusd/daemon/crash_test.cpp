@@ -5,6 +5,8 @@
 #include <signal.h>
 
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 
 #include "zeusd_fixture.hpp"
 
@@ -65,6 +67,38 @@ TEST_F(ZeusdTest, AnUnwritableLedgerDirectoryIsRefusedAtStart) {
                   daemon_env());
     EXPECT_NE(status, 0) << output;
     EXPECT_NE(output.find("--restore-ledger"), std::string::npos) << output;
+}
+
+// The ledger goes to disk (a temporary file, two fsyncs, a rename) when it
+// changes, not on every control request: a client setting the same thing
+// again and again (a training loop re-applying its power limit) costs no
+// disk writes after the first.
+TEST_F(ZeusdTest, RepeatingAChangeDoesNotRewriteTheLedger) {
+    start();
+    const auto range = local_gpus()[0].power_limit_constraints().value();
+    const std::string request =
+        "/gpu/set_power_limit?gpu_ids=0&block=true&power_limit_mw=" + std::to_string(range.min.count());
+    ASSERT_EQ(post(request).status, 200) << log();
+    const std::filesystem::path ledger = *endpoint_.unix_path + ".ledger.json";
+    ASSERT_TRUE(std::filesystem::exists(ledger));
+    const auto read = [&] {
+        std::ifstream in(ledger);
+        return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    };
+    // A mark zeusd's own writer never produces: it survives only if zeusd leaves the file alone.
+    const std::string marked = read() + "\n\n";
+    std::ofstream(ledger) << marked;
+    for (int i = 0; i < 3; ++i) ASSERT_EQ(post(request).status, 200) << log();
+    EXPECT_EQ(read(), marked);
+    // A change the ledger does not hold yet is still written before it is applied.
+    const bool persistence = local_gpus()[0].persistence_mode().value();
+    ASSERT_EQ(post(std::string("/gpu/set_persistence_mode?gpu_ids=0&block=true&enabled=") +
+                   (persistence ? "true" : "false"))
+                  .status,
+              200)
+        << log();
+    EXPECT_NE(read(), marked);
+    EXPECT_NE(read().find("persistence_mode"), std::string::npos) << read();
 }
 
 }  // namespace

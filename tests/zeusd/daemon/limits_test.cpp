@@ -1,6 +1,7 @@
 // What one local user can cost the daemon through the mode-666 socket:
 // running it out of file descriptors must not turn into a busy accept loop
 // or a log flood, and it serves again once connections close.
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <fstream>
@@ -60,6 +61,55 @@ TEST_F(ZeusdTest, RunningOutOfDescriptorsPausesAcceptingInsteadOfSpinning) {
             return false;
         }
     })) << log().substr(0, 4000);
+}
+
+// The per-peer caps are `zeusd serve` flags: a site with many jobs under one
+// user raises them, a shared login node lowers them.
+TEST_F(ZeusdTest, TheConnectionCapPerPeerIsAFlag) {
+    start({"--max-connections-per-peer", "2"});
+    const int first = connect_to(endpoint_);
+    const int second = connect_to(endpoint_);
+    ASSERT_GE(first, 0);
+    ASSERT_GE(second, 0);
+    const auto refused = raw_exchange(endpoint_, "GET /discover HTTP/1.1\r\nHost: localhost\r\n\r\n");
+    EXPECT_NE(refused.find("503 Service Unavailable"), std::string::npos) << refused;
+    EXPECT_NE(refused.find("at most 2 connections"), std::string::npos) << refused;
+    ::close(first);
+    EXPECT_TRUE(eventually([&] { return get("/discover").status == 200; })) << log();
+    ::close(second);
+}
+
+TEST_F(ZeusdTest, TheStreamCapPerPeerIsAFlag) {
+    start({"--max-streams-per-peer", "1"});
+    const int stream = connect_to(endpoint_);
+    ASSERT_GE(stream, 0);
+    const std::string request = "GET /gpu/stream_power HTTP/1.1\r\nHost: localhost\r\n\r\n";
+    ASSERT_EQ(::send(stream, request.data(), request.size(), MSG_NOSIGNAL), static_cast<ssize_t>(request.size()));
+    ASSERT_NE(receive_until(stream, "text/event-stream").find("text/event-stream"), std::string::npos) << log();
+    const auto second = get("/gpu/stream_power");
+    EXPECT_EQ(second.status, 503) << second.body;
+    EXPECT_NE(second.body.find("at most 1 event streams"), std::string::npos) << second.body;
+    ::close(stream);
+    // The slot frees with the connection.
+    EXPECT_TRUE(eventually([&] {
+        const int again = connect_to(endpoint_);
+        if (again < 0) return false;
+        const bool streaming = ::send(again, request.data(), request.size(), MSG_NOSIGNAL) > 0 &&
+                               receive_until(again, "text/event-stream").find("text/event-stream") != std::string::npos;
+        ::close(again);
+        return streaming;
+    })) << log();
+}
+
+TEST_F(ZeusdTest, ABadCapIsRefusedNamingTheFlag) {
+    for (const std::string flag : {"--max-connections-per-peer", "--max-streams-per-peer", "--max-queued-events"}) {
+        for (const std::string value : {"0", "-3", "lots", "1000001"}) {
+            const auto [status, output] = run_zeusd({"serve", "--socket-path", *endpoint_.unix_path, flag, value},
+                                                    daemon_env());
+            EXPECT_NE(status, 0) << flag << " " << value << ": " << output;
+            EXPECT_NE(output.find(flag), std::string::npos) << flag << " " << value << ": " << output;
+        }
+    }
 }
 
 }  // namespace

@@ -111,9 +111,16 @@ std::string raw_exchange(const Endpoint& endpoint, const std::string& bytes, std
         if (n <= 0) break;  // the server may close early on oversized input
         sent += static_cast<std::size_t>(n);
     }
+    std::string received = receive_until(fd, "", timeout);
+    ::close(fd);
+    return received;
+}
+
+std::string receive_until(int fd, const std::string& part, std::chrono::milliseconds timeout) {
     std::string received;
     const auto deadline = std::chrono::steady_clock::now() + timeout;
-    while (std::chrono::steady_clock::now() < deadline) {
+    while (std::chrono::steady_clock::now() < deadline &&
+           (part.empty() || received.find(part) == std::string::npos)) {
         pollfd descriptor{fd, POLLIN, 0};
         if (::poll(&descriptor, 1, 50) <= 0) continue;
         char buffer[4096];
@@ -121,7 +128,6 @@ std::string raw_exchange(const Endpoint& endpoint, const std::string& bytes, std
         if (n <= 0) break;
         received.append(buffer, static_cast<std::size_t>(n));
     }
-    ::close(fd);
     return received;
 }
 

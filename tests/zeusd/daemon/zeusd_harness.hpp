@@ -36,6 +36,10 @@ HttpReply http_request(const Endpoint& endpoint, const std::string& method, cons
 // it closes the connection or `timeout` passes.
 std::string raw_exchange(const Endpoint& endpoint, const std::string& bytes,
                          std::chrono::milliseconds timeout = std::chrono::milliseconds(3000));
+// Reads from `fd` until `part` has arrived (empty: until the server closes),
+// the connection ends or `timeout` passes; returns what arrived.
+std::string receive_until(int fd, const std::string& part,
+                          std::chrono::milliseconds timeout = std::chrono::milliseconds(5000));
 // A loopback port nobody listens on now (bound to port 0 and released).
 unsigned short free_tcp_port();
 // Opens a connection to `endpoint` and returns its file descriptor.

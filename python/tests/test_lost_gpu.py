@@ -1,0 +1,108 @@
+"""A GPU lost during a window, and the edge estimate's bound, on the simulator:
+nothing may read as a silent 0.0."""
+
+from __future__ import annotations
+
+import ctypes
+import math
+import time
+
+import pytest
+
+from conftest import a100s, energy_bound
+
+
+def lose(sim, gpu: int, lost: bool = True) -> None:
+    sim._call("zeusSimInjectFault", ctypes.c_uint(gpu), b"lost", ctypes.c_double(1.0 if lost else 0.0))
+
+
+def test_lost_counter_gpu_is_nan_named_and_warned(sim):
+    sim.start(a100s(2))
+    from zeus_native.monitor import ZeusMonitor
+
+    loads = [sim.load(g, 0.8) for g in range(2)]
+    monitor = ZeusMonitor(gpu_indices=[0, 1])
+    before = sim.truth(0)
+    monitor.begin_window("step")
+    sim.advance(1.0)
+    lose(sim, 1)
+    sim.advance(1.0)
+    with pytest.warns(UserWarning, match=r"GPU 1 was lost during window 'step'.*NaN.*: GPU 1 .*lost"):
+        m = monitor.end_window("step")
+    truth = sim.truth(0) - before
+    assert set(m.gpu_energy) == {0, 1} and all(isinstance(v, float) for v in m.gpu_energy.values())
+    assert math.isnan(m.gpu_energy[1])
+    assert abs(m.gpu_energy[0] - truth) <= energy_bound(sim, 0)
+    assert m.lost_gpus == [1]
+    assert m.provenance["gpu"][1]["lost"] is True and m.provenance["gpu"][0]["lost"] is False
+    assert any(w.startswith("GPU 1: ") and "lost" in w for w in m.warnings), m.warnings
+    assert m.total_energy == m.gpu_energy[0]  # the lost GPU is left out, not summed as NaN or 0
+    assert not m.trustworthy
+    lose(sim, 1, False)
+    for load in loads:
+        sim.unload(load)
+
+
+def test_lost_pre_volta_gpu_is_nan_and_the_others_are_measured(sim):
+    # No energy counter: power integrated in real time, so the real clock.
+    sim.start({"clock": "real", "gpus": [{"model": "P100-PCIE-16GB", "count": 2}]})
+    from zeus_native.monitor import PowerMonitor, ZeusMonitor
+
+    load = sim.load(0, 0.7)
+    monitor = ZeusMonitor(gpu_indices=[0, 1])
+    power = PowerMonitor(gpu_indices=[0, 1], update_period=0.01)
+    time.sleep(0.2)
+    start = time.time()
+    before = sim.truth(0)
+    monitor.begin_window("pascal")
+    time.sleep(0.4)
+    lose(sim, 1)
+    time.sleep(0.4)  # well past the sampler's few tolerated failed reads
+    with pytest.warns(UserWarning, match=r"GPU 1 was lost during window 'pascal'"):
+        m = monitor.end_window("pascal")
+    truth = sim.truth(0) - before
+    end = time.time()
+    assert math.isnan(m.gpu_energy[1]) and m.lost_gpus == [1]
+    assert m.provenance["gpu"][0]["source"] == "integrated power"
+    # 2% for integrating the 20 ms sensor, and the edges' read times.
+    assert abs(m.gpu_energy[0] - truth) <= 0.02 * truth + 2 * sim.true_power(0) * 0.02, (m.gpu_energy, truth)
+    with pytest.warns(UserWarning, match=r"GPU 1 has no power readings over the whole interval"):
+        energy = power.get_energy(start, end)
+    assert math.isnan(energy[1]) and energy[0] > 0
+    power.stop()
+    lose(sim, 1, False)
+    sim.unload(load)
+
+
+def test_nan_in_a_made_measurement_marks_the_gpu_lost():
+    from zeus_native.monitor import Measurement
+
+    m = Measurement(time=1.0, gpu_energy={0: 5.0, 1: float("nan")})
+    assert m.lost_gpus == [1] and math.isnan(m.gpu_energy[1]) and m.total_energy == 5.0
+
+
+def test_edge_estimate_carries_its_error_bound(sim):
+    sim.start(a100s(1, clock="real"))
+    from zeus_native.monitor import ZeusMonitor
+
+    load = sim.load(0, 1.0)
+    time.sleep(0.3)
+    monitor = ZeusMonitor(gpu_indices=[0])
+    begin = [sim.truth(0)]
+    monitor.begin_window("w")
+    begin.append(sim.truth(0))
+    time.sleep(0.3)
+    sim.unload(load)  # a step just before the end: the estimate may use the loaded power
+    time.sleep(0.02)
+    end = [sim.truth(0)]
+    m = monitor.end_window("w")
+    end.append(sim.truth(0))
+    bound = m.provenance["gpu"][0]["edge_error_bound_j"]
+    assert isinstance(bound, float) and bound > 0
+    # Within the bound of the spans the truths read around each edge allow
+    # (and the counter's 1 mJ resolution at each edge).
+    assert end[0] - begin[1] - bound - 0.002 <= m.gpu_energy[0] <= end[1] - begin[0] + bound + 0.002
+    waiting = ZeusMonitor(gpu_indices=[0], wait_for_counter_refresh=True)
+    waiting.begin_window("w")
+    time.sleep(0.1)
+    assert waiting.end_window("w").provenance["gpu"][0]["edge_error_bound_j"] is None
