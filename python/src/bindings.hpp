@@ -36,5 +36,6 @@ void bind_carbon(nb::module_& m);
 void bind_perseus(nb::module_& m);
 void bind_batch_size(nb::module_& m);
 void bind_metrics(nb::module_& m);
+void bind_reports(nb::module_& m);
 
 }  // namespace zeus::python
