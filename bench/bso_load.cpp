@@ -3,7 +3,13 @@
 // epoch over its own keep-alive connection, against a running server. Prints
 // requests/s, latency percentiles and errors (docs/benchmarks.md "BSO load").
 //
-//   bso_load --url http://127.0.0.1:PORT [--jobs N] [--recurrences N] [--epochs N]
+//   bso_load --url http://127.0.0.1:PORT [--jobs N] [--recurrences N] [--epochs N] [--rate R]
+//
+// Without --rate every job sends its next request as soon as the last one is
+// answered (saturation: the most the server does). With --rate the jobs
+// together offer R requests/s, each on its own schedule, and a request's
+// latency counts from when it was due, so a late send counts against the
+// server too (no coordinated omission): the latency at that throughput.
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -25,15 +31,23 @@ struct JobLog {
     std::string first_error;
 };
 
-void run_job(const std::string& url, int index, int recurrences, int epochs, JobLog& log) {
+// interval 0: back to back; otherwise one request per interval from `first`.
+void run_job(const std::string& url, int index, int recurrences, int epochs, std::chrono::nanoseconds interval,
+             std::chrono::steady_clock::time_point first, JobLog& log) {
     zeus::HttpClient client(zeus::HttpEndpoint{url, "", "bso-server", "", "", {}});
+    auto due = first;
     auto call = [&](std::string_view method, const std::string& target, const std::string& body) -> std::string {
         zeus::HttpRequest request;
         request.method = method;
         request.target = target;
         request.body = body;
         if (!body.empty()) request.content_type = "application/json";
-        const auto start = std::chrono::steady_clock::now();
+        auto start = std::chrono::steady_clock::now();
+        if (interval.count() > 0) {
+            std::this_thread::sleep_until(due);
+            start = due;
+            due += interval;
+        }
         auto reply = client.request(request);
         log.latencies_ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
         if (!reply || reply.value().status >= 300) {
@@ -69,17 +83,26 @@ int main(int argc, char** argv) {
     CLI::App app{"Load benchmark of zeus bso-server"};
     std::string url;
     int jobs = 64, recurrences = 3, epochs = 20;
+    double rate = 0;
     app.add_option("--url", url, "the server, http://HOST:PORT")->required();
     app.add_option("--jobs", jobs, "concurrent jobs, one connection each")->capture_default_str();
     app.add_option("--recurrences", recurrences, "training runs per job")->capture_default_str();
     app.add_option("--epochs", epochs, "reports per run")->capture_default_str();
+    app.add_option("--rate", rate, "offered requests/s of all jobs together (0: as fast as answered)")
+        ->check(CLI::Range(0.0, 1e6));
     CLI11_PARSE(app, argc, argv);
 
     std::vector<JobLog> logs(static_cast<std::size_t>(jobs));
     std::vector<std::thread> threads;
     const auto start = std::chrono::steady_clock::now();
-    for (int i = 0; i < jobs; ++i)
-        threads.emplace_back(run_job, url, i, recurrences, epochs, std::ref(logs[static_cast<std::size_t>(i)]));
+    const auto interval = rate > 0 ? std::chrono::nanoseconds(static_cast<long long>(1e9 * jobs / rate))
+                                   : std::chrono::nanoseconds(0);
+    for (int i = 0; i < jobs; ++i) {
+        // Staggered so that the jobs' requests spread evenly over each interval.
+        const auto first = start + std::chrono::milliseconds(50) + interval * i / jobs;
+        threads.emplace_back(run_job, url, i, recurrences, epochs, interval, first,
+                             std::ref(logs[static_cast<std::size_t>(i)]));
+    }
     for (auto& t : threads) t.join();
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     std::vector<double> all;

@@ -5,7 +5,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
-scripts/setup-python.sh
+# The extension's own sources are built with warnings as errors too (scikit-build-core reads cmake.define here).
+SKBUILD_CMAKE_DEFINE="ZEUS_PYTHON_WERROR=ON" scripts/setup-python.sh
 
 jobs="$(nproc)"
 echo "== build (warnings are errors)"

@@ -30,6 +30,8 @@ Command add_profile(CLI::App& parent);
 Command add_power_limit(CLI::App& parent);
 Command add_exporter(CLI::App& parent);
 Command add_bso_server(CLI::App& parent);
+Command add_bso(CLI::App& parent);
 Command add_perseus(CLI::App& parent);
+Command add_perseus_server(CLI::App& parent);
 
 }  // namespace zeus::cli

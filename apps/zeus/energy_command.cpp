@@ -27,6 +27,7 @@ int run_energy(const MeasureOptions& opts) {
         return 1;
     }
     const auto on_begun = [&](Timestamp) {
+        session.begin_charges();
         if (session.format() == OutputFormat::Human && !opts.duration_s) {
             std::cerr << "zeus: measuring; press Ctrl-C to stop\n";
         }
@@ -41,7 +42,7 @@ int run_energy(const MeasureOptions& opts) {
     }
     std::ostream& out = session.out();
     if (session.format() == OutputFormat::Human && !opts.duration_s && opts.output.empty()) out << "\n";
-    out << render_report(session.report(*measurement, "energy"), session.format());
+    out << render_report(session.charged_report(*measurement, "energy"), session.format());
     out.flush();
     return 0;
 }
@@ -51,7 +52,7 @@ int run_energy(const MeasureOptions& opts) {
 Command add_energy(CLI::App& parent) {
     auto* cmd = parent.add_subcommand("energy", "Measure time and energy per device from now until Ctrl-C");
     auto opts = std::make_shared<MeasureOptions>();
-    add_measure_options(*cmd, *opts, MeasureFlags{nullptr, false, true, false});
+    add_measure_options(*cmd, *opts, MeasureFlags{nullptr, false, true, false, true});
     return [opts]() { return run_energy(*opts); };
 }
 

@@ -24,14 +24,16 @@ int main(int argc, char** argv) {
     remember(zeus::cli::add_power_limit(app));
     remember(zeus::cli::add_exporter(app));
     remember(zeus::cli::add_bso_server(app));
+    remember(zeus::cli::add_bso(app));
     remember(zeus::cli::add_perseus(app));
+    remember(zeus::cli::add_perseus_server(app));
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
         return zeus::cli::report_parse_error(app, e);
     }
     if (app.get_subcommands().empty()) {
-        std::cerr << app.help() << "\nzeus: a subcommand is required (show-env, demo, power, energy, run, profile, power-limit, exporter, bso-server, perseus)\n";
+        std::cerr << app.help() << "\nzeus: a subcommand is required (show-env, demo, power, energy, run, profile, power-limit, exporter, bso-server, perseus, perseus-server)\n";
         return 2;
     }
     try {

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "commands.hpp"
+#include "window_charges.hpp"
 #include "zeus/device/gpu.hpp"
 #include "zeus/platform/error.hpp"
 #include "zeus/report/measurement_report.hpp"
@@ -44,6 +45,7 @@ struct MeasureOptions {
     // Window edges from the counters' next refreshes (EnergyMonitorOptions):
     // for commands that have nothing to do right after an edge.
     bool wait_for_counter_refresh = true;
+    ChargeOptions charges;  // energy, run: carbon and cost of the window
 };
 
 // Which of the shared options a command takes.
@@ -52,6 +54,7 @@ struct MeasureFlags {
     bool trace = false;
     bool duration = false;
     bool power_domain = false;
+    bool charges = false;  // --carbon-* and --price*
 };
 void add_measure_options(CLI::App& app, MeasureOptions& options, MeasureFlags which);
 

@@ -83,6 +83,7 @@ void add_measure_options(CLI::App& app, MeasureOptions& options, MeasureFlags wh
         app.add_option("--trace", options.trace,
                        "Write a Chrome/Perfetto trace (JSON) with power per device and the measured window");
     }
+    if (which.charges) add_charge_options(app, options.charges);
 }
 
 int setup_exit_code(const Error& error) {
@@ -172,6 +173,9 @@ Result<std::unique_ptr<MeasureSession>> MeasureSession::open(const MeasureOption
     auto monitor = EnergyMonitor::open(s->gpus_, &s->cpus_, s->soc_.get(), std::move(mopts));
     if (!monitor) return monitor.error();
     s->monitor_ = std::move(monitor).value();
+    auto charges = WindowCharges::open(options.charges, *s->monitor_, s->gpus_);
+    if (!charges) return charges.error();
+    s->charges_ = std::move(charges).value();
 
     if (options.output.empty()) {
         s->out_ = options.runs_command ? &std::cerr : &std::cout;
@@ -222,6 +226,16 @@ std::vector<std::string> MeasureSession::power_devices() const {
 
 EnergyReport MeasureSession::report(const Measurement& m, std::string command_name) const {
     return report::measurement_report(m, std::move(command_name), gpus_, &cpus_, soc_.get());
+}
+
+void MeasureSession::begin_charges() {
+    if (charges_) charges_->begin();
+}
+
+EnergyReport MeasureSession::charged_report(const Measurement& m, std::string command_name) {
+    EnergyReport r = report(m, std::move(command_name));
+    if (charges_) charges_->end(m, r);
+    return r;
 }
 
 void finish_trace(TraceRecorder& trace, const MeasureSession& session, CpuPowerSampler& cpu_sampler,

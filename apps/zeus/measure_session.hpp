@@ -72,6 +72,11 @@ class MeasureSession {
 
     [[nodiscard]] EnergyReport report(const Measurement& m, std::string command_name) const;
 
+    // --carbon-* / --price*: begin the hourly split right after the window
+    // begins; the report of the ended window with its carbon and cost.
+    void begin_charges();
+    [[nodiscard]] EnergyReport charged_report(const Measurement& m, std::string command_name);
+
   private:
     MeasureSession() = default;
     Gpus gpus_;
@@ -88,6 +93,7 @@ class MeasureSession {
     // Declared after the devices they read, so they are destroyed (threads joined) first.
     std::unique_ptr<PowerMonitor> power_monitor_;
     std::unique_ptr<EnergyMonitor> monitor_;
+    std::unique_ptr<WindowCharges> charges_;  // over monitor_: destroyed (thread joined) before it
 };
 
 class TraceRecorder;

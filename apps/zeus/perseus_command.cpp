@@ -9,11 +9,13 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 
 #include "commands.hpp"
 #include "perseus_output.hpp"
+#include "pipeline_simulation.hpp"
 #include "zeus/lowtime/instruction_profile.hpp"
 #include "zeus/lowtime/perseus_plan.hpp"
 
@@ -29,7 +31,26 @@ struct SolveFlags {
     double noise_factor = 0.95;
     std::size_t microbatches = 0;
     bool allow_differing_frequencies = false;
+    std::optional<std::size_t> schedules;  // unset: every point's files
 };
+
+// Which frontier points (1-based; 0 is the start, never written) get
+// schedule files: all, or at most `cap` spread evenly from the slowest to
+// the fastest, the fastest always among them.
+std::vector<std::size_t> points_to_write(std::size_t point_count, std::optional<std::size_t> cap) {
+    std::vector<std::size_t> out;
+    if (point_count < 2) return out;
+    const std::size_t last = point_count - 1;
+    if (!cap || *cap >= last) {
+        for (std::size_t i = 1; i <= last; ++i) out.push_back(i);
+        return out;
+    }
+    for (std::size_t k = 0; k < *cap; ++k) {
+        const std::size_t i = *cap == 1 ? last : 1 + (k * (last - 1) + (*cap - 1) / 2) / (*cap - 1);
+        if (out.empty() || out.back() != i) out.push_back(i);
+    }
+    return out;
+}
 
 std::string read_file(const std::string& path, const char* what) {
     std::ifstream in(path, std::ios::binary);
@@ -65,12 +86,13 @@ int run_solve(const SolveFlags& f) {
         const auto plan = lowtime::plan_pipeline_frequencies(profile, options);
         const std::chrono::duration<double> solve_time = std::chrono::steady_clock::now() - started;
         const auto& points = plan.frontier.points();
-        for (std::size_t i = 1; i < points.size(); ++i) {
+        const auto written = points_to_write(points.size(), f.schedules);
+        for (const std::size_t i : written) {
             write_file(dir / fmt::format("schedule_{:05d}.json", i - 1), schedule_json(plan, i));
             write_file(dir / fmt::format("freqs_pipeline_{:05d}.py", i - 1), freqs_pipeline_python(plan, i));
         }
         write_file(dir / "frontier.svg", frontier_svg(plan));
-        write_file(dir / "frontier.json", frontier_json(plan));
+        write_file(dir / "frontier.json", frontier_json(plan, written));
         std::cerr << fmt::format("zeus: perseus solve: {} frontier points, {:.4f} s ({:.6g} J) to {:.4f} s ({:.6g} J), "
                                  "stopped: {}; fit and solve took {:.3f} s; wrote {}\n",
                                  points.size(), points.front().real_time, plan.energy_with_p2p(0), points.back().real_time,
@@ -86,10 +108,25 @@ int run_solve(const SolveFlags& f) {
     }
 }
 
+struct SimulateFlags {
+    PipelineSimulationPlan plan;
+    std::string format = "text";
+};
+
+int run_simulate(const SimulateFlags& f) {
+    auto report = simulate_pipeline(f.plan);
+    if (!report) {
+        std::cerr << "zeus: perseus simulate: " << report.error().describe() << "\n";
+        return 1;
+    }
+    std::cout << (f.format == "json" ? report->to_json() : report->to_text()) << std::flush;
+    return 0;
+}
+
 }  // namespace
 
 Command add_perseus(CLI::App& parent) {
-    auto* app = parent.add_subcommand("perseus", "Perseus pipeline-frequency optimization: solve");
+    auto* app = parent.add_subcommand("perseus", "Perseus pipeline-frequency optimization: solve, simulate");
     app->require_subcommand(1);
     auto solve = std::make_shared<SolveFlags>();
     auto* s = app->add_subcommand("solve", "the time-energy frontier and per-stage frequency schedules of a 1F1B pipeline");
@@ -107,9 +144,39 @@ Command add_perseus(CLI::App& parent) {
         ->capture_default_str();
     s->add_option("--cost-models", solve->cost_models,
                   "JSON {\"STAGE,forward|backward\": {a,b,c}} (or a frontier.json) to use instead of fitting");
+    s->add_option("--schedules", solve->schedules,
+                  "write the schedule files (JSON and .py) of at most N frontier points, spread evenly from the "
+                  "slowest to the fastest (always written); 0: none; default: every point (one pair of files each)")
+        ->check(CLI::Range(std::size_t{0}, std::size_t{1} << 40));
     s->add_flag("--allow-differing-frequencies", solve->allow_differing_frequencies,
                 "accept instructions profiled at different frequency sets");
-    return [app, s, solve] {
+    auto simulate = std::make_shared<SimulateFlags>();
+    auto* sim = app->add_subcommand(
+        "simulate", "Perseus end to end on simulated GPUs (one per stage): profile, solve, serve, run, against all-max clocks");
+    sim->add_option("--stages", simulate->plan.stages, "pipeline stages (simulated GPUs)")->check(CLI::Range(1, 64))->capture_default_str();
+    sim->add_option("--microbatches", simulate->plan.microbatches, "microbatches per iteration")
+        ->check(CLI::Range(1, 4096))
+        ->capture_default_str();
+    sim->add_option("--gpu-model", simulate->plan.gpu_model, "simulator preset")->capture_default_str();
+    sim->add_option("--forward-units", simulate->plan.forward_units,
+                    "first stage's forward, in s at the maximum clock (a backward is twice its forward)")
+        ->check(CLI::Range(1e-4, 10.0))
+        ->capture_default_str();
+    sim->add_option("--imbalance", simulate->plan.imbalance, "the last stage does (1 + this) times the first's work")
+        ->check(CLI::Range(0.0, 10.0))
+        ->capture_default_str();
+    sim->add_option("--frequency-stride", simulate->plan.frequency_stride, "profile every Nth supported clock")
+        ->check(CLI::Range(1, 100))
+        ->capture_default_str();
+    sim->add_option("--min-frequency", simulate->plan.min_frequency_fraction, "lowest profiled clock, as a fraction of the maximum")
+        ->check(CLI::Range(0.05, 1.0))
+        ->capture_default_str();
+    sim->add_option("--iterations", simulate->plan.iterations, "measured iterations per run (after one warm-up)")
+        ->check(CLI::Range(1, 1000))
+        ->capture_default_str();
+    sim->add_option("--format", simulate->format, "text or json")->check(CLI::IsMember({"text", "json"}))->capture_default_str();
+    return [app, s, solve, sim, simulate] {
+        if (sim->parsed()) return run_simulate(*simulate);
         if (s->parsed()) return run_solve(*solve);
         std::cerr << app->help();
         return 2;

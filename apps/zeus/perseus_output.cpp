@@ -54,7 +54,7 @@ std::map<lowtime::StageInstruction, lowtime::ExponentialCoefficients> parse_cost
     return out;
 }
 
-std::string frontier_json(const lowtime::PerseusPlan& plan) {
+std::string frontier_json(const lowtime::PerseusPlan& plan, const std::vector<std::size_t>& written) {
     nlohmann::json doc;
     doc["stages"] = plan.stages;
     doc["microbatches"] = plan.options.microbatches;
@@ -81,7 +81,9 @@ std::string frontier_json(const lowtime::PerseusPlan& plan) {
                           {"effective_energy", p.cost},
                           {"energy", plan.energy_with_p2p(i)},
                           {"cost_change", p.cost_change},
-                          {"schedule", i == 0 ? nlohmann::json(nullptr) : nlohmann::json(fmt::format("schedule_{:05d}.json", i - 1))}});
+                          {"schedule", std::binary_search(written.begin(), written.end(), i)
+                                           ? nlohmann::json(fmt::format("schedule_{:05d}.json", i - 1))
+                                           : nlohmann::json(nullptr)}});
     }
     return doc.dump(1) + "\n";
 }

@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "zeus/lowtime/perseus_plan.hpp"
 
@@ -15,7 +16,8 @@ namespace zeus::cli {
 [[nodiscard]] std::map<lowtime::StageInstruction, lowtime::ExponentialCoefficients> parse_cost_models_json(
     const std::string& text, const std::string& source_name);
 
-[[nodiscard]] std::string frontier_json(const lowtime::PerseusPlan& plan);
+// `written`: the points (ascending) whose schedule files exist; the others' "schedule" is null.
+[[nodiscard]] std::string frontier_json(const lowtime::PerseusPlan& plan, const std::vector<std::size_t>& written);
 // [[["forward", 1740], ["backward", 1710], ...] per stage]
 [[nodiscard]] std::string schedule_json(const lowtime::PerseusPlan& plan, std::size_t point);
 // The original's export for point `point` (>= 1), index point - 1 in its name.

@@ -102,7 +102,8 @@ Command add_power(CLI::App& parent) {
     auto opts = std::make_shared<MeasureOptions>();
     add_measure_options(
         *cmd, *opts,
-        MeasureFlags{"Seconds between printed readings (GPU power is sampled as often as it changes)", true, true, true});
+        MeasureFlags{"Seconds between printed readings (GPU power is sampled as often as it changes)", true, true, true,
+                     false});
     return [opts]() { return run_power(*opts); };
 }
 

@@ -93,6 +93,7 @@ int run_command(const RunOptions& opts) {
         std::cerr << "zeus: " << ok.error().describe() << "\n";
         return kZeusFailed;
     }
+    session.begin_charges();
     std::optional<TraceRecorder> trace;
     if (tracing) trace.emplace("zeus run: " + command_line(opts.command), start);
     auto last_cpu = MonitorClock::now();  // CPU power from here: begin_window may have waited
@@ -155,7 +156,7 @@ int run_command(const RunOptions& opts) {
                   << measurement.error().describe() << "\n";
         return command_exit != 0 ? command_exit : kZeusFailed;
     }
-    EnergyReport report = session.report(*measurement, "run");
+    EnergyReport report = session.charged_report(*measurement, "run");
     report.command = opts.command;
     report.child = status;
     report.interrupted_by = interrupted_by;
@@ -189,7 +190,7 @@ Command add_run(CLI::App& parent) {
     add_measure_options(
         *cmd, opts->measure,
         MeasureFlags{"Seconds between CPU power samples in the trace (GPU power is sampled as often as it changes)",
-                     true, false, false});
+                     true, false, false, true});
     add_run_push_options(*cmd, opts->push);
     // The command is everything from its name (or from --) on, options
     // included: the positional is only there for the help text. It rejects

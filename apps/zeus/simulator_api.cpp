@@ -3,6 +3,9 @@
 #include <fmt/format.h>
 #include <zeus_sim/zeus_sim.h>
 
+#include <stdlib.h>
+
+#include <fstream>
 #include <string_view>
 
 namespace zeus::cli {
@@ -17,7 +20,14 @@ Result<SimulatorApi> SimulatorApi::open(const Gpus& gpus) {
     api.trace_load_begin = api.library.function<decltype(trace_load_begin)>("zeusSimTraceLoadBegin");
     api.run_trace_work = api.library.function<decltype(run_trace_work)>("zeusSimRunTraceWork");
     api.last_error = api.library.function<decltype(last_error)>("zeusSimLastError");
-    if (!api.run_work || !api.trace_profile_load || !api.trace_load_begin || !api.run_trace_work || !api.last_error) {
+    api.load_begin = api.library.function<decltype(load_begin)>("zeusSimLoadBegin");
+    api.load_end = api.library.function<decltype(load_end)>("zeusSimLoadEnd");
+    api.advance = api.library.function<decltype(advance)>("zeusSimAdvance");
+    api.now = api.library.function<decltype(now)>("zeusSimNow");
+    api.ground_truth_energy = api.library.function<decltype(ground_truth_energy)>("zeusSimGroundTruthEnergy");
+    api.clock_mhz = api.library.function<decltype(clock_mhz)>("zeusSimClockMhz");
+    if (!api.run_work || !api.trace_profile_load || !api.trace_load_begin || !api.run_trace_work || !api.last_error ||
+        !api.load_begin || !api.load_end || !api.advance || !api.now || !api.ground_truth_energy || !api.clock_mhz) {
         return Error{ErrorCode::FunctionNotFound, path + " lacks the simulator's workload API",
                      "rebuild the simulator (sim/) with this version of zeus", 0};
     }
@@ -53,6 +63,21 @@ Result<std::vector<SimulatorPreset>> simulator_presets(const std::string& librar
 
 Error SimulatorApi::failure(const std::string& what) const {
     return Error{ErrorCode::Unknown, fmt::format("simulator: {}: {}", what, last_error()), "", 0};
+}
+
+Result<Gpus> open_private_simulator(const std::filesystem::path& directory, const std::string& config_json) {
+    const auto config = directory / "simulator.json";
+    std::ofstream(config) << config_json;
+    ::setenv("ZEUS_SIM_CONFIG", config.c_str(), 1);
+    ::setenv("ZEUS_SIM_STATE", (directory / "state").c_str(), 1);
+    auto environment = GpuOptions::from_environment();
+    if (!environment) return environment.error();
+    GpuOptions options;
+    options.simulate = true;
+    options.simulator_library = environment->simulator_library;
+    Gpus gpus = Gpus::open(options);
+    if (!gpus.status()) return gpus.status().error();
+    return gpus;
 }
 
 }  // namespace zeus::cli

@@ -3,6 +3,7 @@
 // work on them (`zeus profile --simulated-work`, `zeus power-limit simulate`).
 #pragma once
 
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -39,6 +40,18 @@ struct SimulatorApi {
     int (*trace_load_begin)(unsigned gpu, int profile, int* load) = nullptr;
     int (*run_trace_work)(unsigned gpu, int profile, double epochs, double* elapsed_s) = nullptr;
     const char* (*last_error)() = nullptr;
+    // Loads, the virtual clock and ground truth (`zeus perseus simulate`).
+    int (*load_begin)(unsigned gpu, double utilization, int* load) = nullptr;
+    int (*load_end)(int load) = nullptr;
+    int (*advance)(double seconds) = nullptr;
+    int (*now)(double* seconds) = nullptr;
+    int (*ground_truth_energy)(unsigned gpu, double* joules) = nullptr;
+    int (*clock_mhz)(unsigned gpu, double* mhz) = nullptr;
 };
+
+// A simulator of this process only: `config_json` and the state file go in
+// `directory` (ZEUS_SIM_CONFIG / ZEUS_SIM_STATE point there), and its GPUs
+// are opened (the library from ZEUS_SIM_LIBRARY or next to libzeus).
+[[nodiscard]] Result<Gpus> open_private_simulator(const std::filesystem::path& directory, const std::string& config_json);
 
 }  // namespace zeus::cli

@@ -9,9 +9,9 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
-#include <sstream>
 #include <utility>
 
+#include "platform/csv_line.hpp"
 #include "scratch_directory.hpp"
 #include "simulator_api.hpp"
 #include "zeus/device/gpus.hpp"
@@ -25,14 +25,6 @@ constexpr std::string_view kHeader = "dataset,network,batch_size,optimizer,power
 Error bad_trace(const std::string& path, std::size_t line, const std::string& what) {
     return Error{ErrorCode::InvalidConfig, fmt::format("power trace {} line {}: {}", path, line, what),
                  fmt::format("give a trace CSV with the columns {} (data/power-traces/)", kHeader), 0};
-}
-
-std::vector<std::string> split(const std::string& line) {
-    std::vector<std::string> fields;
-    std::stringstream in(line);
-    std::string field;
-    while (std::getline(in, field, ',')) fields.push_back(field);
-    return fields;
 }
 
 std::string simulator_config(const TraceSimulationPlan& plan, const TraceWorkload& workload) {
@@ -145,7 +137,7 @@ Result<std::vector<TraceWorkload>> read_trace_workloads(const std::string& csv_p
     for (std::size_t number = 2; std::getline(in, line); ++number) {
         if (!line.empty() && line.back() == '\r') line.pop_back();
         if (line.empty()) continue;
-        const auto f = split(line);
+        const auto f = split_csv_line(line);
         if (f.size() != 7) return bad_trace(csv_path, number, fmt::format("{} fields, expected 7", f.size()));
         double limit = 0;
         int batch = 0;
@@ -176,18 +168,9 @@ Result<std::vector<TraceWorkload>> read_trace_workloads(const std::string& csv_p
 Result<optimizer::PowerLimitReport> simulate_trace(const TraceSimulationPlan& plan, const TraceWorkload& workload) {
     auto scratch = ScratchDirectory::create("zeus-power-limit");
     if (!scratch) return scratch.error();
-    const auto config = scratch->path() / "simulator.json";
-    std::ofstream(config) << simulator_config(plan, workload);
-    ::setenv("ZEUS_SIM_CONFIG", config.c_str(), 1);
-    ::setenv("ZEUS_SIM_STATE", (scratch->path() / "state").c_str(), 1);
-
-    auto environment = GpuOptions::from_environment();
-    if (!environment) return environment.error();
-    GpuOptions options;
-    options.simulate = true;
-    options.simulator_library = environment->simulator_library;
-    const Gpus gpus = Gpus::open(options);
-    if (!gpus.status()) return gpus.status().error();
+    auto opened = open_private_simulator(scratch->path(), simulator_config(plan, workload));
+    if (!opened) return opened.error();
+    const Gpus gpus = std::move(opened).value();
     auto api = SimulatorApi::open(gpus);
     if (!api) return api.error();
 

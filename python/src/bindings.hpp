@@ -32,6 +32,10 @@ void bind_devices(nb::module_& m);
 void bind_monitors(nb::module_& m);
 void bind_optimizer(nb::module_& m);
 void bind_profile(nb::module_& m);
+void bind_carbon(nb::module_& m);
+void bind_perseus(nb::module_& m);
+void bind_batch_size(nb::module_& m);
 void bind_metrics(nb::module_& m);
+void bind_reports(nb::module_& m);
 
 }  // namespace zeus::python

@@ -11,5 +11,9 @@ NB_MODULE(_core, m) {
     zeus::python::bind_monitors(m);
     zeus::python::bind_optimizer(m);
     zeus::python::bind_profile(m);
+    zeus::python::bind_carbon(m);
+    zeus::python::bind_perseus(m);
+    zeus::python::bind_batch_size(m);
     zeus::python::bind_metrics(m);
+    zeus::python::bind_reports(m);
 }

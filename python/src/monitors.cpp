@@ -194,11 +194,11 @@ void bind_energy_monitor(nb::module_& m) {
                  if (!sync.is_none()) {
                      // For windows the C++ core opens itself (the power-limit optimizer's):
                      // called without the GIL; the windows opened from Python sync in begin/end.
-                     options.sync = [fn = sync.ptr()](const std::vector<unsigned>& gpu_indices) {
+                     options.sync = [fn = sync.ptr()](const std::vector<unsigned>& indices) {
                          nb::gil_scoped_acquire acquire;
                          try {
                              nb::list l;
-                             for (unsigned i : gpu_indices) l.append(i);
+                             for (unsigned i : indices) l.append(i);
                              const nb::handle callable(fn);
                              callable(l);
                          } catch (nb::python_error& e) {
@@ -481,7 +481,7 @@ double EnergyWindows::native_pairs(std::size_t count) {
         monitor->begin_window("__zeus_native_bench", false, false).value();
         auto r = monitor->end_window("__zeus_native_bench", false, false);
         const auto t1 = std::chrono::steady_clock::now();
-        r.value();
+        static_cast<void>(r.value());  // throws what failed
         ns.push_back(std::chrono::duration<double, std::nano>(t1 - t0).count());
     }
     if (ns.empty()) return 0.0;
@@ -496,7 +496,7 @@ double EnergyWindows::native_reads(std::size_t count) const {
     nb::gil_scoped_release release;
     for (std::size_t i = 0; i < count; ++i) {
         const auto t0 = std::chrono::steady_clock::now();
-        for (unsigned index : monitor->gpu_indices()) g[index].energy_snapshot().value();
+        for (unsigned index : monitor->gpu_indices()) static_cast<void>(g[index].energy_snapshot().value());
         const auto t1 = std::chrono::steady_clock::now();
         ns.push_back(std::chrono::duration<double, std::nano>(t1 - t0).count());
     }

@@ -50,6 +50,12 @@ const char* state_name(const optimizer::PowerLimitState& state) {
     }
 }
 
+// A GPU lost in a window raises ZeusGPULostError, as the original's
+// end_window does; the optimizer's other errors are RuntimeError.
+ErrorFamily family_of(const Status& status) {
+    return !status && status.error().code == ErrorCode::GpuLost ? ErrorFamily::Gpu : ErrorFamily::Runtime;
+}
+
 }  // namespace
 
 void bind_optimizer(nb::module_& m) {
@@ -99,7 +105,7 @@ void bind_optimizer(nb::module_& m) {
                 nb::gil_scoped_release release;
                 s = p.optimizer->on_step_begin();
             }
-            check(s, ErrorFamily::Runtime);
+            check(s, family_of(s));
         })
         .def("on_epoch_end", [](PowerLimitOptimizer& p) {
             Status s;

@@ -106,3 +106,40 @@ def test_edge_estimate_carries_its_error_bound(sim):
     waiting.begin_window("w")
     time.sleep(0.1)
     assert waiting.end_window("w").provenance["gpu"][0]["edge_error_bound_j"] is None
+
+
+def test_power_limit_optimizer_discards_a_window_with_a_lost_gpu(sim):
+    # The library's fix reaches Python: the 375 W window, in which GPU 1 is
+    # lost, is no measurement (its total would lack GPU 1's energy), and the
+    # error is the original's ZeusGPULostError.
+    sim.start(a100s(2))
+    from zeus_native.monitor import ZeusMonitor
+    from zeus_native.device.gpu.common import ZeusGPULostError
+    from zeus_native.optimizer import GlobalPowerLimitOptimizer
+
+    loads = [sim.load(g, 1.0) for g in range(2)]
+    monitor = ZeusMonitor(gpu_indices=[0, 1])
+    monitor.gpus.set_power_management_limit(0, 300_000)
+    plo = GlobalPowerLimitOptimizer(monitor, wait_steps=1, warmup_steps=1, profile_steps=3)
+    # 400 W is set on call 2, its window covers calls 3-5 (closed on call 6, which sets
+    # 375 W); 375 W's window opens on call 7 and closes on call 10.
+    for _ in range(8):
+        plo.on_step_begin()
+        sim.advance(0.05)
+    assert [w for w, _, _ in plo.measurements] == [400]
+    lose(sim, 1)
+    sim.advance(0.05)
+    plo.on_step_begin()  # call 9, inside the window
+    sim.advance(0.05)
+    with pytest.raises(ZeusGPULostError, match=r"GPU 1 was lost while 375 W was profiled.*400 W"):
+        plo.on_step_begin()
+    assert [w for w, _, _ in plo.measurements] == [400]
+    assert plo.state == "Done" and plo.optimal_power_limit == 400
+    assert monitor.gpus.get_power_management_limit(0) == 400_000
+    assert any("375 W" in w and "GPU 1" in w for w in plo._native.warnings), plo._native.warnings
+    with pytest.raises(RuntimeError, match=r"GPU 1"):
+        plo.close()  # GPU 1 cannot take its limit back; GPU 0 does
+    assert monitor.gpus.get_power_management_limit(0) == 300_000
+    lose(sim, 1, False)
+    for load in loads:
+        sim.unload(load)

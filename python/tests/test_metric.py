@@ -289,7 +289,7 @@ def test_bad_input_names_the_problem_and_the_fix(sim, pushgateway):
     for make in (lambda: EnergyHistogram([], [7], pushgateway.url, "job"),
                  lambda: EnergyCumulativeCounter([], [7], 1, pushgateway.url, "job"),
                  lambda: PowerGauge([7], 1, pushgateway.url, "job")):
-        with pytest.raises(type(monitor_error.value), match="GPU 7 does not exist") as e:
+        with pytest.raises(type(monitor_error.value), match="GPU index 7 is out of range") as e:
             make()
         assert "0 to 1" in str(e.value) and "CUDA_VISIBLE_DEVICES" in str(e.value)
     with pytest.raises(ValueError, match="GPU bucket range cannot be empty.*defaults"):

@@ -22,6 +22,7 @@ from typing import Sequence
 
 from zeus_native import _core
 from zeus_native.device import _sets
+from zeus_native.device._indices import check_gpu_indices
 from zeus_native.utils.framework import DEFAULT_SYNC, sync_function
 
 _live: "weakref.WeakSet" = weakref.WeakSet()
@@ -46,6 +47,7 @@ def _devices(gpu_indices: Sequence[int], cpu_indices: Sequence[int]):
 
         error = ZeusCPUNoPermissionError if cpus.init_error_code == "no permission" else ZeusCPUInitError
         raise error(cpus.init_error)
+    check_gpu_indices(gpus, gpu_indices)  # the same error as ZeusMonitor's for an unknown index
     return gpus, (cpus if cpus.init_error is None else None)
 
 

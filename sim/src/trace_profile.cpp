@@ -7,23 +7,12 @@
 #include <map>
 #include <numeric>
 #include <set>
-#include <sstream>
 
 #include "errors.h"
+#include "platform/csv_line.hpp"
 
 namespace zeus::sim {
 namespace {
-
-std::vector<std::string> split_csv_line(const std::string& line) {
-  std::vector<std::string> fields;
-  std::string field;
-  std::istringstream in(line);
-  while (std::getline(in, field, ',')) {
-    while (!field.empty() && (field.back() == '\r' || field.back() == ' ')) field.pop_back();
-    fields.push_back(field);
-  }
-  return fields;
-}
 
 double parse_double(const std::string& text, const std::string& where) {
   try {

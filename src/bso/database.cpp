@@ -176,6 +176,11 @@ std::unique_ptr<Database> Database::open(const std::string& location, int target
             // Quoted so that paths with spaces survive SOCI's key=value parsing.
             session->open(soci::sqlite3, "db=\"" + path + "\" timeout=10");
             *session << "PRAGMA journal_mode=WAL";
+            // In WAL mode NORMAL syncs at checkpoints rather than at every
+            // commit: a committed request survives the server's crash (kill
+            // -9), and only an OS crash or power loss can lose the last
+            // commits -- SQLite's documented trade-off for WAL.
+            *session << "PRAGMA synchronous=NORMAL";
             *session << "PRAGMA foreign_keys=ON";
         }
     } catch (const std::exception& e) {
@@ -222,7 +227,7 @@ Database::Transaction::Transaction(Database& db) : tx_(std::make_unique<soci::tr
 Database::Transaction::~Transaction() = default;
 void Database::Transaction::commit() { tx_->commit(); }
 
-std::optional<JobRecord> Database::find_job(const std::string& job_id) {
+std::optional<JobRecord> Database::find_job(const std::string& job_id, BatchSizes batch_sizes) {
     soci::row row;
     *session_ << "SELECT job_id, job_id_prefix, default_batch_size, higher_is_better_metric, eta_knob, beta_knob,"
                  " target_metric, max_epochs, num_pruning_rounds, window_size, max_power, number_of_gpus, gpu_model,"
@@ -254,6 +259,7 @@ std::optional<JobRecord> Database::find_job(const std::string& job_id) {
     job.stage = row.get<std::string>(19) == "MAB" ? Stage::MAB : Stage::Pruning;
     job.min_cost = nullable_real(row, 20);
     job.min_cost_batch_size = integer(row, 21);
+    if (batch_sizes == BatchSizes::Skip) return job;
 
     soci::rowset<soci::row> sizes =
         (session_->prepare << "SELECT batch_size FROM bso_batch_size WHERE job_id = :id ORDER BY batch_size", soci::use(job_id));

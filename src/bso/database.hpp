@@ -57,7 +57,10 @@ public:
         std::unique_ptr<soci::transaction> tx_;
     };
 
-    std::optional<JobRecord> find_job(const std::string& job_id);
+    // Without its batch sizes (spec.batch_sizes empty): one query instead of
+    // two, for the requests that do not need them (every epoch's report).
+    enum class BatchSizes { Read, Skip };
+    std::optional<JobRecord> find_job(const std::string& job_id, BatchSizes batch_sizes = BatchSizes::Read);
     void insert_job(const JobRecord& job);
     void update_job_state(const JobRecord& job);  // stage, min cost, rng state
     bool delete_job(const std::string& job_id);

@@ -75,6 +75,13 @@ private:
     std::unique_lock<std::mutex> lock(const std::string& key);
 
     JobRecord require_job(Database& db, const std::string& job_id);
+    struct ReportContext {
+        JobRecord job;
+        Trial trial;
+    };
+    // The job (without its batch sizes) and the trial a report is about;
+    // BsoError(400) when either is unknown.
+    static ReportContext read_report_context(Database& db, const TrainingResult& result);
     TrialIdentity create_trial(Database& db, const JobRecord& job, std::int64_t batch_size, TrialType type);
     std::int64_t predict_mab(Database& db, JobRecord& job, const std::vector<ArmState>& arms);
 

@@ -340,6 +340,9 @@ class Session : public std::enable_shared_from_this<Session<Protocol>> {
         message->body() = std::move(response.body);
         message->keep_alive(keep_alive);
         message->prepare_payload();
+        // The request timeout covers reading a request; a handler may answer
+        // much later (the Perseus server's schedule waits for every rank), so
+        // the write gets a fresh one rather than failing at once.
         limit_time(limits_.request_timeout);
         http::async_write(stream_, *message,
                           [self = this->shared_from_this(), message, keep_alive](beast::error_code error, std::size_t) {

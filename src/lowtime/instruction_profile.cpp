@@ -5,25 +5,13 @@
 #include <cmath>
 #include <cstdlib>
 #include <set>
-#include <sstream>
 #include <stdexcept>
+
+#include "platform/csv_line.hpp"
 
 namespace zeus::lowtime {
 
 namespace {
-
-std::vector<std::string> split_csv_line(const std::string& line) {
-    std::vector<std::string> fields;
-    std::string field;
-    std::istringstream in(line);
-    while (std::getline(in, field, ',')) {
-        while (!field.empty() && (field.back() == '\r' || field.back() == ' ')) field.pop_back();
-        while (!field.empty() && field.front() == ' ') field.erase(field.begin());
-        fields.push_back(field);
-    }
-    if (!line.empty() && line.back() == ',') fields.emplace_back();
-    return fields;
-}
 
 struct Where {
     const std::string& source;

@@ -1,6 +1,7 @@
 #include "zeus/optimizer/power_limit_optimizer.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -270,16 +271,29 @@ Status GlobalPowerLimitOptimizer::finish_profiling(Milliwatts limit) {
     auto m = monitor_.end_window(power_limit_window_name(limit));
     if (!m) return m.error();
     double energy = 0;
-    for (const auto& [index, value] : m->gpu_energy) energy += value.energy.count();
+    std::vector<unsigned> lost;   // this rank's GPUs that stopped answering
+    std::vector<std::string> why; // and what the monitor said of each
+    for (const auto& [index, value] : m->gpu_energy) {
+        if (value.lost) {
+            lost.push_back(index);
+            why.push_back(value.warnings.empty() ? fmt::format("GPU {} stopped answering", index)
+                                                 : value.warnings.front());
+        }
+        energy += value.energy.count();
+    }
     double time = m->time.count();
+    double lost_gpus = static_cast<double>(lost.size());
     if (options_.communicator != nullptr) {
-        auto total = options_.communicator->all_reduce({energy}, profile::ReduceOp::Sum);
+        // One collective for both, so that every rank learns of a loss on any.
+        auto total = options_.communicator->all_reduce({energy, lost_gpus}, profile::ReduceOp::Sum);
         if (!total) return total.error();
         auto slowest = options_.communicator->all_reduce({time}, profile::ReduceOp::Max);
         if (!slowest) return slowest.error();
-        energy = total->front();
+        energy = total->at(0);
+        lost_gpus = total->at(1);
         time = slowest->front();
     }
+    if (lost_gpus > 0.0) return stop_for_lost_gpus(limit, lost, why);
     measurements_.push_back({limit, Joules(energy), Seconds(time)});
     for (const auto& [index, value] : m->gpu_energy) {
         for (const auto& warning : value.warnings) {
@@ -289,6 +303,35 @@ Status GlobalPowerLimitOptimizer::finish_profiling(Milliwatts limit) {
     const auto it = std::find(candidates_.begin(), candidates_.end(), limit);
     if (it == candidates_.end() || it + 1 == candidates_.end()) return choose(/*save=*/true);
     return start_warmup(*(it + 1));
+}
+
+Status GlobalPowerLimitOptimizer::stop_for_lost_gpus(Milliwatts limit, const std::vector<unsigned>& lost,
+                                                     const std::vector<std::string>& why) {
+    // The window's total lacks the lost GPUs' energy: kept, it would make
+    // this limit look cheaper than it is. Profiling again would not help
+    // (a lost GPU stays lost until it is reset, and the next limit cannot
+    // be set on it), so profiling stops here.
+    const std::string who = lost.empty()       ? std::string("a GPU of another rank was")
+                            : lost.size() == 1 ? fmt::format("GPU {} was", lost.front())
+                                               : fmt::format("GPUs {} were", fmt::join(lost, ", "));
+    const std::string cause = why.empty() ? std::string("see that rank's warning") : fmt::format("{}", fmt::join(why, "; "));
+    warnings_.push_back(fmt::format("{}: window discarded, {} lost in it, its energy is incomplete: {}", watts_text(limit),
+                                    who, cause));
+    std::fprintf(stderr, "zeus: power-limit optimizer: warning: %s\n", warnings_.back().c_str());
+    // Training goes on at full power on every GPU that still answers; the
+    // profile is incomplete and is not saved.
+    const Milliwatts maximum = candidates_.front();
+    state_ = state::Done{maximum};
+    current_limit_.reset();
+    for (const auto& control : gpus_) (void)control.gpu->set_power_limit(maximum);
+    return Error{ErrorCode::GpuLost,
+                 fmt::format("{} lost while {} was profiled, so that limit cannot be measured ({}); profiling "
+                             "stopped, the window is discarded and training continues at the maximum limit {} on "
+                             "the GPUs that still answer",
+                             who, watts_text(limit), cause, watts_text(maximum)),
+                 "check the GPU (nvidia-smi; Xid errors in the kernel log) and reset it, then profile again with a "
+                 "new optimizer",
+                 0};
 }
 
 Status GlobalPowerLimitOptimizer::choose(bool save) {

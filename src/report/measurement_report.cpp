@@ -1,5 +1,7 @@
 #include "zeus/report/measurement_report.hpp"
 
+#include <cctype>
+
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -155,10 +157,17 @@ nlohmann::ordered_json report_json(const EnergyReport& r) {
         dj["source"] = d.source;
         dj["lost"] = d.lost;
         dj["warnings"] = d.warnings;
+        for (const auto& [key, charge] : {std::pair{"carbon_gco2eq", &r.carbon}, std::pair{"cost", &r.cost}}) {
+            if (!*charge) continue;
+            const auto amount = (*charge)->of(d.device);
+            dj[key] = amount ? number(*amount) : nlohmann::ordered_json();
+        }
         devices.push_back(std::move(dj));
     }
     j["devices"] = std::move(devices);
     j["total_energy_j"] = number(r.total_energy_j());
+    if (r.carbon) j["carbon"] = nlohmann::ordered_json::parse(carbon::charge_json(*r.carbon));
+    if (r.cost) j["cost"] = nlohmann::ordered_json::parse(carbon::charge_json(*r.cost));
     j["warnings"] = r.warnings;
     return j;
 }
@@ -176,7 +185,13 @@ std::string render_report(const EnergyReport& r, OutputFormat format, bool json_
             return line.dump() + "\n";
         }
         case OutputFormat::Csv: {
-            std::string out = "device,kind,index,name,time_s,energy_j,average_power_w,source,warnings,simulated\n";
+            // Carbon and cost columns only when asked for; an empty cell is "unavailable", never 0.
+            std::string out = fmt::format("device,kind,index,name,time_s,energy_j,average_power_w,source,warnings,"
+                                          "simulated{}{}\n",
+                                          r.carbon ? ",carbon_gco2eq" : "", r.cost ? ",cost" : "");
+            const auto amount_cell = [](const std::optional<double>& v) {
+                return v ? fmt::format(",{:.9g}", *v) : std::string(",");
+            };
             for (const auto& d : r.devices) {
                 std::string warnings;
                 for (const auto& w : d.warnings) warnings += (warnings.empty() ? "" : "; ") + w;
@@ -184,10 +199,12 @@ std::string render_report(const EnergyReport& r, OutputFormat format, bool json_
                 const std::string energy = d.lost ? std::string() : fmt::format("{:.6f}", d.energy_j);
                 const std::string power =
                     d.lost ? std::string() : fmt::format("{:.6f}", average_power(d.energy_j, r.time_s));
-                out += fmt::format("{},{},{},{},{:.6f},{},{},{},{},{}\n", csv_field(d.device), d.kind,
+                out += fmt::format("{},{},{},{},{:.6f},{},{},{},{},{}{}{}\n", csv_field(d.device), d.kind,
                                    d.index ? std::to_string(*d.index) : std::string(), csv_field(d.name), r.time_s,
                                    energy, power, d.lost ? "lost" : d.source, csv_field(warnings),
-                                   d.kind == "gpu" && r.simulated ? "true" : "false");
+                                   d.kind == "gpu" && r.simulated ? "true" : "false",
+                                   r.carbon ? amount_cell(r.carbon->of(d.device)) : "",
+                                   r.cost ? amount_cell(r.cost->of(d.device)) : "");
             }
             return out;
         }
@@ -225,7 +242,19 @@ std::string render_report(const EnergyReport& r, OutputFormat format, bool json_
         out += fmt::format("{:<8} {:<{}} {:>12.3f} {:>14.2f}\n", "Total", "", name_width, total,
                            average_power(total, r.time_s));
     }
+    // "Carbon:   12.3 gCO2eq (ElectricityMaps, zone DE; 10:00Z 419 g/kWh, ...)"
+    for (const auto* charge : {&r.carbon, &r.cost}) {
+        if (!*charge) continue;
+        std::string line = carbon::charge_human(**charge);
+        line[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(line[0])));
+        const auto colon = line.find(": ");
+        out += fmt::format("{:<10}{}\n", line.substr(0, colon + 1), line.substr(colon + 2));
+    }
     std::vector<std::string> warnings = r.warnings;
+    for (const auto* charge : {&r.carbon, &r.cost}) {
+        if (*charge) warnings.insert(warnings.end(), (*charge)->provenance.warnings.begin(),
+                                     (*charge)->provenance.warnings.end());
+    }
     for (const auto& d : r.devices) {
         for (const auto& w : d.warnings) warnings.push_back(d.device + ": " + w);
     }

@@ -1,5 +1,6 @@
 // `zeus power`, `zeus energy` and `zeus run`: their pure parts (option
-// parsing, report formats, child processes and signals) as unit tests, and
+// parsing, child processes and signals) as unit tests (the report formats
+// are the library's: tests/report/), and
 // the commands end to end against the GPU simulator, compared with the
 // simulator's ground-truth energy.
 #include <gtest/gtest.h>
@@ -25,14 +26,11 @@
 #include "child_process.hpp"
 #include "cpu/fake_powercap.hpp"
 #include "measure_options.hpp"
-#include "zeus/report/measurement_report.hpp"
 
 extern char** environ;
 
 namespace zeus::cli {
 namespace {
-
-using namespace zeus::report;  // the measurement report formats (library)
 
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
@@ -99,84 +97,6 @@ TEST(MeasureOptions, WritableChecksLeaveNothingBehind) {
     EXPECT_NE(s.error().message.find("missing/log.csv"), std::string::npos);
     EXPECT_FALSE(check_writable("--output", dir.string()).ok());  // a directory
     fs::remove_all(dir);
-}
-
-// ---------------------------------------------------------------- formats
-
-EnergyReport sample_report() {
-    EnergyReport r;
-    r.command_name = "run";
-    r.command = {"python", "train.py", "--epochs 3"};
-    r.child = ChildStatus{true, 0, 0};
-    r.start_time = std::chrono::system_clock::time_point(std::chrono::milliseconds(1'700'000'000'123));
-    r.time_s = 2.0;
-    r.devices.push_back({"GPU 0", "gpu", 0U, "NVIDIA A100-SXM4-40GB", 500.0, "energy_counter", {}});
-    r.devices.push_back({"GPU 1", "gpu", 1U, "Tesla P100, PCIe", 100.0, "integrated_power", {"short window"}});
-    r.devices.push_back({"CPU 0", "cpu", 0U, "package-0", 60.0, "energy_counter", {}});
-    r.devices.push_back({"SoC gpu", "soc", std::nullopt, "NVIDIA Jetson", 5.0, "integrated_power", {}});
-    return r;
-}
-
-TEST(ReportFormat, HumanTableHasEveryDeviceTotalAndWarnings) {
-    const std::string text = render_report(sample_report(), OutputFormat::Human);
-    EXPECT_NE(text.find("Command:  python train.py '--epochs 3'"), std::string::npos) << text;
-    EXPECT_NE(text.find("Status:   exited with code 0"), std::string::npos) << text;
-    EXPECT_NE(text.find("Time:     2.000 s"), std::string::npos) << text;
-    EXPECT_NE(text.find("GPU 0"), std::string::npos) << text;
-    EXPECT_NE(text.find("250.00  energy counter"), std::string::npos) << text;
-    EXPECT_NE(text.find("integrated power"), std::string::npos) << text;
-    // The SoC overlaps the GPUs and CPUs: not in the total.
-    EXPECT_NE(text.find("660.000"), std::string::npos) << text;
-    EXPECT_NE(text.find("GPU 1: short window"), std::string::npos) << text;
-}
-
-TEST(ReportFormat, CsvQuotesFieldsAndHasOneRowPerDevice) {
-    const std::string text = render_report(sample_report(), OutputFormat::Csv);
-    std::istringstream lines(text);
-    std::string line;
-    std::getline(lines, line);
-    EXPECT_EQ(line, "device,kind,index,name,time_s,energy_j,average_power_w,source,warnings,simulated");
-    std::vector<std::string> rows;
-    while (std::getline(lines, line)) rows.push_back(line);
-    ASSERT_EQ(rows.size(), 4U);
-    EXPECT_EQ(rows[0], "GPU 0,gpu,0,NVIDIA A100-SXM4-40GB,2.000000,500.000000,250.000000,energy_counter,,false");
-    EXPECT_EQ(rows[1].substr(0, 30), "GPU 1,gpu,1,\"Tesla P100, PCIe\"");
-    EXPECT_EQ(rows[3].substr(0, 15), "SoC gpu,soc,,NV");
-    EXPECT_EQ(csv_field("a\"b"), "\"a\"\"b\"");
-}
-
-TEST(ReportFormat, JsonCarriesExitStatusAndEnergies) {
-    EnergyReport r = sample_report();
-    r.child = ChildStatus{false, 0, SIGINT};
-    r.interrupted_by = SIGINT;
-    const auto j = nlohmann::json::parse(render_report(r, OutputFormat::Json));
-    EXPECT_EQ(j["command"], "run");
-    EXPECT_EQ(j["argv"][2], "--epochs 3");
-    EXPECT_EQ(j["exit_code"], 130);
-    EXPECT_EQ(j["signal"], "SIGINT");
-    EXPECT_TRUE(j["interrupted"].get<bool>());
-    EXPECT_EQ(j["start_time"], "2023-11-14T22:13:20.123Z");
-    EXPECT_DOUBLE_EQ(j["devices"][0]["average_power_w"].get<double>(), 250.0);
-    EXPECT_TRUE(j["devices"][3]["index"].is_null());
-    EXPECT_DOUBLE_EQ(j["total_energy_j"].get<double>(), 660.0);
-    const auto line = render_report(r, OutputFormat::Json, true);
-    EXPECT_EQ(std::count(line.begin(), line.end(), '\n'), 1);
-    EXPECT_EQ(nlohmann::json::parse(line)["type"], "summary");
-}
-
-TEST(ReportFormat, PowerRowsInEveryFormat) {
-    const std::vector<std::string> devices = {"GPU 0", "CPU 0"};
-    const PowerRow row{std::chrono::system_clock::time_point(std::chrono::seconds(1'700'000'000)), 1.5,
-                       {231.44, std::nullopt}};
-    EXPECT_EQ(render_power_header(devices, OutputFormat::Csv), "timestamp,elapsed_s,GPU 0 power (W),CPU 0 power (W)\n");
-    EXPECT_EQ(render_power_header(devices, OutputFormat::Human), "");
-    EXPECT_EQ(render_power_row(devices, row, OutputFormat::Csv), "2023-11-14T22:13:20.000Z,1.500,231.440,\n");
-    const auto j = nlohmann::json::parse(render_power_row(devices, row, OutputFormat::Json));
-    EXPECT_EQ(j["type"], "power");
-    EXPECT_DOUBLE_EQ(j["power_w"]["GPU 0"].get<double>(), 231.44);
-    EXPECT_TRUE(j["power_w"]["CPU 0"].is_null());
-    const auto human = render_power_row(devices, row, OutputFormat::Human);
-    EXPECT_NE(human.find("GPU 0: 231.4 W  CPU 0: n/a"), std::string::npos) << human;
 }
 
 // ---------------------------------------------------- children and signals

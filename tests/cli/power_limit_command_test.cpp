@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "support/command_output.hpp"
+#include "support/csv_fields.hpp"
 
 namespace zeus::testing {
 namespace {
@@ -32,13 +33,7 @@ CliRun zeus(const std::string& args) {
     return r;
 }
 
-std::vector<std::string> fields(const std::string& line) {
-    std::vector<std::string> out;
-    std::stringstream in(line);
-    std::string f;
-    while (std::getline(in, f, ',')) out.push_back(f);
-    return out;
-}
+const auto& fields = csv_fields;
 
 // {limit W, energy, time} rows of a recorded log, in file order.
 std::vector<std::array<double, 3>> log_rows(const std::string& path) {

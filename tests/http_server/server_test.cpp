@@ -76,6 +76,11 @@ class HttpServerTest : public ::testing::Test {
                     const std::lock_guard lock(log_mutex_);
                     handler_threads_.insert(std::this_thread::get_id());
                 }
+                if (request.target() == "/later") {  // answered by the test, from its thread
+                    const std::lock_guard lock(log_mutex_);
+                    later_.push_back(std::move(respond));
+                    return;
+                }
                 if (request.target() == "/stream") {
                     respond(Response::event_stream(std::make_shared<SteadySource>()));
                     return;
@@ -149,6 +154,7 @@ class HttpServerTest : public ::testing::Test {
     std::mutex log_mutex_;
     std::string log_;
     std::set<std::thread::id> handler_threads_;
+    std::vector<Respond> later_;
 };
 
 // ServerOptions::session_threads: the server's own threads serve the
@@ -188,6 +194,37 @@ TEST_F(HttpServerTest, AnsweredByTheHandlerWithTheServersName) {
     EXPECT_TRUE(has(reply, "HTTP/1.1 200 OK")) << reply;
     EXPECT_TRUE(has(reply, "Server: test-server")) << reply;
     EXPECT_TRUE(has(reply, "got 'abc'")) << reply;
+}
+
+TEST_F(HttpServerTest, AnAnswerGivenLaterThanTheRequestTimeoutStillArrives) {
+    ServerLimits limits;
+    limits.request_timeout = 300ms;  // also the write's: room for 4 MiB on a loaded machine
+    start(limits);
+    const int fd = connect_client();
+    send_all(fd, "GET /later HTTP/1.1\r\nHost: x\r\n\r\n");
+    const auto waiting_since = std::chrono::steady_clock::now();
+    for (;;) {
+        {
+            const std::lock_guard lock(log_mutex_);
+            if (!later_.empty()) break;
+        }
+        ASSERT_LT(std::chrono::steady_clock::now() - waiting_since, 3s) << "the handler never ran";
+        std::this_thread::sleep_for(5ms);
+    }
+    std::this_thread::sleep_for(limits.request_timeout * 3);  // well past the request's timeout
+    {
+        const std::lock_guard lock(log_mutex_);
+        // Larger than a socket buffer, so the write cannot finish at once.
+        later_.front()(Response::text(http::status::ok, std::string(4 << 20, 'x') + "late but here"));
+    }
+    // The body ends the reply; checking only the end keeps the 4 MiB read linear.
+    const auto reply = receive(fd, [](const std::string& text) { return text.ends_with("late but here"); });
+    EXPECT_TRUE(has(reply, "HTTP/1.1 200 OK")) << reply.substr(0, 200);
+    EXPECT_TRUE(has(reply, "late but here")) << "got " << reply.size() << " bytes";
+    // Whole and on a connection that still serves: the write had its own time.
+    send_all(fd, "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\nConnection: close\r\n\r\nabc");
+    const auto next = receive_all(fd);
+    EXPECT_TRUE(has(next, "got 'abc'")) << next;
 }
 
 TEST_F(HttpServerTest, ConnectionsOverThePerPeerCapAreRefusedUntilOneCloses) {

@@ -72,6 +72,26 @@ def main() -> int:
         expect(not (out / f"freqs_pipeline_{len(points) - 1:05d}.py").exists(), "one export too many")
         ET.parse(out / "frontier.svg")  # well-formed
 
+    # --schedules N: at most N points' files, spread out, the fastest always; 0: none.
+    for cap in (3, 1, 0):
+        capped = work / f"out-cap{cap}"
+        p = solve(zeus, profile, capped, "--schedules", str(cap))
+        expect(p.returncode == 0, f"--schedules {cap} failed: {p.stderr}")
+        if p.returncode != 0:
+            continue
+        doc = json.loads((capped / "frontier.json").read_text())
+        named = [i for i, q in enumerate(doc["points"]) if q["schedule"] is not None]
+        files = sorted(x.name for x in capped.glob("schedule_*.json"))
+        expect(files == sorted(doc["points"][i]["schedule"] for i in named), f"--schedules {cap}: files {files} vs {named}")
+        expect(len(list(capped.glob("freqs_pipeline_*.py"))) == len(files), f"--schedules {cap}: one .py per JSON")
+        expect(len(files) == cap, f"--schedules {cap}: wrote {len(files)}")
+        if cap:
+            expect(named[-1] == len(doc["points"]) - 1, f"--schedules {cap}: the fastest point is written")
+        if cap == 3:
+            expect(named[0] == 1, f"--schedules 3 starts at the slowest written point: {named}")
+            expect((capped / doc["points"][named[1]]["schedule"]).read_bytes()
+                   == (out / doc["points"][named[1]]["schedule"]).read_bytes(), "a capped schedule equals the full run's")
+
     def refused(name: str, rows: list[str], needle: str, *extra: str) -> None:
         bad = work / f"{name}.csv"
         bad.write_text("\n".join(rows) + ("\n" if rows else ""))

@@ -314,6 +314,61 @@ TEST_F(OptimizerSchedule, TheEarlierLimitComesBackWhenClosedOrDestroyed) {
     for (const auto& gpu : gpus_) EXPECT_EQ(gpu->power_limit().value(), Milliwatts(220000));
 }
 
+// A GPU lost in a limit's window: its energy is missing from the window's
+// total, which would make that limit look cheap. The window is discarded,
+// profiling stops at the maximum limit with an error naming the GPU, and
+// close() still puts back the earlier limit wherever it can.
+TEST_F(OptimizerSchedule, AGpuLostInAWindowStopsProfilingInsteadOfUnderCountingIt) {
+    open(kTwoA40s);
+    for (const auto& gpu : gpus_) ASSERT_TRUE(gpu->set_power_limit(Milliwatts(220000)).ok());
+    PowerLimitOptimizerOptions options;
+    options.profile_path = dir_ / "lost" / "profile.json";
+    auto optimizer = create(options);
+    ASSERT_TRUE(optimizer);
+    // The closed form: 275 W (k = 1) is profiled over calls [62, 102).
+    const int w = 1, u = 10, p = 40, window_open = w + 1 + (u + p) + u, window_close = w + 1 + 2 * (u + p);
+    for (int s = 0; s < window_open + 5; ++s) training().step(*optimizer);
+    ASSERT_TRUE(std::holds_alternative<state::Profiling>(optimizer->state()));
+    ASSERT_EQ(std::get<state::Profiling>(optimizer->state()).limit, Milliwatts(275000));
+    ASSERT_EQ(optimizer->measurements().size(), 1U);  // 300 W
+    ASSERT_EQ(zeusSimInjectFault(1, "lost", 1), ZEUS_SIM_OK) << zeusSimLastError();
+    // The training loop goes on without the harness, which reads every GPU.
+    const int trace = define_model_trace();
+    Status at_close;
+    for (int call = training().call + 1; call <= window_close; ++call) {
+        at_close = optimizer->on_step_begin();
+        if (call < window_close) {
+            ASSERT_TRUE(at_close.ok()) << "call " << call << ": " << at_close.error().describe();
+        }
+        double elapsed = 0;
+        ASSERT_EQ(zeusSimRunTraceWork(0, trace, 1.0 / 40, &elapsed), ZEUS_SIM_OK) << zeusSimLastError();
+    }
+    ASSERT_FALSE(at_close.ok()) << "the window with a lost GPU was taken as a measurement";
+    EXPECT_EQ(at_close.error().code, ErrorCode::GpuLost);
+    for (const char* part : {"GPU 1", "lost", "275 W", "300 W"}) {
+        EXPECT_NE(at_close.error().message.find(part), std::string::npos) << part << ": " << at_close.error().message;
+    }
+    // No measurement for 275 W, and nothing more is profiled.
+    ASSERT_EQ(optimizer->measurements().size(), 1U);
+    EXPECT_EQ(optimizer->measurements().front().power_limit, Milliwatts(300000));
+    EXPECT_TRUE(optimizer->done());
+    EXPECT_EQ(optimizer->optimal_power_limit(), Milliwatts(300000));
+    EXPECT_EQ(gpus_[0].power_limit().value(), Milliwatts(300000));
+    ASSERT_FALSE(optimizer->warnings().empty());
+    EXPECT_NE(optimizer->warnings().back().find("GPU 1"), std::string::npos) << optimizer->warnings().back();
+    EXPECT_NE(optimizer->warnings().back().find("275 W"), std::string::npos) << optimizer->warnings().back();
+    EXPECT_TRUE(inner_->open_windows().empty());
+    EXPECT_FALSE(std::filesystem::exists(*options.profile_path));  // an incomplete profile is not saved
+    ASSERT_TRUE(optimizer->on_step_begin().ok());  // done: the hooks change nothing
+    EXPECT_EQ(gpus_[0].power_limit().value(), Milliwatts(300000));
+    // close(): GPU 0 gets its earlier limit back; GPU 1 cannot, and it says so.
+    const Status closed = optimizer->close();
+    EXPECT_EQ(gpus_[0].power_limit().value(), Milliwatts(220000));
+    ASSERT_FALSE(closed.ok());
+    EXPECT_NE(closed.error().message.find("GPU 1"), std::string::npos) << closed.error().message;
+    EXPECT_EQ(zeusSimInjectFault(1, "lost", 0), ZEUS_SIM_OK);
+}
+
 TEST_F(OptimizerSchedule, ASavedProfileSkipsProfilingAndServesAnySelector) {
     open(kOneA40);
     const auto path = dir_ / "profiles" / "model.json";

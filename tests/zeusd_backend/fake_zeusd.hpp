@@ -1,12 +1,17 @@
-// Runs tests/zeusd_backend/fake_zeusd.py as a real process on a temporary Unix
-// socket (or a TCP port on 127.0.0.1) and reads back the requests it got.
+// A small stand-in for zeusd, in-process on the project's HTTP server
+// component (src/http_server): it answers the original daemon's routes with
+// their JSON shapes, status codes and error bodies (zeus-inventory §5.2-§5.3)
+// on a temporary Unix socket (or a TCP port on 127.0.0.1), and records every
+// request it gets so tests can assert the exact requests a client sends.
 #pragma once
 
 #include <nlohmann/json.hpp>
-#include <sys/types.h>
 
+#include <cstdint>
 #include <filesystem>
 #include <map>
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -30,7 +35,11 @@ class FakeZeusd {
     enum class Listen { UnixSocket, Tcp };
 
     // A daemon with two GPUs (ids 0, 1), two CPUs (0 with DRAM, 1 without),
-    // every group enabled and no auth; tests change what they need.
+    // every group enabled and no auth; tests change what they need. Further
+    // keys: "tokens" (token -> {sub, scopes, exp?, expired?}), "responses"
+    // ("METHOD /path" -> {status, body, content_type?}: answered as given),
+    // "discover_raw", "power_limit_mw", "cpu_start_uj", "cpu_step_uj" and
+    // "cpu_restart_at_read" (that CPU read sees counters started over).
     static nlohmann::json default_config();
 
     explicit FakeZeusd(const nlohmann::json& config = default_config(), Listen listen = Listen::UnixSocket);
@@ -49,12 +58,13 @@ class FakeZeusd {
     void clear_requests() const;
 
   private:
+    class Daemon;
+
     std::filesystem::path dir_;
     std::filesystem::path socket_;
-    std::filesystem::path log_;
     Listen listen_;
     std::uint16_t port_ = 0;
-    pid_t pid_ = -1;
+    std::unique_ptr<Daemon> daemon_;
 };
 
 }  // namespace zeus::testing

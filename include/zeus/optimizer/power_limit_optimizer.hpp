@@ -101,8 +101,11 @@ class GlobalPowerLimitOptimizer {
     // at the next step, the maximum limit is set meanwhile). When two epochs
     // in a row are too short to hold one limit's warm-up and window,
     // on_epoch_end ends profiling at the maximum limit and says so (the
-    // original retries forever). The others do nothing and exist so that
-    // callers can wire every hook.
+    // original retries forever). A GPU lost during a window (on any rank)
+    // ends profiling too: on_step_begin discards that window (its total
+    // would lack the lost GPU's energy), warns, sets the maximum limit on
+    // the GPUs that still answer and returns a GpuLost error naming the GPU.
+    // The others do nothing and exist so that callers can wire every hook.
     Status on_epoch_begin() { return {}; }
     Status on_step_begin();
     Status on_step_end() { return {}; }
@@ -151,6 +154,9 @@ class GlobalPowerLimitOptimizer {
     Status start_warmup(Milliwatts limit);
     Status begin_profiling(Milliwatts limit);
     Status finish_profiling(Milliwatts limit);
+    // A window in which a GPU was lost (on any rank): no measurement.
+    Status stop_for_lost_gpus(Milliwatts limit, const std::vector<unsigned>& lost,
+                              const std::vector<std::string>& why);
     Status choose(bool save);
 
     std::vector<GpuControl> gpus_;

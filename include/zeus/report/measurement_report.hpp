@@ -14,6 +14,7 @@
 #include <string_view>
 #include <vector>
 
+#include "zeus/carbon/charge_report.hpp"
 #include "zeus/device/cpu.hpp"
 #include "zeus/device/gpus.hpp"
 #include "zeus/device/soc.hpp"
@@ -50,6 +51,10 @@ struct EnergyReport {
     std::vector<DeviceEnergy> devices;
     std::vector<std::string> warnings;  // about the window as a whole
     bool simulated = false;             // the GPUs are the Zeus GPU simulator's
+    // The window's carbon emission and electricity cost with their provenance
+    // (zeus/carbon/), printed beside the joules when asked for.
+    std::optional<carbon::ChargeLine> carbon;
+    std::optional<carbon::ChargeLine> cost;
 
     // Every GPU, CPU and DRAM value (SoC metrics overlap the rest and lost devices have none).
     [[nodiscard]] double total_energy_j() const;

@@ -1,72 +1,116 @@
-"""`python -m zeus_native.monitor power|energy`: the original's CLI monitor, same output shape."""
+"""`python -m zeus_native.monitor power|energy`: the original's CLI monitor, same output shape.
+
+--format json|csv writes what `zeus power|energy --format json|csv` writes: one
+document on standard output (JSON Lines for power), messages on standard error.
+The loop is the library's (the one `zeus power|energy` runs); Ctrl-C or SIGTERM
+ends it with the totals.
+"""
 
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
-import threading
-import time
 from datetime import datetime
+
+from zeus_native import _core
+
+FORMATS = ["human", "json", "csv"]
+
+
+def _interrupt(signum, frame) -> None:
+    raise KeyboardInterrupt
+
+
+def _write(text: str, stream=sys.stdout) -> None:
+    stream.write(text)
+    stream.flush()
 
 
 def _energy(args: argparse.Namespace) -> None:
     from zeus_native.monitor import ZeusMonitor
 
     monitor = ZeusMonitor(gpu_indices=args.gpu_indices)
-    print(f"Monitoring GPU {monitor.gpu_indices}.", file=sys.stderr, flush=True)
-    monitor.begin_window("zeus.monitor.energy")
-    try:
-        threading.Event().wait()
-    except KeyboardInterrupt:
-        measurement = monitor.end_window("zeus.monitor.energy")
+    measurement = _core.measure_until_stopped(
+        monitor,
+        "zeus.monitor.energy",
+        None,
+        None,
+        on_begun=lambda: print(f"Monitoring GPU {monitor.gpu_indices}.", file=sys.stderr, flush=True),
+    )
+    if args.format == "json":
+        _write(measurement.to_json())
+    elif args.format == "csv":
+        _write(measurement.to_csv())
+    else:
         print("Total energy (J):")
         print(measurement, flush=True)
 
 
 def _power(args: argparse.Namespace) -> None:
-    from zeus_native.monitor import PowerMonitor
+    from zeus_native.monitor import ZeusMonitor
 
-    monitor = PowerMonitor(gpu_indices=args.gpu_indices, update_period=args.update_period)
-    print(f"Monitoring power usage of GPUs {monitor.gpu_indices}", file=sys.stderr, flush=True)
-    start = time.time()
-    try:
-        while True:
-            time.sleep(args.update_period)
-            power = monitor.get_power(power_domain=args.power_domain)
-            if power is not None:
-                print(datetime.now())
-                print({f"GPU{i}": w for i, w in power.items()}, flush=True)
-    except KeyboardInterrupt:
-        end = time.time()
-        print("\nTotal time (s):", end - start)
-        try:
-            energy = monitor.get_energy(start, end, power_domain=args.power_domain)
-        except ValueError as e:
-            print(f"Total energy (J): unavailable ({e})")
-        else:
-            print("Total energy (J):")
-            print({f"GPU{i}": j for i, j in energy.items()}, flush=True)
-    finally:
-        monitor.stop()
+    monitor = ZeusMonitor(gpu_indices=args.gpu_indices)
+    devices = _core.power_device_labels(monitor)
+    gpus = monitor.gpu_indices
+
+    def human(wall: float, elapsed_s: float, watts: list) -> None:
+        power = {f"GPU{i}": w for i, w in zip(gpus, watts) if w is not None}
+        if power:
+            print(datetime.now())
+            print(power, flush=True)
+
+    def formatted(wall: float, elapsed_s: float, watts: list) -> None:
+        _write(_core.render_power_row(devices, wall, elapsed_s, watts, args.format))
+
+    _write(_core.render_power_header(devices, args.format))
+    measurement = _core.measure_until_stopped(
+        monitor,
+        "zeus.monitor.power",
+        args.update_period,
+        None,
+        args.power_domain,
+        on_reading=human if args.format == "human" else formatted,
+        on_begun=lambda: print(f"Monitoring power usage of GPUs {gpus}", file=sys.stderr, flush=True),
+    )
+    if args.format == "json":
+        _write(measurement.to_json(command="power", one_line=True))
+    elif args.format == "csv":  # the CSV stream holds readings only, as `zeus power`'s
+        _write(measurement.to_table(command="power"), sys.stderr)
+    else:
+        print("\nTotal time (s):", measurement.time)
+        print("Total energy (J):")
+        print({f"GPU{i}": j for i, j in (measurement.gpu_energy or {}).items()}, flush=True)
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Parse arguments and run the chosen monitor until Ctrl-C."""
+    """Parse arguments and run the chosen monitor until Ctrl-C (or SIGTERM)."""
     parser = argparse.ArgumentParser(prog="python -m zeus_native.monitor")
     sub = parser.add_subparsers(dest="command", required=True)
     energy = sub.add_parser("energy", help="one energy window until Ctrl-C")
     energy.add_argument("--gpu-indices", type=int, nargs="+", default=None)
+    energy.add_argument("--format", choices=FORMATS, default="human", help="output format (as zeus energy's)")
     power = sub.add_parser("power", help="power every --update-period seconds until Ctrl-C")
     power.add_argument("--gpu-indices", type=int, nargs="+", default=None)
     power.add_argument("--update-period", type=float, default=1.0)
     power.add_argument(
         "--power-domain", choices=["device_instant", "device_average", "memory_average"], default="device_instant"
     )
+    power.add_argument("--format", choices=FORMATS, default="human", help="output format (as zeus power's)")
     args = parser.parse_args(argv)
-    if args.command == "energy":
-        _energy(args)
-    else:
-        _power(args)
+    if args.command == "power" and not args.update_period > 0:
+        parser.error(f"--update-period must be positive seconds, got {args.update_period}")
+    signal.signal(signal.SIGTERM, _interrupt)  # SIGTERM ends the measurement with its report, as Ctrl-C does
+    from zeus_native.exception import ZeusBaseError
+
+    try:
+        if args.command == "energy":
+            _energy(args)
+        else:
+            _power(args)
+    except (ZeusBaseError, ValueError, OSError) as e:  # bad input: its message names the fix; no traceback
+        print(f"{parser.prog}: error: {e}", file=sys.stderr)
+        return 2
     return 0
 
 

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from zeus_native import _core
 from zeus_native.device import _sets
+from zeus_native.device._indices import check_cpu_indices, check_gpu_indices
 from zeus_native.device.cpu.common import ZeusCPUNoPermissionError
 from zeus_native.utils.framework import DEFAULT_SYNC, sync_function
 
@@ -75,6 +76,8 @@ class ZeusMonitor(_core.EnergyMonitor):
             from zeus_native.device.gpu.common import ZeusGPUInitError
 
             raise ZeusGPUInitError(gpus.init_error)
+        gpu_indices = None if gpu_indices is None else check_gpu_indices(gpus, gpu_indices)
+        cpu_indices = None if cpu_indices is None else check_cpu_indices(cpus, cpu_indices)
         path = _open_log(log_file) if log_file is not None else None
         super().__init__(
             gpus,

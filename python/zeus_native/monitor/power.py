@@ -8,6 +8,7 @@ import weakref
 
 from zeus_native import _core
 from zeus_native.device import _sets
+from zeus_native.device._indices import check_gpu_indices
 
 
 class PowerDomain(enum.Enum):
@@ -39,7 +40,7 @@ def _gpu_indices(gpu_indices: list[int] | None, gpus: _core.GPUs) -> list[int]:
         from zeus_native.device.gpu.common import ZeusGPUInitError
 
         raise ZeusGPUInitError(gpus.init_error)
-    return [] if gpu_indices is None else [int(i) for i in gpu_indices]
+    return [] if gpu_indices is None else check_gpu_indices(gpus, gpu_indices)
 
 
 class PowerMonitor(_core.PowerTimelines):

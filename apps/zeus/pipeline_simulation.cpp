@@ -1,0 +1,415 @@
+#include "pipeline_simulation.hpp"
+
+#include <fmt/format.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <fstream>
+#include <future>
+#include <memory>
+#include <optional>
+#include <thread>
+
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+#include <nlohmann/json.hpp>
+
+#include "http_server/server.hpp"
+#include "perseus/router.hpp"
+#include "perseus_output.hpp"
+#include "scratch_directory.hpp"
+#include "simulator_api.hpp"
+#include "zeus/device/gpus.hpp"
+#include "zeus/lowtime/perseus_plan.hpp"
+#include "zeus/optimizer/pipeline_frequency.hpp"
+
+namespace zeus::cli {
+namespace {
+
+using lowtime::InstructionKind;
+
+const char* name_of(InstructionKind kind) { return kind == InstructionKind::kForward ? "forward" : "backward"; }
+
+Error failed(std::string message) { return Error{ErrorCode::Unknown, std::move(message), "", 0}; }
+
+// Runs instructions on the simulated GPUs as constant loads on the virtual
+// clock, stepping from completion to completion (at most 10 ms at a time, so
+// a clock that drifts with temperature is followed). Work progresses at
+// utilization * clock / max clock units per second, the simulator's rule.
+class PipelineExecutor {
+  public:
+    PipelineExecutor(const Gpus& gpus, const SimulatorApi& api, double max_clock, double utilization)
+        : gpus_(gpus), api_(api), max_clock_(max_clock), utilization_(utilization) {}
+
+    using Hook = std::function<Status(std::size_t stage, const char* name)>;
+
+    struct Run {
+        double time_s = 0, energy_j = 0;
+    };
+
+    // One 1F1B iteration: `orders[s]` on GPU s; `units(s, kind)`; `begin` before each instruction.
+    Result<Run> iteration(const std::vector<std::vector<lowtime::Instruction>>& orders,
+                          const std::function<double(std::size_t, InstructionKind)>& units, const Hook& begin) {
+        const std::size_t stages = orders.size();
+        std::size_t microbatches = 0;
+        for (const auto& order : orders)
+            for (const auto& ins : order) microbatches = std::max(microbatches, ins.microbatch + 1);
+        std::vector<std::vector<bool>> forward_done(stages, std::vector<bool>(microbatches)),
+            backward_done(stages, std::vector<bool>(microbatches));
+        struct Running {
+            bool active = false;
+            double remaining = 0, total = 0;
+            int load = -1;
+        };
+        std::vector<Running> running(stages);
+        std::vector<std::size_t> next(stages, 0);
+        auto start = snapshot();
+        if (!start) return start.error();
+        for (;;) {
+            std::size_t active = 0;
+            for (std::size_t s = 0; s < stages; ++s) {
+                if (!running[s].active && next[s] < orders[s].size()) {
+                    const auto& ins = orders[s][next[s]];
+                    const bool ready = ins.kind == InstructionKind::kForward
+                                           ? (s == 0 || forward_done[s - 1][ins.microbatch])
+                                           : (s + 1 == stages || backward_done[s + 1][ins.microbatch]);
+                    if (ready) {
+                        if (auto hooked = begin(s, name_of(ins.kind)); !hooked) return hooked.error();
+                        running[s].total = running[s].remaining = units(s, ins.kind);
+                        if (api_.load_begin(gpu(s), utilization_, &running[s].load) != 0)
+                            return api_.failure("starting an instruction's load");
+                        running[s].active = true;
+                    }
+                }
+                active += running[s].active ? 1 : 0;
+            }
+            if (active == 0) {
+                for (std::size_t s = 0; s < stages; ++s)
+                    if (next[s] < orders[s].size()) return failed("the pipeline deadlocked (a bug in the 1F1B order)");
+                break;
+            }
+            std::vector<double> rate(stages, 0.0);
+            double step = 0.010;
+            for (std::size_t s = 0; s < stages; ++s) {
+                if (!running[s].active) continue;
+                double mhz = 0;
+                if (api_.clock_mhz(gpu(s), &mhz) != 0) return api_.failure("reading the clock");
+                rate[s] = utilization_ * mhz / max_clock_;
+                step = std::min(step, running[s].remaining / rate[s]);
+            }
+            if (api_.advance(step) != 0) return api_.failure("advancing the virtual clock");
+            for (std::size_t s = 0; s < stages; ++s) {
+                if (!running[s].active) continue;
+                running[s].remaining -= rate[s] * step;
+                if (running[s].remaining > 1e-9 * running[s].total) continue;
+                if (api_.load_end(running[s].load) != 0) return api_.failure("ending an instruction's load");
+                running[s].active = false;
+                const auto& ins = orders[s][next[s]++];
+                (ins.kind == InstructionKind::kForward ? forward_done : backward_done)[s][ins.microbatch] = true;
+            }
+        }
+        auto end = snapshot();
+        if (!end) return end.error();
+        Run run{end->first - start->first, 0};
+        for (std::size_t s = 0; s < stages; ++s) run.energy_j += end->second[s + offset_] - start->second[s + offset_];
+        return run;
+    }
+
+    // One instruction alone on GPU `stage`: its time and that GPU's energy.
+    Result<Run> single(std::size_t stage, InstructionKind kind, double units) {
+        // A one-stage pipeline of one instruction, placed on GPU `stage`.
+        const std::vector<std::vector<lowtime::Instruction>> alone{{lowtime::Instruction{kind, 0, 0}}};
+        offset_ = stage;
+        auto run = iteration(alone, [units](std::size_t, InstructionKind) { return units; },
+                             [](std::size_t, const char*) { return Status{}; });
+        offset_ = 0;
+        return run;
+    }
+
+    Result<double> idle_power(std::size_t stages, double seconds) {
+        auto start = snapshot();
+        if (!start) return start.error();
+        if (api_.advance(seconds) != 0) return api_.failure("advancing the virtual clock");
+        auto end = snapshot();
+        if (!end) return end.error();
+        double joules = 0;
+        for (std::size_t s = 0; s < stages; ++s) joules += end->second[s] - start->second[s];
+        return joules / seconds / static_cast<double>(stages);
+    }
+
+  private:
+    unsigned gpu(std::size_t stage) const { return gpus_[stage + offset_].identity().physical_index; }
+
+    // (virtual now, each GPU's ground-truth energy)
+    Result<std::pair<double, std::vector<double>>> snapshot() {
+        std::pair<double, std::vector<double>> out;
+        if (api_.now(&out.first) != 0) return api_.failure("reading the virtual clock");
+        for (std::size_t g = 0; g < gpus_.size(); ++g) {
+            double joules = 0;
+            if (api_.ground_truth_energy(gpus_[g].identity().physical_index, &joules) != 0)
+                return api_.failure("reading the ground-truth energy");
+            out.second.push_back(joules);
+        }
+        return out;
+    }
+
+    const Gpus& gpus_;
+    const SimulatorApi& api_;
+    double max_clock_;
+    double utilization_;
+    std::size_t offset_ = 0;
+};
+
+int free_port() {
+    const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t length = sizeof address;
+    const bool ok = ::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0 &&
+                    ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) == 0;
+    ::close(fd);
+    return ok ? ntohs(address.sin_port) : 0;
+}
+
+// The PFO server on a loopback port of this process, for the run.
+class LocalPfoServer {
+  public:
+    explicit LocalPfoServer(const std::filesystem::path& solution) {
+        perseus::PfoSettings settings;
+        settings.solution_path = solution;
+        settings.dump_data = false;
+        jobs_ = std::make_unique<perseus::JobManager>(settings);
+        router_ = std::make_unique<perseus::Router>(*jobs_);
+        http_server::ServerOptions options;
+        options.name = "zeus-perseus-simulate";
+        server_ = std::make_unique<http_server::Server>(
+            io_, [this](const http_server::Request& r, const http_server::Peer&, http_server::Respond respond) {
+                router_->handle(r, respond);
+            },
+            options);
+    }
+    Result<std::string> start() {
+        for (int attempt = 0; attempt < 5; ++attempt) {
+            const int port = free_port();
+            if (port == 0) continue;
+            if (server_->listen_tcp(fmt::format("127.0.0.1:{}", port)).ok()) {
+                for (int i = 0; i < 2; ++i) threads_.emplace_back([this] { io_.run(); });
+                return fmt::format("http://127.0.0.1:{}", port);
+            }
+        }
+        return failed("could not listen on a loopback port for the PFO server");
+    }
+    ~LocalPfoServer() {
+        server_->stop();
+        work_.reset();
+        io_.stop();
+        for (auto& t : threads_) t.join();
+    }
+    LocalPfoServer(const LocalPfoServer&) = delete;
+    LocalPfoServer& operator=(const LocalPfoServer&) = delete;
+
+  private:
+    boost::asio::io_context io_;
+    std::optional<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>> work_{io_.get_executor()};
+    std::unique_ptr<perseus::JobManager> jobs_;
+    std::unique_ptr<perseus::Router> router_;
+    std::unique_ptr<http_server::Server> server_;
+    std::vector<std::thread> threads_;
+};
+
+}  // namespace
+
+Result<PipelineSimulationReport> simulate_pipeline(const PipelineSimulationPlan& plan) {
+    if (plan.stages < 1 || plan.microbatches < 1) return failed("a pipeline needs at least one stage and one microbatch");
+    PipelineSimulationReport report;
+    report.plan = plan;
+    auto scratch = ScratchDirectory::create("zeus-perseus-simulate");
+    if (!scratch) return scratch.error();
+    auto opened = open_private_simulator(
+        scratch->path(), fmt::format(R"({{"clock": "virtual", "gpus": [{{"model": "{}", "count": {}}}]}})", plan.gpu_model,
+                                     plan.stages));
+    if (!opened) return opened.error();
+    const Gpus gpus = std::move(opened).value();
+    if (gpus.size() != plan.stages) return failed(fmt::format("the simulator has {} GPUs, not {}", gpus.size(), plan.stages));
+    auto api = SimulatorApi::open(gpus);
+    if (!api) return api.error();
+
+    auto clocks = gpus[0].supported_graphics_clocks();
+    if (!clocks || clocks->empty()) return clocks ? failed("the simulated GPU lists no graphics clocks") : clocks.error();
+    std::vector<long long> all;
+    for (const auto c : *clocks) all.push_back(c.count());
+    std::sort(all.begin(), all.end(), std::greater<>());
+    const long long max_clock = all.front();
+    for (std::size_t i = 0; i < all.size(); i += std::max<std::size_t>(1, plan.frequency_stride))
+        if (static_cast<double>(all[i]) >= plan.min_frequency_fraction * static_cast<double>(max_clock))
+            report.frequencies.push_back(all[i]);
+
+    const auto units = [&plan](std::size_t stage, InstructionKind kind) {
+        const double scale = plan.stages > 1 ? 1.0 + plan.imbalance * static_cast<double>(stage) / static_cast<double>(plan.stages - 1) : 1.0;
+        return plan.forward_units * scale * (kind == InstructionKind::kBackward ? 2.0 : 1.0);
+    };
+    PipelineExecutor executor(gpus, *api, static_cast<double>(max_clock), plan.utilization);
+
+    // 1. Profile every stage's instructions at every frequency (descending, as the original scans).
+    lowtime::InstructionProfile profile;
+    profile.stages = plan.stages;
+    for (std::size_t s = 0; s < plan.stages; ++s) {
+        for (const auto f : report.frequencies) {
+            if (auto set = gpus[s].set_gpu_locked_clocks(Megahertz(f), Megahertz(f)); !set) return set.error();
+            for (const auto kind : {InstructionKind::kForward, InstructionKind::kBackward}) {
+                auto run = executor.single(s, kind, units(s, kind));
+                if (!run) return run.error();
+                profile.measurements[{s, kind}].push_back({f, run->time_s, run->energy_j});
+            }
+        }
+        if (auto reset = gpus[s].reset_gpu_locked_clocks(); !reset) return reset.error();
+    }
+    auto idle = executor.idle_power(plan.stages, 1.0);
+    if (!idle) return idle.error();
+    report.p2p_power_w = *idle;
+
+    // 2. Solve; the fastest frontier point removes intrinsic bloat without slowing the iteration.
+    lowtime::PerseusOptions solve;
+    solve.microbatches = plan.microbatches;
+    solve.unit_time = plan.unit_time;
+    solve.p2p_power = report.p2p_power_w;
+    lowtime::PerseusPlan solved;
+    try {
+        solved = lowtime::plan_pipeline_frequencies(profile, solve);
+    } catch (const std::exception& e) {
+        return failed(std::string("solving the simulated profile: ") + e.what());
+    }
+    const auto& points = solved.frontier.points();
+    report.frontier_points = points.size();
+    report.chosen_point = points.size() - 1;
+    report.predicted_time_s = points.back().real_time;
+    report.predicted_energy_j = solved.energy_with_p2p(report.chosen_point);
+    const auto solution = scratch->path() / "schedule.json";
+    std::ofstream(solution) << schedule_json(solved, report.chosen_point);
+
+    std::vector<std::vector<lowtime::Instruction>> orders;
+    for (std::size_t s = 0; s < plan.stages; ++s) orders.push_back(lowtime::synchronous_1f1b_order(plan.stages, plan.microbatches, s));
+
+    const auto measure = [&](const PipelineExecutor::Hook& begin, const std::function<void()>& step_end,
+                             const std::function<std::size_t()>& changes) -> Result<MeasuredRun> {
+        MeasuredRun measured;
+        for (std::size_t i = 0; i <= plan.iterations; ++i) {
+            const std::size_t before = changes();
+            auto run = executor.iteration(orders, units, begin);
+            if (!run) return run.error();
+            step_end();
+            if (i == 0) continue;  // warm-up
+            measured.iteration_time_s += run->time_s / static_cast<double>(plan.iterations);
+            measured.iteration_energy_j += run->energy_j / static_cast<double>(plan.iterations);
+            measured.clock_changes += changes() - before;
+        }
+        measured.clock_changes /= std::max<std::size_t>(1, plan.iterations);
+        return measured;
+    };
+
+    // 3. All stages at the maximum clock.
+    for (std::size_t s = 0; s < plan.stages; ++s)
+        if (auto set = gpus[s].set_gpu_locked_clocks(Megahertz(max_clock), Megahertz(max_clock)); !set) return set.error();
+    auto all_max = measure([](std::size_t, const char*) { return Status{}; }, [] {}, [] { return std::size_t{0}; });
+    if (!all_max) return all_max.error();
+    report.all_max = *all_max;
+    for (std::size_t s = 0; s < plan.stages; ++s) (void)gpus[s].reset_gpu_locked_clocks();
+
+    // 4. Serve the schedule; every stage's client fetches it and runs it.
+    LocalPfoServer server(solution);
+    auto url = server.start();
+    if (!url) return url.error();
+    std::promise<std::string> job_id;
+    std::shared_future<std::string> shared = job_id.get_future().share();
+    std::vector<std::unique_ptr<optimizer::PipelineFrequencyOptimizer>> clients(plan.stages);
+    std::vector<std::optional<Error>> errors(plan.stages);
+    {
+        std::vector<std::thread> ranks;
+        for (std::size_t s = 0; s < plan.stages; ++s) {
+            ranks.emplace_back([&, s] {
+                optimizer::PipelineFrequencyOptions o;
+                o.server_url = *url;
+                o.rank = o.pp_rank = s;
+                o.pp_degree = o.world_size = plan.stages;
+                o.job_metadata = "simulated";
+                o.share_job_id = [&](std::optional<std::string> id) -> Result<std::string> {
+                    if (id) job_id.set_value(*id);
+                    return shared.get();
+                };
+                auto created = optimizer::PipelineFrequencyOptimizer::create(gpus[s], o);
+                if (created) clients[s] = std::move(created).value();
+                else errors[s] = created.error();
+                if (!created && s == 0) job_id.set_value("");  // release the others
+            });
+        }
+        for (auto& t : ranks) t.join();
+    }
+    for (const auto& e : errors)
+        if (e) return *e;
+    report.job_id = clients[0]->job_id();
+    for (const auto& c : clients) {
+        std::vector<std::pair<std::string, long long>> stage;
+        for (const auto& [name, f] : c->schedule()) stage.emplace_back(name, f);
+        report.schedule.push_back(std::move(stage));
+    }
+    auto perseus = measure(
+        [&](std::size_t s, const char* name) { return clients[s]->on_instruction_begin(name); },
+        [&] {
+            for (auto& c : clients) (void)c->on_step_end();
+        },
+        [&] {
+            std::size_t n = 0;
+            for (auto& c : clients) n += c->frequency_controller().changes();
+            return n;
+        });
+    if (!perseus) return perseus.error();
+    report.perseus = *perseus;
+    return report;
+}
+
+std::string PipelineSimulationReport::to_json() const {
+    const auto run = [](const MeasuredRun& r) {
+        return nlohmann::ordered_json{{"iteration_time_s", r.iteration_time_s},
+                                      {"iteration_energy_j", r.iteration_energy_j},
+                                      {"clock_changes_per_iteration", r.clock_changes}};
+    };
+    nlohmann::ordered_json doc{
+        {"stages", plan.stages},
+        {"microbatches", plan.microbatches},
+        {"gpu_model", plan.gpu_model},
+        {"forward_units", plan.forward_units},
+        {"imbalance", plan.imbalance},
+        {"frequencies_mhz", frequencies},
+        {"p2p_power_w", p2p_power_w},
+        {"frontier_points", frontier_points},
+        {"chosen_point", chosen_point},
+        {"predicted", {{"iteration_time_s", predicted_time_s}, {"iteration_energy_j", predicted_energy_j}}},
+        {"job_id", job_id},
+        {"schedule", schedule},
+        {"all_max_frequency", run(all_max)},
+        {"perseus", run(perseus)},
+        {"energy_saving", 1.0 - perseus.iteration_energy_j / all_max.iteration_energy_j},
+        {"slowdown", perseus.iteration_time_s / all_max.iteration_time_s - 1.0}};
+    return doc.dump(2) + "\n";
+}
+
+std::string PipelineSimulationReport::to_text() const {
+    return fmt::format(
+        "Perseus on {} simulated {} GPUs ({} microbatches, 1F1B; stage work x1..x{:.2f}):\n"
+        "  profiled {} clocks ({}..{} MHz); P2P blocking power {:.1f} W\n"
+        "  frontier: {} points; served the fastest (predicted {:.4f} s, {:.2f} J)\n"
+        "  all stages at {} MHz: {:.4f} s, {:.2f} J per iteration\n"
+        "  Perseus schedule:     {:.4f} s, {:.2f} J per iteration ({} clock changes)\n"
+        "  energy saving {:.1f} %, time change {:+.2f} %\n",
+        plan.stages, plan.gpu_model, plan.microbatches, 1.0 + plan.imbalance, frequencies.size(), frequencies.back(),
+        frequencies.front(), p2p_power_w, frontier_points, predicted_time_s, predicted_energy_j, frequencies.front(),
+        all_max.iteration_time_s, all_max.iteration_energy_j, perseus.iteration_time_s, perseus.iteration_energy_j,
+        perseus.clock_changes, 100.0 * (1.0 - perseus.iteration_energy_j / all_max.iteration_energy_j),
+        100.0 * (perseus.iteration_time_s / all_max.iteration_time_s - 1.0));
+}
+
+}  // namespace zeus::cli

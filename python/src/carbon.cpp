@@ -1,0 +1,336 @@
+// zeus_native.monitor.carbon / .price: carbon-intensity and price providers
+// and the CarbonEmissionMonitor / EnergyCostMonitor over a ZeusMonitor's
+// native EnergyMonitor (include/zeus/carbon/). Times cross as Unix seconds.
+#include <nanobind/stl/map.h>
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/string_view.h>
+#include <nanobind/stl/tuple.h>
+#include <nanobind/stl/vector.h>
+
+#include <chrono>
+
+#include "bindings.hpp"
+#include "monitors.hpp"
+#include "zeus/carbon/carbon_emission_monitor.hpp"
+#include "zeus/carbon/electricity_maps.hpp"
+#include "zeus/carbon/energy_cost_monitor.hpp"
+#include "zeus/carbon/intensity_file.hpp"
+#include "zeus/carbon/openei.hpp"
+#include "zeus/carbon/price_file.hpp"
+
+namespace zeus::python {
+
+namespace {
+
+using carbon::ChargeProvenance;
+using carbon::HourlyRate;
+using carbon::UtcTime;
+
+double unix_of(UtcTime t) { return static_cast<double>(t.time_since_epoch().count()); }
+UtcTime utc_of(double unix) { return UtcTime(std::chrono::seconds(static_cast<long long>(unix))); }
+
+// (hour, per_kwh, data_time, estimated), times in Unix seconds.
+using RateTuple = std::tuple<double, double, double, bool>;
+std::vector<RateTuple> rate_tuples(const std::vector<HourlyRate>& rates) {
+    std::vector<RateTuple> out;
+    for (const auto& r : rates) out.emplace_back(unix_of(r.hour), r.per_kwh, unix_of(r.data_time), r.estimated);
+    return out;
+}
+std::vector<UtcTime> hours_of(const std::vector<double>& unix) {
+    std::vector<UtcTime> hours;
+    for (double u : unix) hours.push_back(carbon::hour_floor(std::chrono::system_clock::time_point(
+        std::chrono::duration_cast<std::chrono::system_clock::duration>(std::chrono::duration<double>(u)))));
+    return hours;
+}
+
+struct IntensitySource {
+    std::shared_ptr<carbon::CarbonIntensityProvider> provider;
+};
+struct PriceSource {
+    std::shared_ptr<carbon::ElectricityPriceProvider> provider;
+};
+
+nb::dict provenance_dict(const ChargeProvenance& p) {
+    nb::dict d;
+    d["provider"] = p.provider;
+    d["zone"] = p.zone;
+    d["unit"] = p.unit;
+    d["available"] = p.available();
+    d["unavailable_reason"] = p.available() ? nb::none() : nb::cast(p.unavailable_reason);
+    d["fallback_used"] = p.fallback_used;
+    d["estimated"] = p.estimated;
+    d["warnings"] = p.warnings;
+    nb::list hours;
+    for (const auto& h : p.hours) {
+        nb::dict o;
+        o["hour"] = unix_of(h.hour);
+        o["seconds"] = h.time.count();
+        o["energy"] = h.energy.count();
+        o["per_kwh"] = h.rate ? nb::cast(h.rate->per_kwh) : nb::none();
+        o["data_time"] = h.rate ? nb::cast(unix_of(h.rate->data_time)) : nb::none();
+        o["estimated"] = h.rate ? nb::cast(h.rate->estimated) : nb::none();
+        o["fallback"] = h.fallback;
+        o["fallback_reason"] = h.fallback ? nb::cast(h.fallback_reason) : nb::none();
+        o["amount"] = h.rate ? nb::cast(h.amount) : nb::none();
+        hours.append(o);
+    }
+    d["hours"] = hours;
+    return d;
+}
+
+nb::object amounts(const std::optional<std::map<unsigned, double>>& m, bool present) {
+    if (!m || !present) return nb::none();
+    return nb::cast(*m);
+}
+
+carbon::HourlyMonitorOptions monitor_options(EnergyWindows& energy, double poll_interval_s,
+                                             std::optional<double> fallback, int max_gap_hours) {
+    carbon::HourlyMonitorOptions o;
+    o.poll_interval = std::chrono::milliseconds(static_cast<long long>(poll_interval_s * 1000));
+    o.fallback_per_kwh = fallback;
+    o.max_gap_hours = max_gap_hours;
+    o.clock = carbon::window_clock(energy.gpus());
+    return o;
+}
+
+// The carbon or cost monitor with the ZeusMonitor it charges windows of.
+template <class Monitor>
+struct ChargedWindows {
+    nb::object energy_owner;
+    nb::object provider_owner;
+    std::unique_ptr<Monitor> monitor;
+
+    EnergyWindows& energy() { return nb::cast<EnergyWindows&>(energy_owner); }
+    void begin(std::string_view key, bool sync_execution) {
+        EnergyWindows& e = energy();
+        if (sync_execution && !e.sync.is_none()) e.sync(e.gpu_index_list);
+        Status status;
+        {
+            nb::gil_scoped_release release;
+            status = monitor->begin_window(key, false);
+        }
+        check(status, ErrorFamily::Value);
+    }
+    auto end(std::string_view key, bool sync_execution) {
+        EnergyWindows& e = energy();
+        if (sync_execution && !e.sync.is_none()) e.sync(e.gpu_index_list);
+        auto result = [&] {
+            nb::gil_scoped_release release;
+            return monitor->end_window(key, false);
+        }();
+        return unwrap(std::move(result), ErrorFamily::Value);
+    }
+};
+using CarbonWindows = ChargedWindows<carbon::CarbonEmissionMonitor>;
+using CostWindows = ChargedWindows<carbon::EnergyCostMonitor>;
+
+template <class T>
+T unwrap_runtime(Result<T>&& r) {
+    return unwrap(std::move(r), ErrorFamily::Runtime);
+}
+
+void bind_sources(nb::module_& m) {
+    nb::class_<IntensitySource>(m, "CarbonIntensitySource", "A native carbon-intensity provider.")
+        .def_static("electricity_maps",
+             [](std::optional<std::string> zone, std::optional<double> lat, std::optional<double> lon,
+                std::string location_source, bool estimate, std::string factor, std::string base_url,
+                std::optional<std::string> token) {
+                 carbon::ElectricityMapsOptions o;
+                 o.zone = std::move(zone);
+                 if (lat && lon) o.location = carbon::GeoLocation{*lat, *lon, std::move(location_source)};
+                 o.estimate = estimate;
+                 o.emission_factor_type = std::move(factor);
+                 o.base_url = std::move(base_url);
+                 o.token = std::move(token);
+                 auto p = unwrap(carbon::ElectricityMaps::open(std::move(o)), ErrorFamily::Runtime);
+                 return IntensitySource{std::shared_ptr<carbon::CarbonIntensityProvider>(std::move(p))};
+             },
+             nb::arg("zone").none(), nb::arg("latitude").none(), nb::arg("longitude").none(),
+             nb::arg("location_source"), nb::arg("estimate"), nb::arg("emission_factor_type"), nb::arg("base_url"),
+             nb::arg("token").none())
+        .def_static("constant",
+             [](double g, std::string zone) {
+                 return IntensitySource{unwrap(carbon::constant_intensity(g, std::move(zone)), ErrorFamily::Runtime)};
+             },
+             nb::arg("g_per_kwh"), nb::arg("zone"))
+        .def_static("from_file",
+             [](std::string path) {
+                 return IntensitySource{unwrap(carbon::intensity_from_file(path), ErrorFamily::Runtime)};
+             },
+             nb::arg("path"))
+        .def_prop_ro("provider", [](const IntensitySource& s) { return s.provider->provider(); })
+        .def_prop_ro("zone", [](const IntensitySource& s) { return s.provider->zone(); })
+        .def("intensities",
+             [](IntensitySource& s, std::vector<double> hours) {
+                 const auto h = hours_of(hours);
+                 auto r = [&] {
+                     nb::gil_scoped_release release;
+                     return s.provider->intensities(h);
+                 }();
+                 return rate_tuples(unwrap_runtime(std::move(r)));
+             },
+             nb::arg("hours"), "(hour, g/kWh, data time, estimated) tuples for these hours and any others known.")
+        .def("latest",
+             [](IntensitySource& s) {
+                 auto* em = dynamic_cast<carbon::ElectricityMaps*>(s.provider.get());
+                 if (em == nullptr) throw nb::type_error("latest() is ElectricityMaps' only");
+                 auto r = [&] {
+                     nb::gil_scoped_release release;
+                     return em->latest();
+                 }();
+                 return rate_tuples({unwrap_runtime(std::move(r))}).front();
+             })
+        .def("history", [](IntensitySource& s) {
+            auto* em = dynamic_cast<carbon::ElectricityMaps*>(s.provider.get());
+            if (em == nullptr) throw nb::type_error("history() is ElectricityMaps' only");
+            auto r = [&] {
+                nb::gil_scoped_release release;
+                return em->history();
+            }();
+            return rate_tuples(unwrap_runtime(std::move(r)));
+        });
+    m.def("locate_by_ip",
+          [](std::string base_url) {
+              auto where = unwrap_runtime(carbon::locate_by_ip(base_url));
+              return std::make_tuple(where.latitude, where.longitude, where.source);
+          },
+          nb::arg("base_url"));
+
+    nb::class_<PriceSource>(m, "ElectricityPriceSource", "A native electricity-price provider.")
+        .def_static("openei",
+             [](double lat, double lon, std::string label, std::string sector, int radius, int offset,
+                std::string base_url, std::optional<std::string> key) {
+                 carbon::OpenEiOptions o;
+                 o.location = carbon::GeoLocation{lat, lon, "given"};
+                 o.label = std::move(label);
+                 o.sector = std::move(sector);
+                 o.radius = radius;
+                 o.utc_offset_hours = offset;
+                 o.base_url = std::move(base_url);
+                 o.api_key = std::move(key);
+                 return PriceSource{unwrap(carbon::openei_prices(std::move(o)), ErrorFamily::Runtime)};
+             },
+             nb::arg("latitude"), nb::arg("longitude"), nb::arg("label"), nb::arg("sector"), nb::arg("radius"),
+             nb::arg("utc_offset_hours"), nb::arg("base_url"), nb::arg("api_key").none())
+        .def_static("constant",
+             [](double price, std::string currency) {
+                 return PriceSource{unwrap(carbon::constant_price(price, std::move(currency)), ErrorFamily::Runtime)};
+             },
+             nb::arg("per_kwh"), nb::arg("currency"))
+        .def_static("from_file",
+             [](std::string path, std::string currency, int offset) {
+                 return PriceSource{
+                     unwrap(carbon::prices_from_file(path, std::move(currency), offset), ErrorFamily::Runtime)};
+             },
+             nb::arg("path"), nb::arg("currency"), nb::arg("utc_offset_hours"))
+        .def_prop_ro("provider", [](const PriceSource& s) { return s.provider->provider(); })
+        .def_prop_ro("zone", [](const PriceSource& s) { return s.provider->zone(); })
+        .def_prop_ro("currency", [](const PriceSource& s) { return s.provider->currency(); })
+        .def("prices",
+             [](PriceSource& s, std::vector<double> hours) {
+                 const auto h = hours_of(hours);
+                 auto r = [&] {
+                     nb::gil_scoped_release release;
+                     return s.provider->prices(h);
+                 }();
+                 return rate_tuples(unwrap_runtime(std::move(r)));
+             },
+             nb::arg("hours"));
+}
+
+template <class M>
+void bind_measurement_fields(nb::class_<M>& c) {
+    c.def_prop_ro("time", [](const M& x) { return x.energy.time.count(); }, "Elapsed time (s).")
+        .def_prop_ro("measurement", [](const M& x) { return x.energy; }, "The window's energy Measurement.")
+        .def_prop_ro("provenance", [](const M& x) { return provenance_dict(x.provenance); },
+                     "Provider, zone, unit, per-hour rates with timestamps and flags, fallback_used, warnings.")
+        .def_prop_ro("warnings", [](const M& x) { return x.provenance.warnings; });
+}
+
+}  // namespace
+
+void bind_carbon(nb::module_& m) {
+    bind_sources(m);
+
+    nb::class_<carbon::CarbonEmissionMeasurement> carbon_m(m, "CarbonEmissionMeasurement",
+        "A window's energy and carbon emission (gCO2eq), with the intensity of each UTC hour it spans.");
+    bind_measurement_fields(carbon_m);
+    carbon_m
+        .def_prop_ro("gpu_energy", [](const carbon::CarbonEmissionMeasurement& x) {
+            std::map<unsigned, double> d;
+            for (const auto& [i, v] : x.energy.gpu_energy) d[i] = v.energy.count();
+            return d;
+        })
+        .def_prop_ro("gpu_carbon_emission", [](const carbon::CarbonEmissionMeasurement& x) {
+            return amounts(x.gpu_carbon_emission, true);
+        }, "gCO2eq per GPU, or None when the intensity is unavailable (provenance says why).")
+        .def_prop_ro("cpu_carbon_emission", [](const carbon::CarbonEmissionMeasurement& x) {
+            return amounts(x.cpu_carbon_emission, !x.energy.cpu_energy.empty());
+        })
+        .def_prop_ro("dram_carbon_emission", [](const carbon::CarbonEmissionMeasurement& x) {
+            return amounts(x.dram_carbon_emission, !x.energy.dram_energy.empty());
+        })
+        .def_prop_ro("total_carbon_emission",
+                     [](const carbon::CarbonEmissionMeasurement& x) { return x.total_carbon_emission; });
+
+    nb::class_<carbon::EnergyCostMeasurement> cost_m(m, "EnergyCostMeasurement",
+        "A window's energy and electricity cost, with the price of each UTC hour it spans.");
+    bind_measurement_fields(cost_m);
+    cost_m
+        .def_prop_ro("gpu_energy", [](const carbon::EnergyCostMeasurement& x) {
+            std::map<unsigned, double> d;
+            for (const auto& [i, v] : x.energy.gpu_energy) d[i] = v.energy.count();
+            return d;
+        })
+        .def_prop_ro("gpu_energy_cost", [](const carbon::EnergyCostMeasurement& x) {
+            return amounts(x.gpu_energy_cost, true);
+        })
+        .def_prop_ro("cpu_energy_cost", [](const carbon::EnergyCostMeasurement& x) {
+            return amounts(x.cpu_energy_cost, !x.energy.cpu_energy.empty());
+        })
+        .def_prop_ro("dram_energy_cost", [](const carbon::EnergyCostMeasurement& x) {
+            return amounts(x.dram_energy_cost, !x.energy.dram_energy.empty());
+        })
+        .def_prop_ro("total_energy_cost", [](const carbon::EnergyCostMeasurement& x) { return x.total_energy_cost; });
+
+    nb::class_<CarbonWindows>(m, "CarbonEmissionWindows", "Native CarbonEmissionMonitor over a ZeusMonitor.")
+        .def("__init__",
+             [](CarbonWindows* self, nb::object energy, nb::object provider, double poll, std::optional<double> fallback,
+                int max_gap) {
+                 auto& e = nb::cast<EnergyWindows&>(energy);
+                 auto& p = nb::cast<IntensitySource&>(provider);
+                 auto monitor = std::make_unique<carbon::CarbonEmissionMonitor>(
+                     *e.monitor, p.provider, monitor_options(e, poll, fallback, max_gap));
+                 new (self) CarbonWindows{energy, provider, std::move(monitor)};
+             },
+             nb::arg("energy_monitor"), nb::arg("provider"), nb::arg("poll_interval_s"),
+             nb::arg("fallback_intensity").none(), nb::arg("max_gap_hours"))
+        .def("begin_window", &CarbonWindows::begin, nb::arg("key"), nb::arg("sync_execution") = true)
+        .def("end_window", &CarbonWindows::end, nb::arg("key"), nb::arg("sync_execution") = true)
+        .def("poll", [](CarbonWindows& w) {
+            nb::gil_scoped_release release;
+            w.monitor->poll();
+        });
+
+    nb::class_<CostWindows>(m, "EnergyCostWindows", "Native EnergyCostMonitor over a ZeusMonitor.")
+        .def("__init__",
+             [](CostWindows* self, nb::object energy, nb::object provider, double poll, std::optional<double> fallback,
+                int max_gap) {
+                 auto& e = nb::cast<EnergyWindows&>(energy);
+                 auto& p = nb::cast<PriceSource&>(provider);
+                 auto monitor = std::make_unique<carbon::EnergyCostMonitor>(*e.monitor, p.provider,
+                                                                            monitor_options(e, poll, fallback, max_gap));
+                 new (self) CostWindows{energy, provider, std::move(monitor)};
+             },
+             nb::arg("energy_monitor"), nb::arg("provider"), nb::arg("poll_interval_s"),
+             nb::arg("fallback_price").none(), nb::arg("max_gap_hours"))
+        .def("begin_window", &CostWindows::begin, nb::arg("key"), nb::arg("sync_execution") = true)
+        .def("end_window", &CostWindows::end, nb::arg("key"), nb::arg("sync_execution") = true)
+        .def("poll", [](CostWindows& w) {
+            nb::gil_scoped_release release;
+            w.monitor->poll();
+        });
+}
+
+}  // namespace zeus::python

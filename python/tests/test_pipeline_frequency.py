@@ -1,0 +1,86 @@
+"""Perseus's client (zeus_native.optimizer.pipeline_frequency) against
+`zeus perseus-server` on the simulator: the original's callbacks lock each
+instruction's clock from the served schedule and the clock is restored."""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import socket
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import a100s
+
+ZEUS_CLI = Path(__file__).resolve().parents[2] / "build" / "bin" / "zeus"
+SCHEDULE = [["forward", 1410], ["forward", 1200], ["backward", 1200], ["backward", 1005]]
+
+
+def clock(sim, gpu: int) -> float:
+    mhz = ctypes.c_double()
+    sim._call("zeusSimClockMhz", ctypes.c_uint(gpu), ctypes.byref(mhz))
+    return mhz.value
+
+
+@pytest.fixture
+def server(tmp_path):
+    if not ZEUS_CLI.exists():
+        pytest.skip("build/bin/zeus is not built")
+    (tmp_path / "solution.json").write_text(json.dumps([SCHEDULE]))
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    proc = subprocess.Popen([str(ZEUS_CLI), "perseus-server", "--listen", f"127.0.0.1:{port}", "--no-dump",
+                             "--solution", str(tmp_path / "solution.json")], stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 30
+    while True:
+        assert proc.poll() is None, proc.stderr.read().decode()
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            break
+        except OSError:
+            assert time.monotonic() < deadline, "perseus-server did not start"
+            time.sleep(0.05)
+    yield f"http://127.0.0.1:{port}"
+    proc.terminate()
+    proc.wait(timeout=30)
+
+
+def test_schedule_clocks_are_locked_and_restored(sim, server):
+    sim.start(a100s(1))
+    from zeus_native.optimizer.pipeline_frequency import PipelineFrequencyOptimizer
+
+    idle = clock(sim, 0)
+    pfo = PipelineFrequencyOptimizer(rank=0, dp_rank=0, pp_rank=0, tp_rank=0, device_id=0, dp_degree=1,
+                                     pp_degree=1, tp_degree=1, world_size=1, server_url=server, job_metadata="py")
+    assert pfo.job_id.endswith("+dp1+pp1+tp1+PointSolution+py")
+    assert pfo.freq_schedule == [tuple(item) for item in SCHEDULE]
+    for _ in range(2):
+        pfo.on_step_begin()
+        for name, freq in SCHEDULE:
+            pfo.on_instruction_begin(name)
+            assert clock(sim, 0) == freq  # an idle simulated GPU runs at its locked minimum
+            pfo.on_instruction_end(name)
+        pfo.on_step_end()
+    # 1410 is the maximum the controller starts at: per step 1200 and 1005, then 1410 again in step 2.
+    assert pfo._native.frequency_changes == 2 + 3
+    with pytest.raises(RuntimeError, match="expected instruction is forward, not backward"):
+        pfo.on_instruction_begin("backward")
+    pfo.on_instruction_begin("forward")
+    with pytest.raises(RuntimeError, match="more frequencies than expected"):
+        pfo.on_step_end()
+    pfo.close()
+    assert clock(sim, 0) == idle
+
+
+def test_bad_arguments_and_unreachable_server(sim):
+    sim.start(a100s(1))
+    from zeus_native.optimizer.pipeline_frequency import PipelineFrequencyOptimizer
+
+    with pytest.raises(ValueError, match="world_size must be at least 1"):
+        PipelineFrequencyOptimizer(0, 0, 0, 0, 0, 1, 1, 1, 0, "http://127.0.0.1:9")
+    with pytest.raises(RuntimeError):
+        PipelineFrequencyOptimizer(0, 0, 0, 0, 0, 1, 1, 1, 1, "http://127.0.0.1:9")

@@ -1,0 +1,116 @@
+"""Electricity cost of energy windows (the original's zeus.monitor.price).
+
+    provider = OpenEIClient((42.28, -83.74), label="...")       # key from OPENEI_API_KEY
+    monitor = EnergyCostMonitor(provider)
+    monitor.begin_window("train"); ...; m = monitor.end_window("train")   # m.gpu_energy_cost
+
+As CarbonEmissionMonitor: each UTC hour charged at its rate, provenance with
+every number, None (never 0) when the price is unavailable.
+"""
+
+from __future__ import annotations
+
+import abc
+
+from zeus_native import _core
+from zeus_native.exception import ZeusBaseError
+from zeus_native.monitor.carbon import _opened
+from zeus_native.monitor._charged_windows import ChargedWindows
+from zeus_native.utils.framework import DEFAULT_SYNC
+
+EnergyCostMeasurement = _core.EnergyCostMeasurement
+
+
+class ZeusElectricityPriceHTTPError(ZeusBaseError):
+    """The price provider could not be reached or refused the request."""
+
+
+class ZeusElectricityPriceNotFoundError(ZeusBaseError):
+    """The provider's answer had no usable rate in it."""
+
+
+class ElectricityPriceProvider(abc.ABC):
+    """Where prices come from; `provider`, `zone` and `currency` name it in every result."""
+
+    _native: _core.ElectricityPriceSource
+
+    @property
+    def provider(self) -> str:
+        """The provider's name ("ElectricityMaps", "OpenEI", "constant", "file PATH")."""
+        return self._native.provider
+
+    @property
+    def zone(self) -> str:
+        """The zone, location or tariff the values are for, as given (never guessed)."""
+        return self._native.zone
+
+    @property
+    def currency(self) -> str:
+        """The currency of the prices ("USD" for OpenEI; "" when not given)."""
+        return self._native.currency
+
+
+class OpenEIClient(ElectricityPriceProvider):
+    """OpenEI utility rates: the rate with `label` near `location`, as the original.
+
+    The API key comes from `api_key` or OPENEI_API_KEY (the original hard-coded one).
+    The schedules are looked up by UTC hour like the original unless
+    `utc_offset_hours` gives the utility's offset.
+    """
+
+    def __init__(
+        self,
+        location: tuple[float, float],
+        label: str,
+        sector: str = "Residential",
+        radius: int = 0,
+        *,
+        api_key: str | None = None,
+        utc_offset_hours: int = 0,
+        base_url: str = "https://api.openei.org",
+    ) -> None:
+        self.lat, self.long = float(location[0]), float(location[1])
+        self.label = label
+        self.sector = sector
+        self.radius = int(radius)
+        self._native = _opened(
+            _core.ElectricityPriceSource.openei,
+            self.lat, self.long, label, sector, self.radius, int(utc_offset_hours), base_url, api_key,
+        )
+
+
+class ConstantPrice(ElectricityPriceProvider):
+    """One price per kWh for every hour."""
+
+    def __init__(self, per_kwh: float, currency: str = "") -> None:
+        self._native = _opened(_core.ElectricityPriceSource.constant, float(per_kwh), currency)
+
+
+class TimeOfUsePriceFile(ElectricityPriceProvider):
+    """A time-of-use table: CSV days,start_hour,end_hour,price_per_kwh[,months]."""
+
+    def __init__(self, path: str, currency: str = "", utc_offset_hours: int = 0) -> None:
+        self._native = _opened(_core.ElectricityPriceSource.from_file, str(path), currency, int(utc_offset_hours))
+
+
+class EnergyCostMonitor(ChargedWindows):
+    """Energy windows with their electricity cost, as the original's EnergyCostMonitor.
+
+    end_window returns an EnergyCostMeasurement; fallback_price as CarbonEmissionMonitor's fallback_intensity.
+    """
+
+    def __init__(
+        self,
+        electricity_price_provider: ElectricityPriceProvider,
+        gpu_indices: list[int] | None = None,
+        cpu_indices: list[int] | None = None,
+        sync_execution_with: str = DEFAULT_SYNC,
+        *,
+        fallback_price: float | None = None,
+        max_gap_hours: int = 2,
+        poll_interval: float = 30.0,
+    ) -> None:
+        """Open the devices (as ZeusMonitor) and the hourly split's background thread."""
+        super().__init__(_core.EnergyCostWindows, electricity_price_provider, gpu_indices, cpu_indices,
+                         sync_execution_with, fallback_price, max_gap_hours, poll_interval)
+        self.electricity_price_provider = electricity_price_provider

@@ -1,0 +1,118 @@
+"""The job specification (the original's zeus.optimizer.batch_size.common.JobSpec).
+
+The original's is a pydantic (v1) model; this one checks the same fields with
+the same rules without needing pydantic, and offers the `dict()`/`json()` it
+was used through. Errors are ValueError (pydantic's ValidationError is one).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Optional
+
+_FIELDS: dict[str, Any] = {
+    "job_id": None,
+    "job_id_prefix": ...,
+    "batch_sizes": ...,
+    "default_batch_size": ...,
+    "eta_knob": 0.5,
+    "beta_knob": 2.0,
+    "target_metric": 0.50,
+    "higher_is_better_metric": True,
+    "max_epochs": 100,
+    "num_pruning_rounds": 2,
+    "window_size": 0,
+    "mab_prior_mean": 0.0,
+    "mab_prior_precision": 0.0,
+    "mab_num_explorations": 2,
+    "mab_seed": None,
+}
+
+
+class JobSpec:
+    """What a recurring job is: its batch sizes, the default one, its target and the optimizer's knobs.
+
+        JobSpec(job_id_prefix="mnist", batch_sizes=[32, 64, 256], default_batch_size=64,
+                target_metric=0.9, max_epochs=10)
+
+    job_id: optional, must start with job_id_prefix (the server makes one when None;
+    multi-GPU jobs whose every rank registers need one). batch_sizes are sorted.
+    """
+
+    job_id: Optional[str]
+    job_id_prefix: str
+    batch_sizes: list[int]
+    default_batch_size: int
+    eta_knob: float
+    beta_knob: Optional[float]
+    target_metric: float
+    higher_is_better_metric: bool
+    max_epochs: int
+    num_pruning_rounds: int
+    window_size: int
+    mab_prior_mean: float
+    mab_prior_precision: float
+    mab_num_explorations: int
+    mab_seed: Optional[int]
+
+    def __init__(self, **fields: Any) -> None:
+        """Check every field as the original's validators do (ValueError naming the field)."""
+        unknown = set(fields) - set(_FIELDS)
+        if unknown:
+            raise ValueError(f"JobSpec has no field(s) {sorted(unknown)}; fields: {list(_FIELDS)}")
+        for name, default in _FIELDS.items():
+            if name not in fields and default is ...:
+                raise ValueError(f"JobSpec {name}: field required")
+            setattr(self, name, fields.get(name, default))
+        if not isinstance(self.batch_sizes, (list, tuple)) or not self.batch_sizes:
+            raise ValueError(f"JobSpec batch_sizes: Batch Sizes = {self.batch_sizes!r} is empty")
+        self.batch_sizes = sorted(int(b) for b in self.batch_sizes)
+        self.default_batch_size = int(self.default_batch_size)
+        if self.default_batch_size <= 0:
+            raise ValueError("JobSpec default_batch_size: ensure this value is greater than 0")
+        self.eta_knob = float(self.eta_knob)
+        if not 0.0 <= self.eta_knob <= 1.0:
+            raise ValueError("JobSpec eta_knob: eta_knob should be in range [0,1]")
+        if self.beta_knob is not None:
+            self.beta_knob = float(self.beta_knob)
+            if not self.beta_knob > 0:
+                raise ValueError(
+                    f"JobSpec beta_knob: Invalid beta_knob({self.beta_knob}). To disable early stop, "
+                    "set beta_knob = None to disable or positive value."
+                )
+        self.target_metric = float(self.target_metric)
+        self.higher_is_better_metric = bool(self.higher_is_better_metric)
+        self.max_epochs = int(self.max_epochs)
+        if self.max_epochs <= 0:
+            raise ValueError("JobSpec max_epochs: ensure this value is greater than 0")
+        self.num_pruning_rounds = int(self.num_pruning_rounds)
+        if self.num_pruning_rounds < 0:
+            raise ValueError("JobSpec num_pruning_rounds: ensure this value is greater than or equal to 0")
+        self.window_size = int(self.window_size)
+        self.mab_prior_mean = float(self.mab_prior_mean)
+        self.mab_prior_precision = float(self.mab_prior_precision)
+        self.mab_num_explorations = int(self.mab_num_explorations)
+        if self.mab_num_explorations < 0:
+            raise ValueError("JobSpec mab_num_explorations: ensure this value is greater than or equal to 0")
+        if self.mab_seed is not None:
+            self.mab_seed = int(self.mab_seed)
+        if self.default_batch_size not in self.batch_sizes:
+            raise ValueError(f"JobSpec: Default BS({self.default_batch_size}) not in batch_sizes({self.batch_sizes}).")
+        if self.job_id is not None and not str(self.job_id).startswith(self.job_id_prefix):
+            raise ValueError(f"JobSpec: Job_id({self.job_id}) does not start with prefix({self.job_id_prefix}).")
+
+    def dict(self) -> dict[str, Any]:
+        """The fields as a dict (pydantic's .dict())."""
+        return {name: getattr(self, name) for name in _FIELDS}
+
+    def json(self) -> str:
+        """The fields as JSON (pydantic's .json())."""
+        return json.dumps(self.dict())
+
+    def __eq__(self, other: object) -> bool:
+        """Equal fields."""
+        return isinstance(other, JobSpec) and self.dict() == other.dict()
+
+    def __repr__(self) -> str:
+        """JobSpec(field=value, ...)."""
+        return "JobSpec(" + ", ".join(f"{k}={v!r}" for k, v in self.dict().items()) + ")"

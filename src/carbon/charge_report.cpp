@@ -1,0 +1,79 @@
+#include "zeus/carbon/charge_report.hpp"
+
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
+namespace zeus::carbon {
+
+namespace {
+
+// The unit of a rate: "g/kWh", "USD/kWh", "/kWh".
+std::string rate_unit(const ChargeLine& line) {
+    if (line.kind == "carbon") return "g/kWh";
+    return line.provenance.unit + "/kWh";
+}
+
+std::string short_hour(UtcTime hour) {
+    const std::string full = format_utc(hour);  // 2026-11-25T10:00:00Z
+    return full.substr(11, 5) + "Z";
+}
+
+}  // namespace
+
+std::string charge_json(const ChargeLine& line) {
+    const auto& p = line.provenance;
+    nlohmann::ordered_json j;
+    j["total"] = line.total ? nlohmann::ordered_json(*line.total) : nlohmann::ordered_json(nullptr);
+    j["unit"] = p.unit;
+    j["provider"] = p.provider;
+    j["zone"] = p.zone;
+    j["available"] = p.available();
+    j["unavailable_reason"] = p.available() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(p.unavailable_reason);
+    j["fallback_used"] = p.fallback_used;
+    j["estimated"] = p.estimated;
+    j["warnings"] = p.warnings;
+    auto hours = nlohmann::ordered_json::array();
+    for (const auto& h : p.hours) {
+        nlohmann::ordered_json o;
+        o["hour"] = format_utc(h.hour);
+        o["seconds"] = h.time.count();
+        o["energy_j"] = h.energy.count();
+        if (h.rate) {
+            o["per_kwh"] = h.rate->per_kwh;
+            o["data_time"] = format_utc(h.rate->data_time);
+            o["estimated"] = h.rate->estimated;
+            o["amount"] = h.amount;
+        } else {
+            o["per_kwh"] = nullptr;
+            o["data_time"] = nullptr;
+            o["estimated"] = nullptr;
+            o["amount"] = nullptr;
+        }
+        o["fallback"] = h.fallback;
+        o["fallback_reason"] = h.fallback ? nlohmann::ordered_json(h.fallback_reason) : nlohmann::ordered_json(nullptr);
+        hours.push_back(std::move(o));
+    }
+    j["hours"] = std::move(hours);
+    return j.dump();
+}
+
+std::string charge_human(const ChargeLine& line) {
+    const auto& p = line.provenance;
+    if (!line.total) return fmt::format("{}: unavailable ({})", line.kind, p.unavailable_reason);
+    std::string rates;
+    for (const auto& h : p.hours) {
+        if (!h.rate) continue;
+        rates += fmt::format("{}{} {:g} {}{}{}", rates.empty() ? "" : ", ", short_hour(h.hour), h.rate->per_kwh,
+                             rate_unit(line), h.rate->estimated ? " estimated" : "", h.fallback ? " FALLBACK" : "");
+    }
+    const std::string amount = line.kind == "carbon" ? fmt::format("{:.4g} gCO2eq", *line.total)
+                                                     : fmt::format("{:.6g} {}", *line.total, p.unit);
+    return fmt::format("{}: {} ({}, zone {}; {})", line.kind, amount, p.provider, p.zone, rates);
+}
+
+std::string charge_csv_cell(const ChargeLine& line) {
+    return line.total ? fmt::format("{:.9g}", *line.total) : std::string();
+}
+
+}  // namespace zeus::carbon

@@ -1,0 +1,119 @@
+#include "perseus/router.hpp"
+
+#include <ctime>
+#include <optional>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+#include "http_server/percent_decode.hpp"
+#include "perseus/model_json.hpp"
+
+namespace zeus::perseus {
+
+namespace {
+
+namespace http = http_server::http;
+using http_server::Response;
+using nlohmann::json;
+
+Response detail(http::status status, const json& what) { return Response::json(json{{"detail", what}}.dump(), status); }
+
+json parse_body(const http_server::Request& request) {
+    try {
+        return json::parse(request.body());
+    } catch (const json::parse_error&) {
+        throw invalid({"body"}, "the body is not valid JSON", "value_error.jsondecode");
+    }
+}
+
+// A path segment: %XX escapes decoded, '+' kept (job ids hold '+'; only
+// query strings turn it into a space).
+std::optional<std::string> path_segment(std::string_view raw) {
+    std::string escaped;
+    for (const char c : raw) {
+        if (c == '+') escaped += "%2B";
+        else escaped += c;
+    }
+    return http_server::percent_decode(escaped);
+}
+
+std::optional<std::string> query_value(std::string_view query, std::string_view name) {
+    std::optional<std::string> value;
+    while (!query.empty()) {
+        const auto amp = query.find('&');
+        const auto pair = query.substr(0, amp);
+        query = amp == std::string_view::npos ? std::string_view{} : query.substr(amp + 1);
+        const auto eq = pair.find('=');
+        if (http_server::percent_decode(pair.substr(0, eq)) != std::string(name)) continue;
+        value = http_server::percent_decode(eq == std::string_view::npos ? std::string_view{} : pair.substr(eq + 1));
+    }
+    return value;
+}
+
+std::size_t rank_parameter(std::string_view query) {
+    const auto value = query_value(query, "rank");
+    if (!value) throw invalid({"query", "rank"}, "field required", "value_error.missing");
+    try {
+        std::size_t used = 0;
+        const long long rank = std::stoll(*value, &used);
+        if (used == value->size() && rank >= 0) return static_cast<std::size_t>(rank);
+    } catch (const std::exception&) {
+    }
+    throw invalid({"query", "rank"}, "value is not a valid non-negative integer", "type_error.integer");
+}
+
+Response schedule_response(ScheduleOutcome outcome) {
+    if (const auto* error = std::get_if<PfoError>(&outcome))
+        return detail(static_cast<http::status>(error->status()), error->what());
+    return Response::json(to_json(std::get<FrequencySchedule>(outcome)).dump());
+}
+
+}  // namespace
+
+void Router::handle(const http_server::Request& request, const http_server::Respond& respond) {
+    const std::string_view target = request.target();
+    const auto question = target.find('?');
+    const std::string_view path = target.substr(0, question);
+    const std::string_view query = question == std::string_view::npos ? std::string_view{} : target.substr(question + 1);
+    // "/register_rank/{job_id}" -> ("register_rank", job_id)
+    const auto route = [&](std::string_view prefix) -> std::optional<std::string> {
+        if (!path.starts_with(prefix) || path.size() == prefix.size()) return std::nullopt;
+        const auto rest = path.substr(prefix.size());
+        if (rest.find('/') != std::string_view::npos) return std::nullopt;
+        return path_segment(rest);
+    };
+    const auto method_is = [&](http::verb verb) {
+        if (request.method() == verb) return true;
+        respond(detail(http::status::method_not_allowed, "Method Not Allowed"));
+        return false;
+    };
+    try {
+        if (path == "/register_job") {
+            if (!method_is(http::verb::post)) return;
+            const std::string id = jobs_.register_job(job_info_from_json(parse_body(request)), std::time(nullptr));
+            respond(Response::json(json(id).dump()));
+        } else if (const auto job_id = route("/register_rank/")) {
+            if (!method_is(http::verb::post)) return;
+            jobs_.register_rank(*job_id, rank_info_from_json(parse_body(request)));
+            respond(Response::json("null"));
+        } else if (const auto schedule_job = route("/schedule/")) {
+            if (!method_is(http::verb::get)) return;
+            const std::size_t rank = rank_parameter(query);
+            jobs_.request_schedule(*schedule_job, rank,
+                                   [respond](ScheduleOutcome outcome) { respond(schedule_response(std::move(outcome))); });
+        } else if (const auto result_job = route("/result/")) {
+            if (!method_is(http::verb::post)) return;
+            jobs_.report_result(*result_job, profiling_result_from_json(parse_body(request)));
+            respond(Response::json("null"));
+        } else {
+            respond(detail(http::status::not_found, "Not Found"));
+        }
+    } catch (const ValidationError& e) {
+        respond(detail(http::status::unprocessable_entity, e.detail()));
+    } catch (const PfoError& e) {
+        respond(detail(static_cast<http::status>(e.status()), e.what()));
+    }
+}
+
+}  // namespace zeus::perseus

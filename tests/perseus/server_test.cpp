@@ -1,0 +1,264 @@
+// The PFO server's routes and job state, driven without sockets: the
+// schedule barrier, result rounds, the 3-D scheduler, dumps, idle eviction,
+// and bad input answered with a clear error while other jobs go on.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "perseus/router.hpp"
+
+namespace zeus::perseus {
+namespace {
+
+namespace http = http_server::http;
+using nlohmann::json;
+
+// What one request got, if it got anything yet.
+struct Answer {
+    std::shared_ptr<std::optional<http_server::Response>> slot = std::make_shared<std::optional<http_server::Response>>();
+    [[nodiscard]] bool answered() const { return slot->has_value(); }
+    [[nodiscard]] int status() const { return static_cast<int>((*slot)->status); }
+    [[nodiscard]] json body() const { return json::parse((*slot)->body); }
+};
+
+class PfoServerTest : public ::testing::Test {
+  protected:
+    void SetUp() override {
+        dir_ = std::filesystem::temp_directory_path() /
+               ("zeus-pfo-" + std::to_string(::getpid()) + "-" +
+                ::testing::UnitTest::GetInstance()->current_test_info()->name());
+        std::filesystem::create_directories(dir_);
+    }
+    void TearDown() override { std::filesystem::remove_all(dir_); }
+
+    // A solution file with `entries` schedules: entry i runs forward at 1000+i, backward at 900+i.
+    std::filesystem::path solution(std::size_t entries) {
+        json list = json::array();
+        for (std::size_t i = 0; i < entries; ++i)
+            list.push_back(json::array({json::array({"forward", 1000 + i}), json::array({"backward", 900 + i})}));
+        const auto path = dir_ / ("solution-" + std::to_string(entries) + ".json");
+        std::ofstream(path) << list.dump();
+        return path;
+    }
+
+    void start(const std::string& scheduler, std::size_t entries) {
+        settings_.scheduler = scheduler;
+        settings_.solution_path = solution(entries);
+        settings_.dump_dir = dir_ / "dump";
+        settings_.max_job_idle_time = std::chrono::seconds(100);
+        check_settings(settings_);
+        jobs_.emplace(settings_);
+        router_.emplace(*jobs_);
+    }
+
+    Answer send(http::verb method, const std::string& target, const std::string& body = "") {
+        http_server::Request request{method, target, 11};
+        request.body() = body;
+        Answer answer;
+        router_->handle(request, [slot = answer.slot](http_server::Response response) {
+            ASSERT_FALSE(slot->has_value()) << "answered twice";
+            *slot = std::move(response);
+        });
+        return answer;
+    }
+
+    std::string register_job(std::size_t pp, std::size_t dp, std::size_t tp, const std::string& metadata = "") {
+        json body{{"job_id", ""}, {"pp_degree", pp}, {"dp_degree", dp}, {"tp_degree", tp}, {"world_size", pp * dp * tp}};
+        if (!metadata.empty()) body["job_metadata"] = metadata;
+        const auto answer = send(http::verb::post, "/register_job", body.dump());
+        EXPECT_EQ(answer.status(), 200) << (*answer.slot)->body;
+        return answer.body().get<std::string>();
+    }
+
+    Answer register_rank(const std::string& job, std::size_t rank, std::size_t pp_rank, std::size_t dp_rank = 0) {
+        json body{{"rank", rank}, {"dp_rank", dp_rank}, {"pp_rank", pp_rank}, {"tp_rank", 0},
+                  {"available_frequencies", {1500, 1000}}};
+        return send(http::verb::post, "/register_rank/" + job, body.dump());
+    }
+
+    Answer schedule(const std::string& job, std::size_t rank) {
+        return send(http::verb::get, "/schedule/" + job + "?rank=" + std::to_string(rank));
+    }
+
+    Answer result(const std::string& job, std::size_t rank, double time, double energy) {
+        json body{{"rank", rank}, {"iter_time", {time}}, {"iter_energy", {energy}},
+                  {"time_breakdown", {{"forward", {{time / 2}}}}}, {"energy_breakdown", {{"forward", {{energy / 2}}}}}};
+        return send(http::verb::post, "/result/" + job, body.dump());
+    }
+
+    static json expected_schedule(std::size_t rank, std::size_t entry) {
+        return {{"rank", rank},
+                {"frequencies", json::array({json::array({"forward", 1000 + entry}), json::array({"backward", 900 + entry})})}};
+    }
+
+    std::filesystem::path dir_;
+    PfoSettings settings_;
+    std::optional<JobManager> jobs_;
+    std::optional<Router> router_;
+};
+
+TEST_F(PfoServerTest, JobIdHasTheOriginalsFormat) {
+    start("PointSolution", 2);
+    const auto id = register_job(2, 1, 1, "llama");
+    // %Y-%m-%d-%H-%M-%S+dp1+pp2+tp1+PointSolution+llama
+    ASSERT_EQ(id.size(), 19 + std::string("+dp1+pp2+tp1+PointSolution+llama").size()) << id;
+    EXPECT_EQ(id.substr(19), "+dp1+pp2+tp1+PointSolution+llama");
+    EXPECT_EQ(id[4], '-');
+    EXPECT_EQ(id[10], '-');
+    // Another job in the same second keeps its own state.
+    EXPECT_NE(register_job(2, 1, 1, "llama"), id);
+}
+
+TEST_F(PfoServerTest, ScheduleWaitsUntilEveryRankHasAsked) {
+    start("PointSolution", 2);
+    const auto job = register_job(2, 1, 1);
+    EXPECT_EQ(register_rank(job, 1, 1).status(), 200);
+    const auto early = schedule(job, 1);  // before rank 0 has registered
+    EXPECT_FALSE(early.answered());
+    EXPECT_EQ(register_rank(job, 0, 0).status(), 200);
+    EXPECT_FALSE(early.answered());  // rank 0 has not asked yet
+    const auto last = schedule(job, 0);
+    ASSERT_TRUE(early.answered());
+    ASSERT_TRUE(last.answered());
+    EXPECT_EQ(early.body(), expected_schedule(1, 1));
+    EXPECT_EQ(last.body(), expected_schedule(0, 0));
+
+    // The next round begins when every rank has reported its result.
+    const auto again = schedule(job, 0);
+    EXPECT_FALSE(again.answered());
+    EXPECT_EQ(result(job, 0, 1.0, 100.0).status(), 200);
+    EXPECT_EQ(result(job, 1, 1.5, 120.0).status(), 200);
+    EXPECT_FALSE(again.answered());  // rank 1 has not asked for round 1
+    const auto other = schedule(job, 1);
+    ASSERT_TRUE(again.answered());
+    EXPECT_EQ(again.body(), expected_schedule(0, 0));  // PointSolution repeats its schedule
+    EXPECT_EQ(other.body(), expected_schedule(1, 1));
+
+    // Dumped as the original: ranks, then round 0's results and schedules.
+    const auto dump = dir_ / "dump" / job;
+    const auto ranks = json::parse(std::ifstream(dump / "ranks.json"));
+    ASSERT_EQ(ranks.size(), 2U);
+    EXPECT_EQ(ranks[0]["rank"], 0);
+    EXPECT_EQ(ranks[1]["available_frequencies"], json({1500, 1000}));
+    const auto prof = json::parse(std::ifstream(dump / "0.prof.json"));
+    EXPECT_EQ(prof[1]["iter_energy"], json({120.0}));
+    EXPECT_EQ(json::parse(std::ifstream(dump / "0.sched.json"))[1], expected_schedule(1, 1));
+}
+
+TEST_F(PfoServerTest, ThreeDimensionalJobsRunTheirStagesSchedule) {
+    start("PointSolution3D", 2);  // one entry per pipeline stage
+    const auto job = register_job(2, 2, 1);
+    // rank = pp_rank * 2 + dp_rank
+    for (std::size_t rank = 0; rank < 4; ++rank) ASSERT_EQ(register_rank(job, rank, rank / 2, rank % 2).status(), 200);
+    std::vector<Answer> answers;
+    for (std::size_t rank = 0; rank < 4; ++rank) answers.push_back(schedule(job, rank));
+    for (std::size_t rank = 0; rank < 4; ++rank) {
+        ASSERT_TRUE(answers[rank].answered());
+        EXPECT_EQ(answers[rank].body(), expected_schedule(rank, rank / 2));
+    }
+}
+
+TEST_F(PfoServerTest, BadInputGetsAClearErrorAndOtherJobsGoOn) {
+    start("PointSolution", 2);
+    const auto good = register_job(2, 1, 1);
+    EXPECT_EQ(register_rank(good, 0, 0).status(), 200);
+    const auto waiting = schedule(good, 0);
+
+    // Unknown job id.
+    const auto unknown = schedule("1999-01-01-00-00-00+dp1+pp2+tp1+PointSolution", 0);
+    EXPECT_EQ(unknown.status(), 404);
+    EXPECT_NE(unknown.body()["detail"].get<std::string>().find("unknown job id"), std::string::npos);
+    EXPECT_EQ(register_rank("nope", 0, 0).status(), 404);
+    EXPECT_EQ(result("nope", 0, 1, 1).status(), 404);
+
+    // Ranks outside the world size, or twice.
+    const auto outside = register_rank(good, 2, 1);
+    EXPECT_EQ(outside.status(), 400);
+    EXPECT_NE(outside.body()["detail"].get<std::string>().find("world_size is 2"), std::string::npos);
+    EXPECT_EQ(register_rank(good, 1, 5).status(), 400);  // pp_rank outside pp_degree
+    EXPECT_EQ(register_rank(good, 0, 0).status(), 400);  // again
+    EXPECT_EQ(schedule(good, 7).status(), 400);
+    EXPECT_EQ(result(good, 9, 1, 1).status(), 400);
+
+    // Bodies that do not fit the models: FastAPI's 422.
+    const auto mismatch = send(http::verb::post, "/register_job",
+                               R"({"pp_degree":2,"dp_degree":2,"tp_degree":1,"world_size":3})");
+    EXPECT_EQ(mismatch.status(), 422);
+    EXPECT_EQ(mismatch.body()["detail"][0]["loc"], json({"body", "world_size"}));
+    EXPECT_EQ(send(http::verb::post, "/register_job", R"({"job_id":"mine","pp_degree":1,"dp_degree":1,"tp_degree":1,"world_size":1})").status(), 422);
+    EXPECT_EQ(send(http::verb::post, "/register_job", "{not json").status(), 422);
+    EXPECT_EQ(send(http::verb::get, "/schedule/" + good).status(), 422);  // no rank
+    EXPECT_EQ(send(http::verb::get, "/schedule/" + good + "?rank=-1").status(), 422);
+    EXPECT_EQ(send(http::verb::get, "/register_job").status(), 405);
+    EXPECT_EQ(send(http::verb::get, "/info").status(), 404);  // the original defines no route either
+
+    // A job whose world does not fit the solution (its schedule would have the
+    // wrong number of entries): every rank's request fails with the reason.
+    const auto wrong = register_job(3, 1, 1);
+    for (std::size_t rank = 0; rank < 3; ++rank) ASSERT_EQ(register_rank(wrong, rank, rank).status(), 200);
+    const auto failed = schedule(wrong, 0);
+    ASSERT_TRUE(failed.answered());
+    EXPECT_EQ(failed.status(), 500);
+    EXPECT_NE(failed.body()["detail"].get<std::string>().find("the solution assumes 2 ranks, but the job has 3"),
+              std::string::npos)
+        << failed.body();
+    EXPECT_EQ(schedule(wrong, 1).status(), 500);
+
+    // The good job was never disturbed.
+    EXPECT_FALSE(waiting.answered());
+    EXPECT_EQ(register_rank(good, 1, 1).status(), 200);
+    const auto second = schedule(good, 1);
+    ASSERT_TRUE(waiting.answered());
+    EXPECT_EQ(waiting.body(), expected_schedule(0, 0));
+    EXPECT_EQ(second.body(), expected_schedule(1, 1));
+}
+
+TEST_F(PfoServerTest, IdleJobsAreForgottenAndTheirWaitersTold) {
+    start("PointSolution", 2);
+    const auto job = register_job(2, 1, 1);
+    ASSERT_EQ(register_rank(job, 0, 0).status(), 200);
+    const auto waiting = schedule(job, 0);
+    const auto now = JobManager::Clock::now();
+    EXPECT_EQ(jobs_->evict_idle(now + std::chrono::seconds(50)), 0U);
+    EXPECT_EQ(jobs_->evict_idle(now + std::chrono::seconds(101)), 1U);
+    ASSERT_TRUE(waiting.answered());
+    EXPECT_EQ(waiting.status(), 410);
+    EXPECT_EQ(jobs_->job_count(), 0U);
+    EXPECT_EQ(register_rank(job, 1, 1).status(), 404);
+}
+
+TEST_F(PfoServerTest, ThreeDimensionalResultsThatCannotBeAggregatedEndTheJob) {
+    start("PointSolution3D", 1);
+    const auto job = register_job(1, 2, 1);
+    ASSERT_EQ(register_rank(job, 0, 0, 0).status(), 200);
+    ASSERT_EQ(register_rank(job, 1, 0, 1).status(), 200);
+    (void)schedule(job, 0);
+    ASSERT_TRUE(schedule(job, 1).answered());
+    EXPECT_EQ(result(job, 0, 1, 1).status(), 200);
+    EXPECT_EQ(result(job, 0, 1, 1).status(), 400);  // twice in one round
+    // Rank 1 reports other instructions than rank 0: they cannot be aggregated.
+    const json odd{{"rank", 1}, {"iter_time", {1.0}}, {"iter_energy", {1.0}}, {"time_breakdown", {{"backward", {{1.0}}}}}};
+    EXPECT_EQ(send(http::verb::post, "/result/" + job, odd.dump()).status(), 200);
+    const auto next = schedule(job, 0);
+    ASSERT_TRUE(next.answered());
+    EXPECT_EQ(next.status(), 500);
+    EXPECT_NE(next.body()["detail"].get<std::string>().find("could not observe"), std::string::npos) << next.body();
+}
+
+TEST(PfoSettings, RefusesUnknownSchedulersAndMissingSolutions) {
+    PfoSettings settings;
+    settings.scheduler = "Annealing";
+    EXPECT_THROW(check_settings(settings), PfoError);
+    settings.scheduler = "PointSolution";
+    settings.solution_path = "/nonexistent/freqs.json";
+    EXPECT_THROW(check_settings(settings), PfoError);
+}
+
+}  // namespace
+}  // namespace zeus::perseus
