@@ -195,8 +195,7 @@ class Session : public std::enable_shared_from_this<Session<Protocol>> {
     }
     ~Session() {
         shared_->queued_events.fetch_sub(events_.size());
-        if (counts_stream_) shared_->streams.remove(peer_key_);
-        shared_->connections.remove(peer_key_);
+        release_peer_slots();
         shared_->open_sessions.fetch_sub(1);
     }
 
@@ -433,8 +432,17 @@ class Session : public std::enable_shared_from_this<Session<Protocol>> {
         events_.clear();
         beast::error_code ignored;
         deadline_timer_.cancel();
+        // Before the peer can see the close: a client that saw it may connect
+        // again at once and must find its slot free (the Session itself may
+        // outlive the close a while, on this or another thread).
+        release_peer_slots();
         stream_.shutdown(Protocol::socket::shutdown_both, ignored);
         stream_.close(ignored);
+    }
+
+    void release_peer_slots() {
+        if (std::exchange(counts_stream_, false)) shared_->streams.remove(peer_key_);
+        if (std::exchange(counts_connection_, false)) shared_->connections.remove(peer_key_);
     }
 
     // From now on the connection may take `limit` (none: no limit) before it is dropped.
@@ -467,6 +475,7 @@ class Session : public std::enable_shared_from_this<Session<Protocol>> {
     unsigned version_ = 11;
     Peer peer_;
     std::string peer_key_;
+    bool counts_connection_ = true;  // see the constructor
     bool counts_stream_ = false;
     std::shared_ptr<Server::Shared> shared_;
     const ServerLimits& limits_;

@@ -177,6 +177,13 @@ ZeusdProcess::ZeusdProcess(std::vector<std::string> args, std::map<std::string, 
             }
             const int fd = connect_to(*wait_for);
             if (fd < 0) return false;
+            // Hang up and wait for zeusd to close its end: until then the
+            // probe still counts against this process's connection cap
+            // (--max-connections-per-peer), and a test's first connections
+            // could be refused in its place. zeusd frees the slot before it
+            // closes, so the end of the stream means the slot is free.
+            ::shutdown(fd, SHUT_WR);
+            receive_until(fd, "", std::chrono::milliseconds(10000));
             ::close(fd);
             return true;
         },
