@@ -36,6 +36,14 @@ std::size_t count_of(const std::string& text, const std::string& part) {
     return count;
 }
 
+// Under UBSan this test runs zeusd out of descriptors, and UBSan's vptr
+// check needs one: the first check of a type (not yet in its cache) opens a
+// pipe to probe the vtable's memory and, when that fails, reports "object
+// has invalid vptr ... <memory cannot be printed>" for a valid object (seen
+// for basic_parser and error_category). That is the sanitizer's limit, not a
+// zeusd fault. The harness's readiness probe now runs one whole session
+// first, so most such checks are cached before the flood; a type first
+// checked during the flood can still trip it.
 TEST_F(ZeusdTest, RunningOutOfDescriptorsPausesAcceptingInsteadOfSpinning) {
     start({}, 64);
     std::vector<int> clients;
