@@ -33,6 +33,8 @@ std::optional<carbon::GeoLocation> as_location(const std::string& text) {
     return carbon::GeoLocation{lat, lon, "given"};
 }
 
+}  // namespace
+
 Result<std::shared_ptr<carbon::CarbonIntensityProvider>> intensity_provider(const ChargeOptions& o) {
     if (o.carbon_intensity && !o.carbon_file.empty()) return conflicting("--carbon-intensity", "--carbon-file");
     if (!o.carbon_zone.empty() && !o.carbon_file.empty()) return conflicting("--carbon-zone", "--carbon-file");
@@ -67,6 +69,8 @@ Result<std::shared_ptr<carbon::CarbonIntensityProvider>> intensity_provider(cons
     return std::shared_ptr<carbon::CarbonIntensityProvider>(std::move(p).value());
 }
 
+namespace {
+
 Result<std::shared_ptr<carbon::ElectricityPriceProvider>> price_provider(const ChargeOptions& o) {
     if (o.price && !o.price_file.empty()) return conflicting("--price", "--price-file");
     auto p = o.price ? carbon::constant_price(*o.price, o.currency) : carbon::prices_from_file(o.price_file, o.currency);
@@ -86,7 +90,7 @@ std::map<std::string, double> by_device(const M& amounts_gpu, const M& amounts_c
 
 }  // namespace
 
-void add_charge_options(CLI::App& app, ChargeOptions& options) {
+void add_carbon_options(CLI::App& app, ChargeOptions& options) {
     app.add_option("--carbon-zone", options.carbon_zone,
                    "Carbon intensity from ElectricityMaps for this zone (e.g. US-MIDW-MISO) or LAT,LON, or from-ip "
                    "to locate this machine by its IP address; token in ELECTRICITYMAPS_API_TOKEN");
@@ -97,6 +101,10 @@ void add_charge_options(CLI::App& app, ChargeOptions& options) {
                    "Hourly carbon intensity from a file: CSV datetime,carbon_intensity or a saved ElectricityMaps "
                    "answer (offline)");
     app.add_flag("--carbon-estimate", options.carbon_estimate, "Accept ElectricityMaps' estimated intensities");
+}
+
+void add_charge_options(CLI::App& app, ChargeOptions& options) {
+    add_carbon_options(app, options);
     app.add_option("--carbon-fallback", options.carbon_fallback,
                    "gCO2eq/kWh for hours the provider has no value for (flagged and warned about); without it "
                    "those windows' emission is unavailable")

@@ -33,6 +33,12 @@ struct ChargeOptions {
     }
 };
 void add_charge_options(CLI::App& app, ChargeOptions& options);
+// Only --carbon-zone, --carbon-intensity, --carbon-file, --carbon-estimate
+// (`zeus power-limit`'s carbon selector).
+void add_carbon_options(CLI::App& app, ChargeOptions& options);
+// The intensity provider the --carbon-* options name (one of them must be
+// given); errors for conflicting ones, a bad file or a missing token.
+[[nodiscard]] Result<std::shared_ptr<carbon::CarbonIntensityProvider>> intensity_provider(const ChargeOptions& options);
 
 class WindowCharges {
   public:
