@@ -360,8 +360,17 @@ Status GlobalPowerLimitOptimizer::reselect_if_stale() {
     if (last_stale_check_ && now - *last_stale_check_ < options_.reselect_period) return {};
     last_stale_check_ = now;
     if (!selector_->stale()) return {};
+    auto optimal = selector_->select(measurements_, SelectionContext{world_size_});
+    if (!optimal) {
+        // Training goes on at the limit chosen before rather than stopping.
+        warnings_.push_back("re-selecting the power limit failed, keeping the current one: " +
+                            optimal.error().describe());
+        std::fprintf(stderr, "zeus: power-limit optimizer: warning: %s\n", warnings_.back().c_str());
+        return {};
+    }
     ++reselections_;
-    return choose(/*save=*/false);
+    state_ = state::Done{*optimal};
+    return set_power_limit(*optimal);
 }
 
 Status GlobalPowerLimitOptimizer::on_step_begin() {

@@ -9,6 +9,7 @@
 #include <zeus_sim/zeus_sim.h>
 
 #include <cmath>
+#include <deque>
 #include <fstream>
 #include <set>
 #include <nlohmann/json.hpp>
@@ -681,6 +682,41 @@ TEST_F(OptimizerSchedule, CarbonSelectorReselectsWhenTheIntensityMovesPastItsThr
     EXPECT_GE(distinct.size(), 2U) << "the intensities must move the choice for this test to mean anything";
 
     EXPECT_EQ(optimizer->selector()->name(), "carbon:eta=0.5,threshold=0.1");
+}
+
+TEST_F(OptimizerSchedule, AFailedCarbonReselectionKeepsTheLimitAndWarns) {
+    open(kOneA40);
+    // Reads in order: the choice at the end of profiling, then a stale() check that sees a 10× move,
+    // then the re-selection's read, which fails.
+    std::deque<Result<double>> reads{100.0, 1000.0,
+                                     Error{ErrorCode::NoData, "provider unreachable", "check the network", 0}};
+    auto selector = carbon::carbon_aware_selector(
+        [&]() -> Result<double> {
+            if (reads.empty()) return 1000.0;
+            auto r = reads.front();
+            reads.pop_front();
+            return r;
+        },
+        {});
+    ASSERT_TRUE(selector.ok()) << selector.error().describe();
+    PowerLimitOptimizerOptions options;
+    options.selector = *selector;
+    options.reselect_period = Seconds(0);
+    auto optimizer = create(options);
+    ASSERT_TRUE(optimizer);
+    TraceTraining& t = training();
+    t.run_to_done(*optimizer);
+    ASSERT_FALSE(HasFatalFailure());
+    const auto chosen = optimizer->optimal_power_limit();
+    ASSERT_TRUE(chosen);
+    t.step(*optimizer);
+    ASSERT_FALSE(HasFatalFailure());
+    EXPECT_TRUE(reads.empty());
+    EXPECT_EQ(optimizer->optimal_power_limit(), chosen);
+    EXPECT_EQ(t.limit_during.back(), *chosen);
+    EXPECT_EQ(optimizer->reselections(), 0);
+    ASSERT_FALSE(optimizer->warnings().empty());
+    EXPECT_NE(optimizer->warnings().back().find("provider unreachable"), std::string::npos);
 }
 
 TEST_F(OptimizerSchedule, CarbonSelectorSpecsAreChecked) {
