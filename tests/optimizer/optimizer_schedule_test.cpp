@@ -72,6 +72,18 @@ class OptimizerSchedule : public testing::SimulatedGpus {
         EXPECT_TRUE(optimizer.ok()) << optimizer.error().describe();
         return optimizer.ok() ? std::move(optimizer).value() : nullptr;
     }
+    // An optimizer with `selector` that asks it at every hook whether its
+    // choice went stale, run until profiling is done; null on failure.
+    std::unique_ptr<GlobalPowerLimitOptimizer> profiled_with(SelectorPtr selector) {
+        PowerLimitOptimizerOptions options;
+        options.selector = std::move(selector);
+        options.reselect_period = Seconds(0);
+        auto optimizer = create(options);
+        if (!optimizer) return nullptr;
+        training().run_to_done(*optimizer);
+        if (HasFatalFailure()) return nullptr;
+        return optimizer;
+    }
     std::vector<RecordingMonitor::Event> events(const std::string& what) const {
         std::vector<RecordingMonitor::Event> out;
         for (const auto& e : monitor_->events) {
@@ -639,14 +651,9 @@ TEST_F(OptimizerSchedule, CarbonSelectorReselectsWhenTheIntensityMovesPastItsThr
 
     auto selector = carbon::parse_selector_with_carbon("carbon:eta=0.5,threshold=0.1", intensity_now);
     ASSERT_TRUE(selector.ok()) << selector.error().describe();
-    PowerLimitOptimizerOptions options;
-    options.selector = *selector;
-    options.reselect_period = Seconds(0);
-    auto optimizer = create(options);
+    auto optimizer = profiled_with(*selector);
     ASSERT_TRUE(optimizer);
     TraceTraining& t = training();
-    t.run_to_done(*optimizer);
-    ASSERT_FALSE(HasFatalFailure());
 
     const auto& ms = optimizer->measurements();
     auto expected_limit = [&](double scale) {
@@ -699,14 +706,9 @@ TEST_F(OptimizerSchedule, AFailedCarbonReselectionKeepsTheLimitAndWarns) {
         },
         {});
     ASSERT_TRUE(selector.ok()) << selector.error().describe();
-    PowerLimitOptimizerOptions options;
-    options.selector = *selector;
-    options.reselect_period = Seconds(0);
-    auto optimizer = create(options);
+    auto optimizer = profiled_with(*selector);
     ASSERT_TRUE(optimizer);
     TraceTraining& t = training();
-    t.run_to_done(*optimizer);
-    ASSERT_FALSE(HasFatalFailure());
     const auto chosen = optimizer->optimal_power_limit();
     ASSERT_TRUE(chosen);
     t.step(*optimizer);
