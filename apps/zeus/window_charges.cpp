@@ -9,6 +9,7 @@
 #include "option_checks.hpp"
 #include "zeus/carbon/electricity_maps.hpp"
 #include "zeus/carbon/intensity_file.hpp"
+#include "zeus/carbon/openei.hpp"
 #include "zeus/carbon/price_file.hpp"
 #include "zeus/platform/environment.hpp"
 
@@ -71,7 +72,33 @@ Result<std::shared_ptr<carbon::CarbonIntensityProvider>> intensity_provider(cons
 
 namespace {
 
+Result<std::shared_ptr<carbon::ElectricityPriceProvider>> openei_provider(const ChargeOptions& o) {
+    if (o.price) return conflicting("--price", "--price-openei");
+    if (!o.price_file.empty()) return conflicting("--price-file", "--price-openei");
+    const auto location = as_location(o.price_location);
+    if (!location) {
+        return Error{ErrorCode::InvalidArgument,
+                     o.price_location.empty() ? std::string("--price-openei needs the utility's location")
+                                              : fmt::format("--price-location '{}' is not LAT,LON", o.price_location),
+                     "add --price-location LAT,LON, e.g. --price-location 42.28,-83.74"};
+    }
+    carbon::OpenEiOptions openei;
+    openei.location = *location;
+    openei.label = o.price_openei;
+    openei.sector = o.price_sector;
+    // Tests (and API mirrors) point the provider elsewhere.
+    if (auto url = get_env("ZEUS_OPENEI_URL")) openei.base_url = *url;
+    auto p = carbon::openei_prices(std::move(openei));
+    if (!p) return p.error();
+    return std::shared_ptr<carbon::ElectricityPriceProvider>(std::move(p).value());
+}
+
 Result<std::shared_ptr<carbon::ElectricityPriceProvider>> price_provider(const ChargeOptions& o) {
+    if (!o.price_openei.empty()) return openei_provider(o);
+    if (!o.price_location.empty()) {
+        return Error{ErrorCode::InvalidArgument, "--price-location only says where the --price-openei utility is",
+                     "add --price-openei LABEL, or drop --price-location"};
+    }
     if (o.price && !o.price_file.empty()) return conflicting("--price", "--price-file");
     auto p = o.price ? carbon::constant_price(*o.price, o.currency) : carbon::prices_from_file(o.price_file, o.currency);
     if (!p) return p.error();
@@ -113,6 +140,12 @@ void add_charge_options(CLI::App& app, ChargeOptions& options) {
         ->check(finite_number(0.0, 1e6, "per kWh"));
     app.add_option("--price-file", options.price_file,
                    "Time-of-use prices from a CSV: days,start_hour,end_hour,price_per_kwh[,months] (UTC hours)");
+    app.add_option("--price-openei", options.price_openei,
+                   "Prices from the OpenEI utility rate with this label (the rate's schedule by UTC hour, as the "
+                   "original); key in OPENEI_API_KEY; needs --price-location");
+    app.add_option("--price-location", options.price_location, "LAT,LON of the utility for --price-openei");
+    app.add_option("--price-sector", options.price_sector, "OpenEI sector: Residential, Commercial, Industrial, Lighting")
+        ->capture_default_str();
     app.add_option("--currency", options.currency, "The currency of --price / --price-file (e.g. USD), for the report");
 }
 
@@ -120,10 +153,12 @@ Result<std::unique_ptr<WindowCharges>> WindowCharges::open(const ChargeOptions& 
                                                            const Gpus& gpus) {
     std::unique_ptr<WindowCharges> charges;
     if (!options.any()) {
-        if (options.carbon_estimate || options.carbon_fallback || !options.currency.empty()) {
+        if (options.carbon_estimate || options.carbon_fallback || !options.currency.empty() ||
+            !options.price_location.empty()) {
             return Error{ErrorCode::InvalidArgument,
-                         "--carbon-estimate, --carbon-fallback and --currency only qualify a carbon or price source",
-                         "add --carbon-zone, --carbon-intensity, --carbon-file, --price or --price-file"};
+                         "--carbon-estimate, --carbon-fallback, --currency and --price-location only qualify a carbon or "
+                         "price source",
+                         "add --carbon-zone, --carbon-intensity, --carbon-file, --price, --price-file or --price-openei"};
         }
         return charges;
     }
@@ -137,7 +172,7 @@ Result<std::unique_ptr<WindowCharges>> WindowCharges::open(const ChargeOptions& 
         o.fallback_per_kwh = options.carbon_fallback;
         charges->carbon_ = std::make_unique<carbon::CarbonEmissionMonitor>(energy, std::move(provider).value(), o);
     }
-    if (options.price || !options.price_file.empty()) {
+    if (options.price || !options.price_file.empty() || !options.price_openei.empty()) {
         auto provider = price_provider(options);
         if (!provider) return provider.error();
         charges->cost_ = std::make_unique<carbon::EnergyCostMonitor>(energy, std::move(provider).value(), hourly);
