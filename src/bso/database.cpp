@@ -111,55 +111,19 @@ std::optional<double> nullable_real(const soci::row& row, std::size_t i) {
     return real(row, i);
 }
 
-// The trial's columns start at `first`, in kTrialColumns' order.
-Trial trial_from_row(const soci::row& row, std::size_t first = 0) {
+Trial trial_from_row(const soci::row& row) {
     Trial t;
-    t.trial_number = integer(row, first);
-    t.batch_size = integer(row, first + 1);
-    t.type = parse_type(row.get<std::string>(first + 2));
-    t.status = parse_status(row.get<std::string>(first + 3));
-    t.time = nullable_real(row, first + 4);
-    t.energy = nullable_real(row, first + 5);
-    if (auto c = nullable_integer(row, first + 6)) t.converged = *c != 0;
+    t.trial_number = integer(row, 0);
+    t.batch_size = integer(row, 1);
+    t.type = parse_type(row.get<std::string>(2));
+    t.status = parse_status(row.get<std::string>(3));
+    t.time = nullable_real(row, 4);
+    t.energy = nullable_real(row, 5);
+    if (auto c = nullable_integer(row, 6)) t.converged = *c != 0;
     return t;
 }
 
 constexpr const char* kTrialColumns = "trial_number, batch_size, type, status, time, energy, converged";
-constexpr std::size_t kJobColumnCount = 22;
-constexpr const char* kJobColumns =
-    "job_id, job_id_prefix, default_batch_size, higher_is_better_metric, eta_knob, beta_knob,"
-    " target_metric, max_epochs, num_pruning_rounds, window_size, max_power, number_of_gpus, gpu_model,"
-    " mab_prior_mean, mab_prior_precision, mab_num_explorations, mab_seed, mab_random_generator_state,"
-    " exp_default_batch_size, stage, min_cost, min_cost_batch_size";
-
-// The job's columns first (kJobColumns' order); its batch sizes are left empty.
-JobRecord job_from_row(const soci::row& row) {
-    JobRecord job;
-    JobSpec& s = job.spec;
-    s.job_id = row.get<std::string>(0);
-    s.job_id_prefix = row.get<std::string>(1);
-    s.default_batch_size = integer(row, 2);
-    s.higher_is_better_metric = integer(row, 3) != 0;
-    s.eta_knob = real(row, 4);
-    s.beta_knob = nullable_real(row, 5);
-    s.target_metric = real(row, 6);
-    s.max_epochs = integer(row, 7);
-    s.num_pruning_rounds = integer(row, 8);
-    s.window_size = integer(row, 9);
-    s.max_power = real(row, 10);
-    s.number_of_gpus = integer(row, 11);
-    s.gpu_model = row.get<std::string>(12);
-    s.mab_prior_mean = real(row, 13);
-    s.mab_prior_precision = real(row, 14);
-    s.mab_num_explorations = integer(row, 15);
-    s.mab_seed = nullable_integer(row, 16);
-    job.rng_state = nullable<std::string>(row, 17);
-    job.exp_default_batch_size = integer(row, 18);
-    job.stage = row.get<std::string>(19) == "MAB" ? Stage::MAB : Stage::Pruning;
-    job.min_cost = nullable_real(row, 20);
-    job.min_cost_batch_size = integer(row, 21);
-    return job;
-}
 
 // SOCI reads a PostgreSQL connect string as key=value pairs and mangles a
 // URI, so libpq itself turns the URI into its keywords first.
@@ -208,6 +172,15 @@ std::unique_ptr<Database> Database::open(const std::string& location, int target
             session->open(soci::postgresql, libpq_keywords(location));
             // "relation already exists, skipping" notices are not for the user.
             *session << "SET client_min_messages TO WARNING";
+            // As SQLite's synchronous=NORMAL below: a commit does not wait for
+            // its WAL flush, which on a slow disk was most of a request's p99.
+            // A committed request survives this server's crash; only a crash
+            // of PostgreSQL or the OS may lose the last commits (at most
+            // 3 x wal_writer_delay), never consistency. A setting the URI's
+            // options, the role or the database give explicitly is kept.
+            std::string source;
+            *session << "SELECT source FROM pg_settings WHERE name = 'synchronous_commit'", soci::into(source);
+            if (source == "default" || source == "configuration file") *session << "SET synchronous_commit TO off";
         } else {
             // Quoted so that paths with spaces survive SOCI's key=value parsing.
             session->open(soci::sqlite3, "db=\"" + path + "\" timeout=10");
@@ -265,32 +238,42 @@ void Database::Transaction::commit() { tx_->commit(); }
 
 std::optional<JobRecord> Database::find_job(const std::string& job_id, BatchSizes batch_sizes) {
     soci::row row;
-    *session_ << std::string("SELECT ") + kJobColumns + " FROM bso_job WHERE job_id = :id", soci::use(job_id), soci::into(row);
+    *session_ << "SELECT job_id, job_id_prefix, default_batch_size, higher_is_better_metric, eta_knob, beta_knob,"
+                 " target_metric, max_epochs, num_pruning_rounds, window_size, max_power, number_of_gpus, gpu_model,"
+                 " mab_prior_mean, mab_prior_precision, mab_num_explorations, mab_seed, mab_random_generator_state,"
+                 " exp_default_batch_size, stage, min_cost, min_cost_batch_size FROM bso_job WHERE job_id = :id",
+        soci::use(job_id), soci::into(row);
     if (!session_->got_data()) return std::nullopt;
-    JobRecord job = job_from_row(row);
+    JobRecord job;
+    JobSpec& s = job.spec;
+    s.job_id = row.get<std::string>(0);
+    s.job_id_prefix = row.get<std::string>(1);
+    s.default_batch_size = integer(row, 2);
+    s.higher_is_better_metric = integer(row, 3) != 0;
+    s.eta_knob = real(row, 4);
+    s.beta_knob = nullable_real(row, 5);
+    s.target_metric = real(row, 6);
+    s.max_epochs = integer(row, 7);
+    s.num_pruning_rounds = integer(row, 8);
+    s.window_size = integer(row, 9);
+    s.max_power = real(row, 10);
+    s.number_of_gpus = integer(row, 11);
+    s.gpu_model = row.get<std::string>(12);
+    s.mab_prior_mean = real(row, 13);
+    s.mab_prior_precision = real(row, 14);
+    s.mab_num_explorations = integer(row, 15);
+    s.mab_seed = nullable_integer(row, 16);
+    job.rng_state = nullable<std::string>(row, 17);
+    job.exp_default_batch_size = integer(row, 18);
+    job.stage = row.get<std::string>(19) == "MAB" ? Stage::MAB : Stage::Pruning;
+    job.min_cost = nullable_real(row, 20);
+    job.min_cost_batch_size = integer(row, 21);
     if (batch_sizes == BatchSizes::Skip) return job;
 
     soci::rowset<soci::row> sizes =
         (session_->prepare << "SELECT batch_size FROM bso_batch_size WHERE job_id = :id ORDER BY batch_size", soci::use(job_id));
-    for (const auto& r : sizes) job.spec.batch_sizes.push_back(integer(r, 0));
+    for (const auto& r : sizes) s.batch_sizes.push_back(integer(r, 0));
     return job;
-}
-
-std::optional<Database::JobAndTrial> Database::find_job_and_trial(const std::string& job_id, std::int64_t batch_size,
-                                                                  std::int64_t trial_number) {
-    soci::row row;
-    long long bs = batch_size, number = trial_number;
-    // Job columns are unambiguous except job_id, which both tables have.
-    const std::string columns = std::string("j.") + kJobColumns +
-                                ", t.trial_number, t.batch_size, t.type, t.status, t.time, t.energy, t.converged";
-    *session_ << "SELECT " + columns +
-                     " FROM bso_job j LEFT JOIN bso_trial t"
-                     " ON t.job_id = j.job_id AND t.batch_size = :bs AND t.trial_number = :n WHERE j.job_id = :id",
-        soci::use(bs), soci::use(number), soci::use(job_id), soci::into(row);
-    if (!session_->got_data()) return std::nullopt;
-    JobAndTrial found{job_from_row(row), std::nullopt};
-    if (row.get_indicator(kJobColumnCount) != soci::i_null) found.trial = trial_from_row(row, kJobColumnCount);
-    return found;
 }
 
 void Database::insert_job(const JobRecord& job) {

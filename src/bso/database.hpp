@@ -61,14 +61,6 @@ public:
     // two, for the requests that do not need them (every epoch's report).
     enum class BatchSizes { Read, Skip };
     std::optional<JobRecord> find_job(const std::string& job_id, BatchSizes batch_sizes = BatchSizes::Read);
-    // The job (without its batch sizes) and one of its trials in one query
-    // (one round trip for every epoch's report); trial empty when unknown.
-    struct JobAndTrial {
-        JobRecord job;
-        std::optional<Trial> trial;
-    };
-    std::optional<JobAndTrial> find_job_and_trial(const std::string& job_id, std::int64_t batch_size,
-                                                  std::int64_t trial_number);
     void insert_job(const JobRecord& job);
     void update_job_state(const JobRecord& job);  // stage, min cost, rng state
     bool delete_job(const std::string& job_id);

@@ -172,12 +172,13 @@ TrialIdentity Service::predict(const std::string& job_id) {
 
 Service::ReportContext Service::read_report_context(Database& db, const TrainingResult& result) {
     // decide_report and the arm update need the spec's knobs, not its batch sizes.
-    auto found = db.find_job_and_trial(result.trial.job_id, result.trial.batch_size, result.trial.trial_number);
-    if (!found) throw BsoError(400, "Unknown job " + result.trial.job_id);
-    if (!found->trial)
+    auto found_job = db.find_job(result.trial.job_id, Database::BatchSizes::Skip);
+    if (!found_job) throw BsoError(400, "Unknown job " + result.trial.job_id);
+    auto found = db.find_trial(result.trial.job_id, result.trial.batch_size, result.trial.trial_number);
+    if (!found)
         throw BsoError(400, fmt::format("Unknown trial job_id='{}' batch_size={} trial_number={}", result.trial.job_id,
                                         result.trial.batch_size, result.trial.trial_number));
-    return {std::move(found->job), *found->trial};
+    return {*found_job, *found};
 }
 
 ReportResponse Service::report(const TrainingResult& result) {
@@ -188,10 +189,9 @@ ReportResponse Service::report(const TrainingResult& result) {
     progress.batch_size = result.trial.batch_size;
     {
         // Most reports only say "keep training": they write nothing, so they
-        // are answered from one joined read of the job and the trial, without
-        // beginning and rolling back a transaction: one PostgreSQL round trip.
-        // The job's lock keeps what was read current; anything else goes the
-        // full way.
+        // are answered from two reads without beginning and rolling back a
+        // transaction (half the round trips on PostgreSQL). The job's lock
+        // keeps what was read current; anything else goes the full way.
         const auto [job, trial] = read_report_context(db, result);
         if (trial.status == TrialStatus::Dispatched) {
             const auto decision = decide_report(job.spec, job.min_cost, progress);
