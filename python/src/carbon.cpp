@@ -28,7 +28,6 @@ using carbon::HourlyRate;
 using carbon::UtcTime;
 
 double unix_of(UtcTime t) { return static_cast<double>(t.time_since_epoch().count()); }
-UtcTime utc_of(double unix) { return UtcTime(std::chrono::seconds(static_cast<long long>(unix))); }
 
 // (hour, per_kwh, data_time, estimated), times in Unix seconds.
 using RateTuple = std::tuple<double, double, double, bool>;

@@ -23,6 +23,12 @@ bool ControlLedger::has(unsigned gpu, Setting setting) const {
     return records_.contains({gpu, setting});
 }
 
+bool ControlLedger::owned_by(unsigned gpu, Setting setting, ClientId owner) const {
+    const std::lock_guard lock(mutex_);
+    const auto found = records_.find({gpu, setting});
+    return found != records_.end() && found->second.owner == owner;
+}
+
 std::vector<SettingRecord> ControlLedger::take_owned_by(ClientId owner) {
     const std::lock_guard lock(mutex_);
     std::vector<SettingRecord> taken;

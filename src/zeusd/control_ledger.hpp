@@ -44,6 +44,8 @@ class ControlLedger {
     // default). False when there was no record of it.
     bool forget(unsigned gpu, Setting setting);
     [[nodiscard]] bool has(unsigned gpu, Setting setting) const;
+    // Whether record_change(gpu, setting, _, owner) would find nothing new.
+    [[nodiscard]] bool owned_by(unsigned gpu, Setting setting, ClientId owner) const;
     // Removes and returns what `owner` owns / everything.
     [[nodiscard]] std::vector<SettingRecord> take_owned_by(ClientId owner);
     [[nodiscard]] std::vector<SettingRecord> take_all();

@@ -33,25 +33,98 @@ std::string format_pci_address(const std::string& nvml_bus_id) {
 
 GpuFleet::GpuFleet(Gpus gpus, boost::asio::any_io_executor control_executor, OverrideRunner overrides,
                    std::optional<std::filesystem::path> ledger_path)
-    : gpus_(std::move(gpus)), overrides_(std::move(overrides)) {
+    : gpus_(std::move(gpus)), control_executor_(std::move(control_executor)), overrides_(std::move(overrides)) {
     std::vector<std::string> pci_addresses;
     for (unsigned id = 0; id < gpus_.size(); ++id) {
         const Gpu& gpu = gpus_[id];
         info_.push_back(GpuInfo{id, gpu.identity().name, format_pci_address(gpu.identity().pci_bus_id),
                                 gpu.total_energy().ok()});
         pci_addresses.push_back(info_.back().pci_address);
-        strands_.push_back(boost::asio::make_strand(control_executor));
+        lanes_.push_back(std::make_unique<Lane>());
     }
     if (ledger_path) ledger_file_ = std::make_unique<LedgerFile>(*ledger_path, std::move(pci_addresses));
 }
 
 Status GpuFleet::save_ledger() { return ledger_file_ ? ledger_file_->save(ledger_) : Status{}; }
 
+template <typename Task>
+void GpuFleet::run_claimed(Lane& lane, Task&& task) {
+    // Whatever happens, the lane is handed on.
+    struct Release {
+        GpuFleet* fleet;
+        Lane* lane;
+        ~Release() { fleet->finish(*lane); }
+    } release{this, &lane};
+    std::forward<Task>(task)();
+}
+
 void GpuFleet::submit(const ControlCommand& command, ClientId client, bool persist,
                       std::function<void(Status)> done) {
-    boost::asio::post(strands_.at(command.gpu), [this, command, client, persist, done = std::move(done)] {
+    Lane& lane = *lanes_.at(command.gpu);
+    if (may_run_inline(command, client, persist) && try_claim(lane)) {
+        run_claimed(lane, [&] { done(execute(command, client, persist)); });
+        return;
+    }
+    enqueue(command.gpu, [this, command, client, persist, done = std::move(done)] {
         done(execute(command, client, persist));
     });
+}
+
+bool GpuFleet::may_run_inline(const ControlCommand& command, ClientId client, bool persist) const {
+    // An override may run a vendor tool for as long as it takes.
+    if (overrides_) return false;
+    if (!ledger_file_) return true;
+    // Only when the ledger file stays as it is: its write ends in fsyncs. A
+    // client watcher taking records away in between costs one inline write.
+    if (const auto setting = setting_of(command.kind)) {
+        return persist ? !ledger_.has(command.gpu, *setting) : ledger_.owned_by(command.gpu, *setting, client);
+    }
+    const bool gpu_clocks =
+        command.kind == GpuCommand::ResetGpuLockedClocks || command.kind == GpuCommand::ResetLockedClocks;
+    const bool memory_clocks =
+        command.kind == GpuCommand::ResetMemLockedClocks || command.kind == GpuCommand::ResetLockedClocks;
+    return !(gpu_clocks && ledger_.has(command.gpu, Setting::GpuLockedClocks)) &&
+           !(memory_clocks && ledger_.has(command.gpu, Setting::MemLockedClocks));
+}
+
+bool GpuFleet::try_claim(Lane& lane) {
+    const std::lock_guard lock(lane.mutex);
+    if (lane.busy || !lane.queue.empty()) return false;
+    lane.busy = true;
+    return true;
+}
+
+void GpuFleet::enqueue(unsigned gpu, std::function<void()> task) {
+    Lane& lane = *lanes_.at(gpu);
+    {
+        const std::lock_guard lock(lane.mutex);
+        lane.queue.push_back(std::move(task));
+        if (lane.busy) return;  // whoever runs the lane now gets to it
+        lane.busy = true;
+    }
+    boost::asio::post(control_executor_, [this, &lane] { run_next(lane); });
+}
+
+void GpuFleet::run_next(Lane& lane) {
+    std::function<void()> task;
+    {
+        const std::lock_guard lock(lane.mutex);
+        task = std::move(lane.queue.front());
+        lane.queue.pop_front();
+    }
+    run_claimed(lane, task);
+}
+
+void GpuFleet::finish(Lane& lane) {
+    {
+        const std::lock_guard lock(lane.mutex);
+        if (lane.queue.empty()) {
+            lane.busy = false;
+            return;
+        }
+    }
+    // One command per turn, so the other GPUs' lanes share the executor's threads.
+    boost::asio::post(control_executor_, [this, &lane] { run_next(lane); });
 }
 
 Status GpuFleet::execute(const ControlCommand& command, ClientId client, bool persist) {
@@ -184,7 +257,7 @@ void GpuFleet::restore(const std::vector<SettingRecord>& records, bool wait, con
             if (Status saved = save_ledger(); !saved) log::warn("{}", saved.error().describe());
         });
         pending.push_back(task->get_future());
-        boost::asio::post(strands_.at(record.gpu), [task] { (*task)(); });
+        enqueue(record.gpu, [task] { (*task)(); });
     }
     if (!wait) return;
     for (auto& future : pending) future.wait();

@@ -56,5 +56,17 @@ TEST(ControlLedgerTest, ReportsWhetherAnythingChanged) {
     EXPECT_FALSE(ledger.forget(0, Setting::PowerLimit));
 }
 
+// owned_by predicts record_change's answer without changing anything.
+TEST(ControlLedgerTest, OwnedByAgreesWithRecordChange) {
+    ControlLedger ledger;
+    EXPECT_FALSE(ledger.owned_by(0, Setting::PowerLimit, 42));
+    EXPECT_TRUE(ledger.record_change(0, Setting::PowerLimit, 300000, 42));
+    EXPECT_TRUE(ledger.owned_by(0, Setting::PowerLimit, 42));
+    EXPECT_FALSE(ledger.owned_by(0, Setting::PowerLimit, 77));
+    EXPECT_FALSE(ledger.owned_by(1, Setting::PowerLimit, 42));
+    EXPECT_FALSE(ledger.owned_by(0, Setting::PersistenceMode, 42));
+    EXPECT_FALSE(ledger.record_change(0, Setting::PowerLimit, std::nullopt, 42));
+}
+
 }  // namespace
 }  // namespace zeus::zeusd
