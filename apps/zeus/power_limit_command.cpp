@@ -14,6 +14,8 @@
 #include "option_checks.hpp"
 #include "simulator_api.hpp"
 #include "trace_simulation.hpp"
+#include "window_charges.hpp"
+#include "zeus/carbon/carbon_aware_power_limit.hpp"
 #include "zeus/device/gpus.hpp"
 #include "zeus/optimizer/power_limit_profile.hpp"
 #include "zeus/optimizer/power_limit_report.hpp"
@@ -24,13 +26,34 @@ namespace {
 struct SelectorFlags {
     std::vector<std::string> specs;
     std::string format = "text";
+    ChargeOptions carbon;  // the carbon selector's intensity (--carbon-*)
 };
 
-Result<std::vector<optimizer::SelectorPtr>> parse_selectors(const std::vector<std::string>& specs) {
+// The intensity for the carbon selector: the current UTC hour's from the
+// --carbon-* source; null when none was given (a carbon spec then says so).
+Result<carbon::IntensityNow> intensity_now(const SelectorFlags& f) {
+    if (f.carbon.carbon_zone.empty() && !f.carbon.carbon_intensity && f.carbon.carbon_file.empty()) {
+        if (f.carbon.carbon_estimate) {
+            return Error{ErrorCode::InvalidArgument, "--carbon-estimate only qualifies a carbon intensity source",
+                         "add --carbon-zone, --carbon-intensity or --carbon-file", 0};
+        }
+        return carbon::IntensityNow{};
+    }
+    auto provider = intensity_provider(f.carbon);
+    if (!provider) return provider.error();
+    return carbon::intensity_now(std::move(provider).value());
+}
+
+Result<optimizer::SelectorPtr> parse_selector(const std::string& spec, const carbon::IntensityNow& intensity) {
+    return carbon::parse_selector_with_carbon(spec, intensity);
+}
+
+Result<std::vector<optimizer::SelectorPtr>> parse_selectors(const std::vector<std::string>& specs,
+                                                            const carbon::IntensityNow& intensity) {
     if (specs.empty()) return optimizer::standard_selectors();
     std::vector<optimizer::SelectorPtr> selectors;
     for (const auto& spec : specs) {
-        auto s = optimizer::parse_selector(spec);
+        auto s = parse_selector(spec, intensity);
         if (!s) return s.error();
         selectors.push_back(std::move(s).value());
     }
@@ -62,7 +85,9 @@ int run_report(const ReportFlags& f) {
                                     "--profile FILE for a saved profile, --log FILE for an energy-window CSV log", 0},
                     2);
     }
-    auto selectors = parse_selectors(f.selectors.specs);
+    auto intensity = intensity_now(f.selectors);
+    if (!intensity) return fail("report", intensity.error(), 2);
+    auto selectors = parse_selectors(f.selectors.specs, *intensity);
     if (!selectors) return fail("report", selectors.error(), 2);
     std::vector<optimizer::PowerLimitMeasurement> measurements;
     int world_size = 1;
@@ -186,10 +211,12 @@ int run_simulate(const SimulateFlags& f) {
     plan.optimizer.warmup_steps = f.warmup_steps;
     plan.optimizer.profile_steps = f.profile_steps;
     plan.optimizer.pl_step = Watts(f.pl_step);
-    auto in_use = optimizer::parse_selector(f.selector);
+    auto intensity = intensity_now(f.selectors);
+    if (!intensity) return fail("simulate", intensity.error(), 2);
+    auto in_use = parse_selector(f.selector, *intensity);
     if (!in_use) return fail("simulate", in_use.error(), 2);
     plan.optimizer.selector = *in_use;
-    auto selectors = parse_selectors(f.selectors.specs);
+    auto selectors = parse_selectors(f.selectors.specs, *intensity);
     if (!selectors) return fail("simulate", selectors.error(), 2);
     plan.report_selectors = *selectors;
 
@@ -239,7 +266,10 @@ int run_simulate(const SimulateFlags& f) {
 void add_selector_flags(CLI::App& app, SelectorFlags& f, bool markdown) {
     app.add_option("--selector", f.specs,
                    "optimum selector to report (repeatable): time, energy, zeus-cost[:eta=E][,world_size=N], "
-                   "max-slowdown:F; default: time, energy, zeus-cost:eta=0.5, max-slowdown:1.1");
+                   "max-slowdown:F, carbon[:eta=E][,threshold=T][,reference=R] (with --carbon-*); default: time, "
+                   "energy, zeus-cost:eta=0.5, max-slowdown:1.1");
+    // The carbon selector prices energy at the current UTC hour's intensity from these.
+    add_carbon_options(app, f.carbon);
     std::vector<std::string> formats{"text", "json"};
     if (markdown) formats.emplace_back("markdown");
     app.add_option("--format", f.format, "output format")->check(one_of(formats))->capture_default_str();

@@ -9,6 +9,7 @@
 #include "option_checks.hpp"
 #include "zeus/carbon/electricity_maps.hpp"
 #include "zeus/carbon/intensity_file.hpp"
+#include "zeus/carbon/openei.hpp"
 #include "zeus/carbon/price_file.hpp"
 #include "zeus/platform/environment.hpp"
 
@@ -32,6 +33,8 @@ std::optional<carbon::GeoLocation> as_location(const std::string& text) {
     if (std::sscanf(text.c_str(), "%lf,%lf%c", &lat, &lon, &extra) != 2) return std::nullopt;
     return carbon::GeoLocation{lat, lon, "given"};
 }
+
+}  // namespace
 
 Result<std::shared_ptr<carbon::CarbonIntensityProvider>> intensity_provider(const ChargeOptions& o) {
     if (o.carbon_intensity && !o.carbon_file.empty()) return conflicting("--carbon-intensity", "--carbon-file");
@@ -67,7 +70,35 @@ Result<std::shared_ptr<carbon::CarbonIntensityProvider>> intensity_provider(cons
     return std::shared_ptr<carbon::CarbonIntensityProvider>(std::move(p).value());
 }
 
+namespace {
+
+Result<std::shared_ptr<carbon::ElectricityPriceProvider>> openei_provider(const ChargeOptions& o) {
+    if (o.price) return conflicting("--price", "--price-openei");
+    if (!o.price_file.empty()) return conflicting("--price-file", "--price-openei");
+    const auto location = as_location(o.price_location);
+    if (!location) {
+        return Error{ErrorCode::InvalidArgument,
+                     o.price_location.empty() ? std::string("--price-openei needs the utility's location")
+                                              : fmt::format("--price-location '{}' is not LAT,LON", o.price_location),
+                     "add --price-location LAT,LON, e.g. --price-location 42.28,-83.74"};
+    }
+    carbon::OpenEiOptions openei;
+    openei.location = *location;
+    openei.label = o.price_openei;
+    openei.sector = o.price_sector;
+    // Tests (and API mirrors) point the provider elsewhere.
+    if (auto url = get_env("ZEUS_OPENEI_URL")) openei.base_url = *url;
+    auto p = carbon::openei_prices(std::move(openei));
+    if (!p) return p.error();
+    return std::shared_ptr<carbon::ElectricityPriceProvider>(std::move(p).value());
+}
+
 Result<std::shared_ptr<carbon::ElectricityPriceProvider>> price_provider(const ChargeOptions& o) {
+    if (!o.price_openei.empty()) return openei_provider(o);
+    if (!o.price_location.empty()) {
+        return Error{ErrorCode::InvalidArgument, "--price-location only says where the --price-openei utility is",
+                     "add --price-openei LABEL, or drop --price-location"};
+    }
     if (o.price && !o.price_file.empty()) return conflicting("--price", "--price-file");
     auto p = o.price ? carbon::constant_price(*o.price, o.currency) : carbon::prices_from_file(o.price_file, o.currency);
     if (!p) return p.error();
@@ -86,7 +117,7 @@ std::map<std::string, double> by_device(const M& amounts_gpu, const M& amounts_c
 
 }  // namespace
 
-void add_charge_options(CLI::App& app, ChargeOptions& options) {
+void add_carbon_options(CLI::App& app, ChargeOptions& options) {
     app.add_option("--carbon-zone", options.carbon_zone,
                    "Carbon intensity from ElectricityMaps for this zone (e.g. US-MIDW-MISO) or LAT,LON, or from-ip "
                    "to locate this machine by its IP address; token in ELECTRICITYMAPS_API_TOKEN");
@@ -97,6 +128,10 @@ void add_charge_options(CLI::App& app, ChargeOptions& options) {
                    "Hourly carbon intensity from a file: CSV datetime,carbon_intensity or a saved ElectricityMaps "
                    "answer (offline)");
     app.add_flag("--carbon-estimate", options.carbon_estimate, "Accept ElectricityMaps' estimated intensities");
+}
+
+void add_charge_options(CLI::App& app, ChargeOptions& options) {
+    add_carbon_options(app, options);
     app.add_option("--carbon-fallback", options.carbon_fallback,
                    "gCO2eq/kWh for hours the provider has no value for (flagged and warned about); without it "
                    "those windows' emission is unavailable")
@@ -105,6 +140,12 @@ void add_charge_options(CLI::App& app, ChargeOptions& options) {
         ->check(finite_number(0.0, 1e6, "per kWh"));
     app.add_option("--price-file", options.price_file,
                    "Time-of-use prices from a CSV: days,start_hour,end_hour,price_per_kwh[,months] (UTC hours)");
+    app.add_option("--price-openei", options.price_openei,
+                   "Prices from the OpenEI utility rate with this label (the rate's schedule by UTC hour, as the "
+                   "original); key in OPENEI_API_KEY; needs --price-location");
+    app.add_option("--price-location", options.price_location, "LAT,LON of the utility for --price-openei");
+    app.add_option("--price-sector", options.price_sector, "OpenEI sector: Residential, Commercial, Industrial, Lighting")
+        ->capture_default_str();
     app.add_option("--currency", options.currency, "The currency of --price / --price-file (e.g. USD), for the report");
 }
 
@@ -112,10 +153,12 @@ Result<std::unique_ptr<WindowCharges>> WindowCharges::open(const ChargeOptions& 
                                                            const Gpus& gpus) {
     std::unique_ptr<WindowCharges> charges;
     if (!options.any()) {
-        if (options.carbon_estimate || options.carbon_fallback || !options.currency.empty()) {
+        if (options.carbon_estimate || options.carbon_fallback || !options.currency.empty() ||
+            !options.price_location.empty()) {
             return Error{ErrorCode::InvalidArgument,
-                         "--carbon-estimate, --carbon-fallback and --currency only qualify a carbon or price source",
-                         "add --carbon-zone, --carbon-intensity, --carbon-file, --price or --price-file"};
+                         "--carbon-estimate, --carbon-fallback, --currency and --price-location only qualify a carbon or "
+                         "price source",
+                         "add --carbon-zone, --carbon-intensity, --carbon-file, --price, --price-file or --price-openei"};
         }
         return charges;
     }
@@ -129,7 +172,7 @@ Result<std::unique_ptr<WindowCharges>> WindowCharges::open(const ChargeOptions& 
         o.fallback_per_kwh = options.carbon_fallback;
         charges->carbon_ = std::make_unique<carbon::CarbonEmissionMonitor>(energy, std::move(provider).value(), o);
     }
-    if (options.price || !options.price_file.empty()) {
+    if (options.price || !options.price_file.empty() || !options.price_openei.empty()) {
         auto provider = price_provider(options);
         if (!provider) return provider.error();
         charges->cost_ = std::make_unique<carbon::EnergyCostMonitor>(energy, std::move(provider).value(), hourly);

@@ -1,5 +1,5 @@
 // `zeus run` / `zeus energy`: --carbon-zone, --carbon-intensity,
-// --carbon-file, --price, --price-file. The measured window's carbon emission
+// --carbon-file, --price, --price-file, --price-openei. The measured window's carbon emission
 // and cost, from the library's monitors (zeus/carbon/) over the session's
 // EnergyMonitor, put into the report beside the joules.
 #pragma once
@@ -26,13 +26,23 @@ struct ChargeOptions {
     std::optional<double> carbon_fallback;   // gCO2eq/kWh when the provider has no value (flagged)
     std::optional<double> price;             // per kWh
     std::string price_file;                  // time-of-use CSV
+    std::string price_openei;                // OpenEI rate label (key in OPENEI_API_KEY)
+    std::string price_location;              // "LAT,LON" of the OpenEI utility
+    std::string price_sector = "Residential";
     std::string currency;
 
     [[nodiscard]] bool any() const {
-        return !carbon_zone.empty() || carbon_intensity || !carbon_file.empty() || price || !price_file.empty();
+        return !carbon_zone.empty() || carbon_intensity || !carbon_file.empty() || price || !price_file.empty() ||
+               !price_openei.empty();
     }
 };
 void add_charge_options(CLI::App& app, ChargeOptions& options);
+// Only --carbon-zone, --carbon-intensity, --carbon-file, --carbon-estimate
+// (`zeus power-limit`'s carbon selector).
+void add_carbon_options(CLI::App& app, ChargeOptions& options);
+// The intensity provider the --carbon-* options name (one of them must be
+// given); errors for conflicting ones, a bad file or a missing token.
+[[nodiscard]] Result<std::shared_ptr<carbon::CarbonIntensityProvider>> intensity_provider(const ChargeOptions& options);
 
 class WindowCharges {
   public:

@@ -172,6 +172,15 @@ std::unique_ptr<Database> Database::open(const std::string& location, int target
             session->open(soci::postgresql, libpq_keywords(location));
             // "relation already exists, skipping" notices are not for the user.
             *session << "SET client_min_messages TO WARNING";
+            // As SQLite's synchronous=NORMAL below: a commit does not wait for
+            // its WAL flush, which on a slow disk was most of a request's p99.
+            // A committed request survives this server's crash; only a crash
+            // of PostgreSQL or the OS may lose the last commits (at most
+            // 3 x wal_writer_delay), never consistency. A setting the URI's
+            // options, the role or the database give explicitly is kept.
+            std::string source;
+            *session << "SELECT source FROM pg_settings WHERE name = 'synchronous_commit'", soci::into(source);
+            if (source == "default" || source == "configuration file") *session << "SET synchronous_commit TO off";
         } else {
             // Quoted so that paths with spaces survive SOCI's key=value parsing.
             session->open(soci::sqlite3, "db=\"" + path + "\" timeout=10");

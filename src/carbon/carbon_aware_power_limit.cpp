@@ -1,6 +1,7 @@
 #include "zeus/carbon/carbon_aware_power_limit.hpp"
 
 #include <cmath>
+#include <mutex>
 
 #include <fmt/format.h>
 
@@ -47,6 +48,130 @@ Result<optimizer::SelectorPtr> carbon_cost_selector(double current_g_per_kwh, co
         std::move(zeus_cost).value(), current_g_per_kwh / options.reference_g_per_kwh,
         fmt::format("carbon-cost:eta={},intensity={},reference={}", options.eta_knob, current_g_per_kwh,
                     options.reference_g_per_kwh)));
+}
+
+namespace {
+
+// Chooses with the intensity it reads at select() and remembers it, so that
+// stale() can tell when the grid moved past the threshold since.
+class CarbonAwareSelector final : public optimizer::OptimumSelector {
+  public:
+    CarbonAwareSelector(IntensityNow intensity, CarbonAwareOptions options)
+        : intensity_(std::move(intensity)), options_(options) {}
+    [[nodiscard]] std::string name() const override {
+        std::string name = fmt::format("carbon:eta={},threshold={}", options_.eta_knob, options_.threshold);
+        if (options_.reference_g_per_kwh > 0) name += fmt::format(",reference={}", options_.reference_g_per_kwh);
+        if (options_.world_size) name += fmt::format(",world_size={}", *options_.world_size);
+        return name;
+    }
+    [[nodiscard]] Result<Milliwatts> select(std::span<const PowerLimitMeasurement> measurements,
+                                            const optimizer::SelectionContext& context) const override {
+        auto now = intensity_();
+        if (!now) return now.error();
+        CarbonAwareOptions options = options_;
+        {
+            std::lock_guard lock(mutex_);
+            if (options.reference_g_per_kwh <= 0) {
+                if (!first_) first_ = *now;
+                options.reference_g_per_kwh = *first_;
+            }
+        }
+        auto selector = carbon_cost_selector(*now, options);
+        if (!selector) return selector.error();
+        auto limit = (*selector)->select(measurements, context);
+        if (limit) {
+            std::lock_guard lock(mutex_);
+            chosen_at_ = *now;
+        }
+        return limit;
+    }
+    [[nodiscard]] bool stale() const override {
+        std::optional<double> chosen_at;
+        {
+            std::lock_guard lock(mutex_);
+            chosen_at = chosen_at_;
+        }
+        if (!chosen_at) return false;
+        auto now = intensity_();
+        return now && std::abs(*now - *chosen_at) > options_.threshold * *chosen_at;
+    }
+
+  private:
+    IntensityNow intensity_;
+    CarbonAwareOptions options_;
+    mutable std::mutex mutex_;
+    mutable std::optional<double> first_;      // the reference when none was given
+    mutable std::optional<double> chosen_at_;  // the intensity of the last choice
+};
+
+}  // namespace
+
+IntensityNow intensity_now(std::shared_ptr<CarbonIntensityProvider> provider, std::function<UtcTime()> clock) {
+    return [provider = std::move(provider), clock = std::move(clock)]() -> Result<double> {
+        const UtcTime hour = hour_floor(clock());
+        auto rates = provider->intensities({hour});
+        if (!rates) return rates.error();
+        const HourlyRate* best = nullptr;
+        for (const auto& r : *rates) {
+            const bool at_or_before = r.hour <= hour;
+            if (best == nullptr) {
+                best = &r;
+            } else if (at_or_before && (best->hour > hour || r.hour > best->hour)) {
+                best = &r;  // the latest hour at or before now
+            } else if (!at_or_before && best->hour > hour && r.hour < best->hour) {
+                best = &r;  // else the earliest after
+            }
+        }
+        if (best == nullptr) {
+            return Error{ErrorCode::NoData,
+                         fmt::format("{} ({}) has no carbon intensity for {}", provider->provider(), provider->zone(),
+                                     format_utc(hour)),
+                         "give a provider or file that covers the current hour", 0};
+        }
+        return best->per_kwh;
+    };
+}
+
+Result<optimizer::SelectorPtr> carbon_aware_selector(IntensityNow intensity, CarbonAwareOptions options) {
+    if (!intensity) {
+        return Error{ErrorCode::InvalidArgument, "the carbon selector has no carbon intensity to read",
+                     "give one: --carbon-intensity G, --carbon-file PATH or --carbon-zone ZONE", 0};
+    }
+    if (!std::isfinite(options.threshold) || options.threshold < 0) {
+        return Error{ErrorCode::InvalidArgument, fmt::format("threshold {} is not at least 0", options.threshold),
+                     "give the relative intensity change that re-selects, e.g. 0.1 for 10%", 0};
+    }
+    if (options.reference_g_per_kwh != 0) {
+        if (auto ok = check_intensity(options.reference_g_per_kwh, "reference intensity"); !ok) return ok.error();
+    }
+    if (auto probe = optimizer::zeus_cost(options.eta_knob, options.world_size); !probe) return probe.error();
+    return optimizer::SelectorPtr(std::make_shared<CarbonAwareSelector>(std::move(intensity), options));
+}
+
+Result<optimizer::SelectorPtr> parse_selector_with_carbon(std::string_view spec, IntensityNow intensity) {
+    const auto colon = spec.find(':');
+    if (spec.substr(0, colon) != "carbon") return optimizer::parse_selector(spec);
+    auto settings = optimizer::parse_selector_settings(
+        spec, colon == std::string_view::npos ? std::string_view{} : spec.substr(colon + 1));
+    if (!settings) return settings.error();
+    CarbonAwareOptions options;
+    for (const auto& [key, value] : *settings) {
+        if (key == "eta" || key == "eta_knob") {
+            options.eta_knob = value;
+        } else if (key == "threshold") {
+            options.threshold = value;
+        } else if (key == "reference") {
+            if (!(value > 0)) return optimizer::bad_spec(spec, "reference must be an intensity above 0 gCO2eq/kWh");
+            options.reference_g_per_kwh = value;
+        } else if (key == "world_size") {
+            auto n = optimizer::parse_world_size(spec, value);
+            if (!n) return n.error();
+            options.world_size = *n;
+        } else {
+            return optimizer::bad_spec(spec, fmt::format("unknown setting '{}'", key));
+        }
+    }
+    return carbon_aware_selector(std::move(intensity), options);
 }
 
 Result<CarbonAwarePowerLimit> CarbonAwarePowerLimit::create(std::vector<PowerLimitMeasurement> profile,

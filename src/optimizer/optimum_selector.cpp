@@ -11,7 +11,8 @@ namespace zeus::optimizer {
 namespace {
 
 constexpr const char* kSelectorForms =
-    "use one of: time, energy, zeus-cost[:eta=E][,world_size=N] (E in [0, 1], default 0.5), max-slowdown:F (F >= 1)";
+    "use one of: time, energy, zeus-cost[:eta=E][,world_size=N] (E in [0, 1], default 0.5), max-slowdown:F (F >= 1), "
+    "carbon[:eta=E][,threshold=T][,reference=R] (with a carbon intensity: --carbon-intensity/-file/-zone)";
 
 Error no_measurements() {
     return Error{ErrorCode::NoData, "there are no power-limit measurements to choose from",
@@ -119,29 +120,53 @@ std::optional<double> parse_number(std::string_view text) {
     return value;
 }
 
+}  // namespace
+
 Error bad_spec(std::string_view spec, std::string_view why) {
     return Error{ErrorCode::InvalidArgument, fmt::format("optimum selector '{}': {}", spec, why), kSelectorForms, 0};
 }
 
-Result<SelectorPtr> parse_zeus_cost(std::string_view spec, std::string_view arguments) {
-    double eta = 0.5;
-    std::optional<int> world_size;
+namespace {
+
+}  // namespace
+
+Result<std::vector<std::pair<std::string, double>>> parse_selector_settings(std::string_view spec,
+                                                                           std::string_view arguments) {
+    std::vector<std::pair<std::string, double>> settings;
     while (!arguments.empty()) {
         const auto comma = arguments.find(',');
         const std::string_view item = arguments.substr(0, comma);
         arguments = comma == std::string_view::npos ? std::string_view{} : arguments.substr(comma + 1);
         const auto eq = item.find('=');
         if (eq == std::string_view::npos) return bad_spec(spec, fmt::format("'{}' is not key=value", item));
-        const std::string_view key = item.substr(0, eq);
         const auto value = parse_number(item.substr(eq + 1));
         if (!value) return bad_spec(spec, fmt::format("'{}' is not a number", item.substr(eq + 1)));
+        settings.emplace_back(std::string(item.substr(0, eq)), *value);
+    }
+    return settings;
+}
+
+Result<int> parse_world_size(std::string_view spec, double value) {
+    if (value != std::floor(value) || value < 1 || value > 1e6) {
+        return bad_spec(spec, "world_size must be a whole number of GPUs, at least 1");
+    }
+    return static_cast<int>(value);
+}
+
+namespace {
+
+Result<SelectorPtr> parse_zeus_cost(std::string_view spec, std::string_view arguments) {
+    auto settings = parse_selector_settings(spec, arguments);
+    if (!settings) return settings.error();
+    double eta = 0.5;
+    std::optional<int> world_size;
+    for (const auto& [key, value] : *settings) {
         if (key == "eta" || key == "eta_knob") {
-            eta = *value;
+            eta = value;
         } else if (key == "world_size") {
-            if (*value != std::floor(*value) || *value < 1 || *value > 1e6) {
-                return bad_spec(spec, "world_size must be a whole number of GPUs, at least 1");
-            }
-            world_size = static_cast<int>(*value);
+            auto n = parse_world_size(spec, value);
+            if (!n) return n.error();
+            world_size = *n;
         } else {
             return bad_spec(spec, fmt::format("unknown setting '{}'", key));
         }

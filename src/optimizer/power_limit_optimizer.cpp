@@ -27,6 +27,10 @@ Status check_options(const PowerLimitOptimizerOptions& options) {
         return invalid(fmt::format("pl_step {} W is not a positive power", options.pl_step.count()),
                        "give the distance between candidate limits in watts, e.g. 25");
     }
+    if (!(options.reselect_period.count() >= 0)) {
+        return invalid(fmt::format("reselect_period {} s is not at least 0", options.reselect_period.count()),
+                       "give how often to ask the selector whether its choice went stale, e.g. 60 s");
+    }
     for (const Watts limit : options.power_limits) {
         if (!std::isfinite(limit.count()) || limit.count() <= 0.0) {
             return invalid(fmt::format("power_limits holds {} W, not a positive power", limit.count()),
@@ -350,9 +354,29 @@ Status GlobalPowerLimitOptimizer::choose(bool save) {
     return {};
 }
 
+Status GlobalPowerLimitOptimizer::reselect_if_stale() {
+    if (!done() || measurements_.empty()) return {};
+    const auto now = std::chrono::steady_clock::now();
+    if (last_stale_check_ && now - *last_stale_check_ < options_.reselect_period) return {};
+    last_stale_check_ = now;
+    if (!selector_->stale()) return {};
+    auto optimal = selector_->select(measurements_, SelectionContext{world_size_});
+    if (!optimal) {
+        // Training goes on at the limit chosen before rather than stopping.
+        warnings_.push_back("re-selecting the power limit failed, keeping the current one: " +
+                            optimal.error().describe());
+        std::fprintf(stderr, "zeus: power-limit optimizer: warning: %s\n", warnings_.back().c_str());
+        return {};
+    }
+    ++reselections_;
+    state_ = state::Done{*optimal};
+    return set_power_limit(*optimal);
+}
+
 Status GlobalPowerLimitOptimizer::on_step_begin() {
     if (closed_) return {};
     ++steps_this_epoch_;
+    if (done()) return reselect_if_stale();
     if (auto* ready = std::get_if<state::Ready>(&state_)) {
         if (--ready->steps == 0) return start_warmup(ready->next);
     } else if (auto* warmup = std::get_if<state::Warmup>(&state_)) {
@@ -375,7 +399,7 @@ Status GlobalPowerLimitOptimizer::on_epoch_end() {
     }
     if (!interrupted) {
         short_epochs_ = 0;
-        return {};
+        return reselect_if_stale();
     }
     // A retried limit needs one step to be set, its warm-up and its window
     // inside one epoch. The original retries forever when epochs are

@@ -385,19 +385,9 @@ class OpenEiReplay : public ::testing::Test {
     }
     // The recorded answer's rate for a label, period and the test's own schedule lookup.
     double expected(const std::string& label, UtcTime hour) const {
-        for (const auto& item : rates_["items"]) {
-            if (item["label"] != label) continue;
-            const auto day = std::chrono::floor<std::chrono::days>(hour);
-            const unsigned month = static_cast<unsigned>(std::chrono::year_month_day(day).month());
-            const unsigned weekday = std::chrono::weekday(day).c_encoding();
-            const auto h = static_cast<std::size_t>((hour - day) / 1h);
-            const auto& schedule = (weekday == 0 || weekday == 6) ? item["energyweekendschedule"]
-                                                                  : item["energyweekdayschedule"];
-            const auto& tier = item["energyratestructure"][schedule[month - 1][h].get<std::size_t>()][0];
-            return tier["rate"].get<double>() + tier.value("adj", 0.0);
-        }
-        ADD_FAILURE() << "no label " << label;
-        return -1;
+        const double rate = testing::openei_recorded_rate(rates_, label, hour);
+        EXPECT_GE(rate, 0) << "no label " << label;
+        return rate;
     }
     nlohmann::json rates_;
     Query last_query_;

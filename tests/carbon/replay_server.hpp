@@ -39,6 +39,25 @@ inline nlohmann::json read_json(const std::string& path) {
 
 inline std::string data_file(const std::string& name) { return std::string(ZEUS_TEST_DATA_DIR) + "/carbon/" + name; }
 
+// The recorded OpenEI answer's rate of `label` for the UTC hour starting at
+// `hour`: its weekday or weekend schedule, month and hour, the test's own lookup.
+// -1 when the label is not there.
+inline double openei_recorded_rate(const nlohmann::json& rates, const std::string& label,
+                                   std::chrono::sys_seconds hour) {
+    for (const auto& item : rates["items"]) {
+        if (item["label"] != label) continue;
+        const auto day = std::chrono::floor<std::chrono::days>(hour);
+        const unsigned month = static_cast<unsigned>(std::chrono::year_month_day(day).month());
+        const unsigned weekday = std::chrono::weekday(day).c_encoding();
+        const auto h = static_cast<std::size_t>((hour - day) / std::chrono::hours(1));
+        const auto& schedule =
+            (weekday == 0 || weekday == 6) ? item["energyweekendschedule"] : item["energyweekdayschedule"];
+        const auto& tier = item["energyratestructure"][schedule[month - 1][h].get<std::size_t>()][0];
+        return tier["rate"].get<double>() + tier.value("adj", 0.0);
+    }
+    return -1;
+}
+
 class ReplayServer {
   public:
     ReplayServer() {

@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <chrono>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -105,6 +107,64 @@ TEST_F(CarbonCommands, EnergyChargesEachHourAtTheRecordedElectricityMapsIntensit
     EXPECT_NEAR(hour_energy, j["total_energy_j"].get<double>(), 1e-6 * hour_energy);
     EXPECT_NEAR(c["total"].get<double>(), expected, 1e-9 * expected);
     EXPECT_FALSE(c["fallback_used"].get<bool>());
+}
+
+TEST_F(CarbonCommands, EnergyChargesEachHourAtTheOpenEiRate) {
+    const auto rates = carbon::testing::read_json(carbon::testing::data_file("openei_utility_rates.json"));
+    const std::string label = "000tou00000000000000000b";
+    ReplayServer server;
+    server.on("/utility_rates", [&](const Query& q, const http_server::Request&) {
+        if (q.count("api_key") == 0 || q.at("api_key") != "cli-key" || q.at("lat") != "42.28") {
+            return http_server::Response::json(R"({"error":{"code":"API_KEY_INVALID","message":"bad key"}})",
+                                               http_server::http::status::forbidden);
+        }
+        return http_server::Response::json(rates.dump());
+    });
+    // The recorded rate of `label` for a UTC hour, by its weekday/weekend schedule and month.
+    auto rate_at = [&](const std::string& iso_hour) {
+        int y = 0;
+        unsigned month = 0, d = 0;
+        std::size_t h = 0;
+        EXPECT_EQ(std::sscanf(iso_hour.c_str(), "%d-%u-%uT%zu", &y, &month, &d, &h), 4) << iso_hour;
+        const std::chrono::sys_days day{std::chrono::year{y} / std::chrono::month{month} / std::chrono::day{d}};
+        const double rate = carbon::testing::openei_recorded_rate(rates, label, day + std::chrono::hours(h));
+        EXPECT_GE(rate, 0) << "no label " << label;
+        return rate;
+    };
+    const std::string env = "OPENEI_API_KEY=cli-key ZEUS_OPENEI_URL=" + server.url() + " ";
+    const auto r = testing::capture_separately(
+        env + zeus("energy --simulate --duration 0.5 --price-openei " + label +
+                   " --price-location 42.28,-83.74 --format json"));
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const auto j = nlohmann::json::parse(r.out);
+    const auto& c = j["cost"];
+    ASSERT_TRUE(c["available"].get<bool>()) << c.dump();
+    EXPECT_EQ(c["unit"], "USD");
+    double expected = 0;
+    ASSERT_FALSE(c["hours"].empty()) << c.dump();
+    for (const auto& h : c["hours"]) {
+        const double rate = rate_at(h["hour"].get<std::string>());
+        EXPECT_DOUBLE_EQ(h["per_kwh"].get<double>(), rate) << h.dump();
+        expected += h["energy_j"].get<double>() * rate / kJoulesPerKwh;
+    }
+    EXPECT_GT(expected, 0.0);
+    EXPECT_NEAR(c["total"].get<double>(), expected, 1e-9 * expected);
+
+    for (const auto& [args, says] : std::vector<std::pair<std::string, std::string>>{
+             {"--price-openei " + label, "--price-location LAT,LON"},
+             {"--price-openei " + label + " --price-location 42.28,-83.74 --price 0.2",
+              "give one of --price and --price-openei"},
+             {"--price 0.2 --price-location 42.28,-83.74", "--price-location only says where"},
+         }) {
+        const auto bad = testing::capture_separately(env + zeus("energy --simulate --duration 0.1 " + args));
+        EXPECT_EQ(bad.exit_code, 2) << args << "\n" << bad.err;
+        EXPECT_NE(bad.err.find(says), std::string::npos) << args << "\n" << bad.err;
+    }
+    const auto no_key = testing::capture_separately(
+        "env -u OPENEI_API_KEY " + zeus("energy --simulate --duration 0.1 --price-openei " + label +
+                                        " --price-location 42.28,-83.74"));
+    EXPECT_EQ(no_key.exit_code, 2) << no_key.err;
+    EXPECT_NE(no_key.err.find("OPENEI_API_KEY"), std::string::npos) << no_key.err;
 }
 
 TEST_F(CarbonCommands, IpGeolocationOnlyWhenAskedAndReportedAsSuch) {

@@ -99,6 +99,39 @@ TEST(PowerLimitCli, ReportOnASavedProfileWithChosenSelectors) {
     fs::remove_all(dir);
 }
 
+TEST(PowerLimitCli, ReportWithTheCarbonSelectorPricesEnergyAtTheGivenIntensity) {
+    const std::string log = kData + "/replay-logs/A40+bert-base-uncased+gpu0.csv";
+    const auto rows = log_rows(log);
+    double max_w = 0;
+    for (const auto& r : rows) max_w = std::max(max_w, r[0]);
+    // argmin 0.5·E·I/ref + 0.5·MaxPower·T, the first on ties.
+    auto expected = [&](double scale) {
+        const auto* best = &rows.front();
+        auto cost = [&](const std::array<double, 3>& r) { return 0.5 * r[1] * scale + 0.5 * max_w * r[2]; };
+        for (const auto& r : rows) {
+            if (cost(r) < cost(*best)) best = &r;
+        }
+        return (*best)[0];
+    };
+    ASSERT_NE(expected(1.0), expected(20.0)) << "the intensities must move the choice for this test to mean anything";
+    for (const double intensity : {100.0, 2000.0}) {
+        const CliRun r = zeus("report --log '" + log + "' --format json --selector carbon:eta=0.5,reference=100 " +
+                              "--carbon-intensity " + std::to_string(intensity));
+        ASSERT_EQ(r.exit_code, 0) << r.output;
+        const auto report = nlohmann::json::parse(r.output);
+        EXPECT_EQ(choice(report, "carbon:eta=0.5,threshold=0.1,reference=100")["power_limit_w"].get<double>(),
+                  expected(intensity / 100.0))
+            << intensity;
+    }
+    const CliRun missing = zeus("report --log '" + log + "' --selector carbon");
+    EXPECT_EQ(missing.exit_code, 2) << missing.output;
+    EXPECT_NE(missing.output.find("--carbon-intensity"), std::string::npos) << missing.output;
+    const CliRun conflict = zeus("report --log '" + log + "' --selector carbon --carbon-intensity 1 --carbon-file x.csv");
+    EXPECT_EQ(conflict.exit_code, 2) << conflict.output;
+    EXPECT_NE(conflict.output.find("give one of --carbon-intensity and --carbon-file"), std::string::npos)
+        << conflict.output;
+}
+
 TEST(PowerLimitCli, ReportInputErrorsSayWhatToGive) {
     struct Case {
         std::string args;

@@ -13,9 +13,13 @@
 //   every hour: auto d = tuner.update(current_intensity).value(); if (d.changed) set d.power_limit on the GPUs.
 #pragma once
 
+#include <functional>
+#include <memory>
 #include <optional>
+#include <string_view>
 #include <vector>
 
+#include "zeus/carbon/intensity_provider.hpp"
 #include "zeus/optimizer/optimum_selector.hpp"
 
 namespace zeus::carbon {
@@ -31,6 +35,30 @@ struct CarbonAwareOptions {
 // scaled by current / reference. Errors: bad eta, reference or intensity.
 [[nodiscard]] Result<optimizer::SelectorPtr> carbon_cost_selector(double current_g_per_kwh,
                                                                  const CarbonAwareOptions& options);
+
+// The grid's intensity now (gCO2eq/kWh); an error when it cannot be had.
+using IntensityNow = std::function<Result<double>()>;
+
+// The provider's intensity for the UTC hour `clock` says it is (the latest
+// hour it has at or before it, else the earliest after).
+[[nodiscard]] IntensityNow intensity_now(std::shared_ptr<CarbonIntensityProvider> provider,
+                                         std::function<UtcTime()> clock = [] {
+                                             return std::chrono::time_point_cast<std::chrono::seconds>(
+                                                 std::chrono::system_clock::now());
+                                         });
+
+// The carbon-aware selector for GlobalPowerLimitOptimizer: each select()
+// reads the intensity now and chooses as carbon_cost_selector; stale() says
+// whether the intensity moved by more than `threshold` (relative) since, so
+// that the optimizer selects again. reference_g_per_kwh 0: the intensity at
+// the first choice (that choice is then ZeusCost's). An intensity that cannot
+// be read makes select() fail and stale() answer false (the limit stays).
+[[nodiscard]] Result<optimizer::SelectorPtr> carbon_aware_selector(IntensityNow intensity, CarbonAwareOptions options);
+
+// parse_selector's forms plus "carbon[:eta=E][,threshold=T][,reference=R][,world_size=N]"
+// (eta 0.5, threshold 0.1, reference = the first intensity), which reads `intensity`
+// (required only for that form).
+[[nodiscard]] Result<optimizer::SelectorPtr> parse_selector_with_carbon(std::string_view spec, IntensityNow intensity);
 
 class CarbonAwarePowerLimit {
   public:

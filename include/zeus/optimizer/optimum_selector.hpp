@@ -13,6 +13,8 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "zeus/platform/error.hpp"
 #include "zeus/platform/units.hpp"
@@ -46,6 +48,11 @@ class OptimumSelector {
     // the rule needs.
     [[nodiscard]] virtual Result<Milliwatts> select(std::span<const PowerLimitMeasurement> measurements,
                                                     const SelectionContext& context) const = 0;
+    // True when this selector's last choice has gone stale because something
+    // outside the profile moved (the carbon selector: the grid's intensity
+    // moved past its threshold since it chose); the optimizer then selects
+    // again. Cheap; the optimizer asks at most every reselect_period.
+    [[nodiscard]] virtual bool stale() const { return false; }
 };
 
 using SelectorPtr = std::shared_ptr<const OptimumSelector>;
@@ -66,5 +73,13 @@ using SelectorPtr = std::shared_ptr<const OptimumSelector>;
 // Parses the names above: "time", "energy", "zeus-cost[:eta=E][,world_size=N]"
 // (eta 0.5 by default), "max-slowdown:F". Errors list the accepted forms.
 [[nodiscard]] Result<SelectorPtr> parse_selector(std::string_view spec);
+
+// For selectors defined elsewhere (carbon/): the "k=v,k=v" settings after a
+// spec's colon, in order; an InvalidArgument error naming `spec` and the
+// accepted forms for a malformed one (bad_spec builds the same error).
+[[nodiscard]] Result<std::vector<std::pair<std::string, double>>> parse_selector_settings(std::string_view spec,
+                                                                                        std::string_view arguments);
+[[nodiscard]] Result<int> parse_world_size(std::string_view spec, double value);
+[[nodiscard]] Error bad_spec(std::string_view spec, std::string_view why);
 
 }  // namespace zeus::optimizer

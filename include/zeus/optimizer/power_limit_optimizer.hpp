@@ -21,6 +21,7 @@
 // through zeusd, when this process dies), and warmup_steps = 0 works.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <filesystem>
 #include <memory>
@@ -57,6 +58,10 @@ struct PowerLimitOptimizerOptions {
     // every rank, time is the slowest rank's, and each rank sets its own
     // GPUs. Every rank must make the same calls. Null: this process only.
     profile::Communicator* communicator = nullptr;
+    // Once profiled, how often on_step_begin/on_epoch_end ask the selector
+    // whether its choice went stale (the carbon selector when the grid's
+    // intensity moved) and, if so, select and set the limit again.
+    Seconds reselect_period{60.0};
 };
 
 namespace state {
@@ -126,6 +131,8 @@ class GlobalPowerLimitOptimizer {
     // What made a measurement less trustworthy (e.g. a window shorter than
     // the energy counter's update period), one line each.
     [[nodiscard]] const std::vector<std::string>& warnings() const { return warnings_; }
+    // How often the limit was selected again after profiling (a stale selector).
+    [[nodiscard]] int reselections() const { return reselections_; }
     // GPUs whose energy the measurements sum, over every rank.
     [[nodiscard]] int world_size() const { return world_size_; }
     // The profile, the choice of this optimizer's selector and of `others`,
@@ -158,6 +165,8 @@ class GlobalPowerLimitOptimizer {
     Status stop_for_lost_gpus(Milliwatts limit, const std::vector<unsigned>& lost,
                               const std::vector<std::string>& why);
     Status choose(bool save);
+    // Done: selects again when the selector says its choice is stale.
+    Status reselect_if_stale();
 
     std::vector<GpuControl> gpus_;
     EnergyMonitor& monitor_;
@@ -173,6 +182,8 @@ class GlobalPowerLimitOptimizer {
     std::size_t steps_this_epoch_ = 0;
     int short_epochs_ = 0;  // consecutive epochs too short to profile one limit
     bool closed_ = false;
+    std::optional<std::chrono::steady_clock::time_point> last_stale_check_;
+    int reselections_ = 0;
 };
 
 }  // namespace zeus::optimizer
