@@ -218,7 +218,11 @@ class CounterFault : public EnergyMonitorSim {
         auto monitor = EnergyMonitor::open(gpus, nullptr, nullptr).value();
         int load = -1;
         EXPECT_EQ(zeusSimLoadBegin(0, 0.8, &load), ZEUS_SIM_OK);
-        std::this_thread::sleep_for(300ms);
+        // Longer than the power sensor's 1 s average: a counter stuck from the
+        // start leaves only that sensor, which lags a fresh load by up to 1 s
+        // (the hardware's limit, not the fallback's); on a quiet machine 300 ms
+        // gave 3.4 % under the truth.
+        std::this_thread::sleep_for(1200ms);
         if (before_begin) fault();
         const auto begin = truth_around(1, [&] { EXPECT_TRUE(monitor->begin_window("faulty").ok()); });
         std::this_thread::sleep_for(1500ms);
