@@ -1,5 +1,7 @@
 #include "bso/database.hpp"
 
+#include "bso/prepared_query.hpp"
+
 #include <libpq-fe.h>
 #include <soci/postgresql/soci-postgresql.h>
 #include <soci/soci.h>
@@ -111,19 +113,20 @@ std::optional<double> nullable_real(const soci::row& row, std::size_t i) {
     return real(row, i);
 }
 
-Trial trial_from_row(const soci::row& row) {
+// The trial's columns (kTrialColumns) from `first` on.
+Trial trial_from_row(const soci::row& row, std::size_t first = 0) {
     Trial t;
-    t.trial_number = integer(row, 0);
-    t.batch_size = integer(row, 1);
-    t.type = parse_type(row.get<std::string>(2));
-    t.status = parse_status(row.get<std::string>(3));
-    t.time = nullable_real(row, 4);
-    t.energy = nullable_real(row, 5);
-    if (auto c = nullable_integer(row, 6)) t.converged = *c != 0;
+    t.trial_number = integer(row, first);
+    t.batch_size = integer(row, first + 1);
+    t.type = parse_type(row.get<std::string>(first + 2));
+    t.status = parse_status(row.get<std::string>(first + 3));
+    t.time = nullable_real(row, first + 4);
+    t.energy = nullable_real(row, first + 5);
+    if (auto c = nullable_integer(row, first + 6)) t.converged = *c != 0;
     return t;
 }
 
-constexpr const char* kTrialColumns = "trial_number, batch_size, type, status, time, energy, converged";
+constexpr const char* kTrialColumns = "t.trial_number, t.batch_size, t.type, t.status, t.time, t.energy, t.converged";
 
 // SOCI reads a PostgreSQL connect string as key=value pairs and mangles a
 // URI, so libpq itself turns the URI into its keywords first.
@@ -236,14 +239,24 @@ Database::Transaction::Transaction(Database& db) : tx_(std::make_unique<soci::tr
 Database::Transaction::~Transaction() = default;
 void Database::Transaction::commit() { tx_->commit(); }
 
-std::optional<JobRecord> Database::find_job(const std::string& job_id, BatchSizes batch_sizes) {
-    soci::row row;
-    *session_ << "SELECT job_id, job_id_prefix, default_batch_size, higher_is_better_metric, eta_knob, beta_knob,"
-                 " target_metric, max_epochs, num_pruning_rounds, window_size, max_power, number_of_gpus, gpu_model,"
-                 " mab_prior_mean, mab_prior_precision, mab_num_explorations, mab_seed, mab_random_generator_state,"
-                 " exp_default_batch_size, stage, min_cost, min_cost_batch_size FROM bso_job WHERE job_id = :id",
-        soci::use(job_id), soci::into(row);
-    if (!session_->got_data()) return std::nullopt;
+PreparedQuery& Database::query(const std::string& sql) {
+    auto& slot = queries_[sql];
+    if (!slot) slot = std::make_unique<PreparedQuery>(*session_, sql);
+    return *slot;
+}
+
+namespace {
+
+// Qualified where a join would make a name ambiguous; the queries name
+// bso_job "j" and bso_trial "t".
+constexpr const char* kJobColumns =
+    "j.job_id, job_id_prefix, default_batch_size, higher_is_better_metric, eta_knob, beta_knob,"
+    " target_metric, max_epochs, num_pruning_rounds, window_size, max_power, number_of_gpus, gpu_model,"
+    " mab_prior_mean, mab_prior_precision, mab_num_explorations, mab_seed, mab_random_generator_state,"
+    " exp_default_batch_size, stage, min_cost, min_cost_batch_size";
+constexpr std::size_t kJobColumnCount = 22;
+
+JobRecord job_from_row(const soci::row& row) {
     JobRecord job;
     JobSpec& s = job.spec;
     s.job_id = row.get<std::string>(0);
@@ -268,130 +281,132 @@ std::optional<JobRecord> Database::find_job(const std::string& job_id, BatchSize
     job.stage = row.get<std::string>(19) == "MAB" ? Stage::MAB : Stage::Pruning;
     job.min_cost = nullable_real(row, 20);
     job.min_cost_batch_size = integer(row, 21);
-    if (batch_sizes == BatchSizes::Skip) return job;
-
-    soci::rowset<soci::row> sizes =
-        (session_->prepare << "SELECT batch_size FROM bso_batch_size WHERE job_id = :id ORDER BY batch_size", soci::use(job_id));
-    for (const auto& r : sizes) s.batch_sizes.push_back(integer(r, 0));
     return job;
+}
+
+}  // namespace
+
+std::optional<JobRecord> Database::find_job(const std::string& job_id, BatchSizes batch_sizes) {
+    std::optional<JobRecord> job;
+    query(std::string("SELECT ") + kJobColumns + " FROM bso_job j WHERE j.job_id = :id")
+        .for_each_row([&](const soci::row& row) { job = job_from_row(row); }, job_id);
+    if (!job || batch_sizes == BatchSizes::Skip) return job;
+    query("SELECT batch_size FROM bso_batch_size WHERE job_id = :id ORDER BY batch_size")
+        .for_each_row([&](const soci::row& row) { job->spec.batch_sizes.push_back(integer(row, 0)); }, job_id);
+    return job;
+}
+
+std::optional<std::pair<JobRecord, std::optional<Trial>>> Database::find_job_and_trial(const std::string& job_id,
+                                                                                        std::int64_t batch_size,
+                                                                                        std::int64_t trial_number) {
+    std::optional<std::pair<JobRecord, std::optional<Trial>>> found;
+    // One round trip for every epoch's report: the job (without its batch
+    // sizes) and, when it exists, the trial.
+    static const std::string sql = std::string("SELECT ") + kJobColumns + ", " + kTrialColumns +
+                                   " FROM bso_job j LEFT JOIN bso_trial t ON t.job_id = j.job_id"
+                                   " AND t.batch_size = :bs AND t.trial_number = :n WHERE j.job_id = :id";
+    query(sql).for_each_row(
+        [&](const soci::row& row) {
+            std::optional<Trial> trial;
+            if (row.get_indicator(kJobColumnCount) != soci::i_null) trial = trial_from_row(row, kJobColumnCount);
+            found.emplace(job_from_row(row), std::move(trial));
+        },
+        static_cast<long long>(batch_size), static_cast<long long>(trial_number), job_id);
+    return found;
 }
 
 void Database::insert_job(const JobRecord& job) {
     const JobSpec& s = job.spec;
     const std::string id = s.job_id.value_or("");
-    long long default_bs = s.default_batch_size, higher = s.higher_is_better_metric ? 1 : 0, max_epochs = s.max_epochs,
-              rounds = s.num_pruning_rounds, window = s.window_size, gpus = s.number_of_gpus,
-              explorations = s.mab_num_explorations, seed = s.mab_seed.value_or(0), exp_default = job.exp_default_batch_size,
-              min_bs = job.min_cost_batch_size;
-    double beta = s.beta_knob.value_or(0), min_cost = job.min_cost.value_or(0);
-    std::string rng = job.rng_state.value_or(""), stage = stage_name(job.stage);
-    soci::indicator beta_ind = s.beta_knob ? soci::i_ok : soci::i_null, seed_ind = s.mab_seed ? soci::i_ok : soci::i_null,
-                    rng_ind = job.rng_state ? soci::i_ok : soci::i_null, min_ind = job.min_cost ? soci::i_ok : soci::i_null;
-    *session_ << "INSERT INTO bso_job (job_id, job_id_prefix, default_batch_size, higher_is_better_metric, eta_knob,"
-                 " beta_knob, target_metric, max_epochs, num_pruning_rounds, window_size, max_power, number_of_gpus,"
-                 " gpu_model, mab_prior_mean, mab_prior_precision, mab_num_explorations, mab_seed,"
-                 " mab_random_generator_state, exp_default_batch_size, stage, min_cost, min_cost_batch_size) VALUES"
-                 " (:id, :prefix, :dbs, :hib, :eta, :beta, :target, :maxep, :rounds, :window, :maxp, :gpus, :model,"
-                 " :pmean, :pprec, :nexp, :seed, :rng, :expdbs, :stage, :minc, :minbs)",
-        soci::use(id), soci::use(s.job_id_prefix), soci::use(default_bs), soci::use(higher), soci::use(s.eta_knob),
-        soci::use(beta, beta_ind), soci::use(s.target_metric), soci::use(max_epochs), soci::use(rounds), soci::use(window),
-        soci::use(s.max_power), soci::use(gpus), soci::use(s.gpu_model), soci::use(s.mab_prior_mean),
-        soci::use(s.mab_prior_precision), soci::use(explorations), soci::use(seed, seed_ind), soci::use(rng, rng_ind),
-        soci::use(exp_default), soci::use(stage), soci::use(min_cost, min_ind), soci::use(min_bs);
-    for (const auto bs : s.batch_sizes) {
-        long long value = bs;
-        *session_ << "INSERT INTO bso_batch_size (job_id, batch_size) VALUES (:id, :bs)", soci::use(id), soci::use(value);
-    }
+    query("INSERT INTO bso_job (job_id, job_id_prefix, default_batch_size, higher_is_better_metric, eta_knob,"
+          " beta_knob, target_metric, max_epochs, num_pruning_rounds, window_size, max_power, number_of_gpus,"
+          " gpu_model, mab_prior_mean, mab_prior_precision, mab_num_explorations, mab_seed,"
+          " mab_random_generator_state, exp_default_batch_size, stage, min_cost, min_cost_batch_size) VALUES"
+          " (:id, :prefix, :dbs, :hib, :eta, :beta, :target, :maxep, :rounds, :window, :maxp, :gpus, :model,"
+          " :pmean, :pprec, :nexp, :seed, :rng, :expdbs, :stage, :minc, :minbs)")
+        .execute(id, s.job_id_prefix, s.default_batch_size, s.higher_is_better_metric ? 1 : 0, s.eta_knob, s.beta_knob,
+                 s.target_metric, s.max_epochs, s.num_pruning_rounds, s.window_size, s.max_power, s.number_of_gpus,
+                 s.gpu_model, s.mab_prior_mean, s.mab_prior_precision, s.mab_num_explorations, s.mab_seed, job.rng_state,
+                 job.exp_default_batch_size, std::string(stage_name(job.stage)), job.min_cost, job.min_cost_batch_size);
+    auto& insert_size = query("INSERT INTO bso_batch_size (job_id, batch_size) VALUES (:id, :bs)");
+    for (const auto bs : s.batch_sizes) insert_size.execute(id, bs);
 }
 
 void Database::update_job_state(const JobRecord& job) {
-    const std::string id = job.spec.job_id.value_or("");
-    std::string stage = stage_name(job.stage), rng = job.rng_state.value_or("");
-    double min_cost = job.min_cost.value_or(0);
-    long long min_bs = job.min_cost_batch_size;
-    soci::indicator min_ind = job.min_cost ? soci::i_ok : soci::i_null, rng_ind = job.rng_state ? soci::i_ok : soci::i_null;
-    *session_ << "UPDATE bso_job SET stage = :stage, min_cost = :minc, min_cost_batch_size = :minbs,"
-                 " mab_random_generator_state = :rng WHERE job_id = :id",
-        soci::use(stage), soci::use(min_cost, min_ind), soci::use(min_bs), soci::use(rng, rng_ind), soci::use(id);
+    query("UPDATE bso_job SET stage = :stage, min_cost = :minc, min_cost_batch_size = :minbs,"
+          " mab_random_generator_state = :rng WHERE job_id = :id")
+        .execute(std::string(stage_name(job.stage)), job.min_cost, job.min_cost_batch_size, job.rng_state,
+                 job.spec.job_id.value_or(""));
 }
 
 bool Database::delete_job(const std::string& job_id) {
     long long count = 0;
-    *session_ << "SELECT COUNT(*) FROM bso_job WHERE job_id = :id", soci::use(job_id), soci::into(count);
+    query("SELECT COUNT(*) FROM bso_job WHERE job_id = :id")
+        .for_each_row([&](const soci::row& row) { count = integer(row, 0); }, job_id);
     if (count == 0) return false;
     // Children first, so that no backend depends on cascading deletes.
-    *session_ << "DELETE FROM bso_trial WHERE job_id = :id", soci::use(job_id);
-    *session_ << "DELETE FROM bso_arm WHERE job_id = :id", soci::use(job_id);
-    *session_ << "DELETE FROM bso_batch_size WHERE job_id = :id", soci::use(job_id);
-    *session_ << "DELETE FROM bso_job WHERE job_id = :id", soci::use(job_id);
+    query("DELETE FROM bso_trial WHERE job_id = :id").execute(job_id);
+    query("DELETE FROM bso_arm WHERE job_id = :id").execute(job_id);
+    query("DELETE FROM bso_batch_size WHERE job_id = :id").execute(job_id);
+    query("DELETE FROM bso_job WHERE job_id = :id").execute(job_id);
     return true;
 }
 
 std::int64_t Database::next_trial_number(const std::string& job_id) {
-    long long max = 0;
-    soci::indicator ind = soci::i_null;
-    *session_ << "SELECT MAX(trial_number) FROM bso_trial WHERE job_id = :id", soci::use(job_id), soci::into(max, ind);
-    return ind == soci::i_null ? 1 : max + 1;
+    std::optional<std::int64_t> max;
+    query("SELECT MAX(trial_number) FROM bso_trial WHERE job_id = :id")
+        .for_each_row([&](const soci::row& row) { max = nullable_integer(row, 0); }, job_id);
+    return max ? *max + 1 : 1;
 }
 
 void Database::insert_trial(const std::string& job_id, const Trial& trial) {
-    long long number = trial.trial_number, bs = trial.batch_size, start = now_seconds();
-    std::string type = type_name(trial.type), status = status_name(trial.status);
-    *session_ << "INSERT INTO bso_trial (job_id, trial_number, batch_size, start_timestamp, type, status)"
-                 " VALUES (:id, :n, :bs, :start, :type, :status)",
-        soci::use(job_id), soci::use(number), soci::use(bs), soci::use(start), soci::use(type), soci::use(status);
+    query("INSERT INTO bso_trial (job_id, trial_number, batch_size, start_timestamp, type, status)"
+          " VALUES (:id, :n, :bs, :start, :type, :status)")
+        .execute(job_id, trial.trial_number, trial.batch_size, now_seconds(), std::string(type_name(trial.type)),
+                 std::string(status_name(trial.status)));
 }
 
 void Database::update_trial(const std::string& job_id, const Trial& trial) {
-    long long number = trial.trial_number, end = now_seconds(), converged = trial.converged.value_or(false) ? 1 : 0;
-    double time = trial.time.value_or(0), energy = trial.energy.value_or(0);
-    std::string status = status_name(trial.status);
-    soci::indicator time_ind = trial.time ? soci::i_ok : soci::i_null, energy_ind = trial.energy ? soci::i_ok : soci::i_null,
-                    conv_ind = trial.converged ? soci::i_ok : soci::i_null;
-    *session_ << "UPDATE bso_trial SET status = :status, end_timestamp = :end, time = :time, energy = :energy,"
-                 " converged = :conv WHERE job_id = :id AND trial_number = :n",
-        soci::use(status), soci::use(end), soci::use(time, time_ind), soci::use(energy, energy_ind),
-        soci::use(converged, conv_ind), soci::use(job_id), soci::use(number);
+    std::optional<long long> converged;
+    if (trial.converged) converged = *trial.converged ? 1 : 0;
+    query("UPDATE bso_trial SET status = :status, end_timestamp = :end, time = :time, energy = :energy,"
+          " converged = :conv WHERE job_id = :id AND trial_number = :n")
+        .execute(std::string(status_name(trial.status)), now_seconds(), trial.time, trial.energy, converged, job_id,
+                 trial.trial_number);
 }
 
 std::optional<Trial> Database::find_trial(const std::string& job_id, std::int64_t batch_size, std::int64_t trial_number) {
-    soci::row row;
-    long long bs = batch_size, number = trial_number;
-    *session_ << std::string("SELECT ") + kTrialColumns +
-                     " FROM bso_trial WHERE job_id = :id AND batch_size = :bs AND trial_number = :n",
-        soci::use(job_id), soci::use(bs), soci::use(number), soci::into(row);
-    if (!session_->got_data()) return std::nullopt;
-    return trial_from_row(row);
+    std::optional<Trial> trial;
+    query(std::string("SELECT ") + kTrialColumns +
+          " FROM bso_trial t WHERE job_id = :id AND batch_size = :bs AND trial_number = :n")
+        .for_each_row([&](const soci::row& row) { trial = trial_from_row(row); }, job_id, batch_size, trial_number);
+    return trial;
 }
 
 std::vector<Trial> Database::trials(const std::string& job_id) {
     std::vector<Trial> out;
-    soci::rowset<soci::row> rows = (session_->prepare << std::string("SELECT ") + kTrialColumns +
-                                                             " FROM bso_trial WHERE job_id = :id ORDER BY trial_number",
-                                    soci::use(job_id));
-    for (const auto& row : rows) out.push_back(trial_from_row(row));
+    query(std::string("SELECT ") + kTrialColumns + " FROM bso_trial t WHERE job_id = :id ORDER BY trial_number")
+        .for_each_row([&](const soci::row& row) { out.push_back(trial_from_row(row)); }, job_id);
     return out;
 }
 
 std::vector<ArmState> Database::arms(const std::string& job_id) {
     std::vector<ArmState> out;
-    soci::rowset<soci::row> rows =
-        (session_->prepare << "SELECT batch_size, param_mean, param_precision, reward_precision, num_observations"
-                              " FROM bso_arm WHERE job_id = :id ORDER BY batch_size",
-         soci::use(job_id));
-    for (const auto& row : rows) {
-        out.push_back({integer(row, 0), real(row, 1), real(row, 2), real(row, 3), integer(row, 4)});
-    }
+    query("SELECT batch_size, param_mean, param_precision, reward_precision, num_observations"
+          " FROM bso_arm WHERE job_id = :id ORDER BY batch_size")
+        .for_each_row(
+            [&](const soci::row& row) {
+                out.push_back({integer(row, 0), real(row, 1), real(row, 2), real(row, 3), integer(row, 4)});
+            },
+            job_id);
     return out;
 }
 
 void Database::upsert_arm(const std::string& job_id, const ArmState& arm) {
-    long long bs = arm.batch_size, n = arm.num_observations;
-    double mean = arm.param_mean, prec = arm.param_precision, rprec = arm.reward_precision;
-    *session_ << "DELETE FROM bso_arm WHERE job_id = :id AND batch_size = :bs", soci::use(job_id), soci::use(bs);
-    *session_ << "INSERT INTO bso_arm (job_id, batch_size, param_mean, param_precision, reward_precision, num_observations)"
-                 " VALUES (:id, :bs, :mean, :prec, :rprec, :n)",
-        soci::use(job_id), soci::use(bs), soci::use(mean), soci::use(prec), soci::use(rprec), soci::use(n);
+    query("DELETE FROM bso_arm WHERE job_id = :id AND batch_size = :bs").execute(job_id, arm.batch_size);
+    query("INSERT INTO bso_arm (job_id, batch_size, param_mean, param_precision, reward_precision, num_observations)"
+          " VALUES (:id, :bs, :mean, :prec, :rprec, :n)")
+        .execute(job_id, arm.batch_size, arm.param_mean, arm.param_precision, arm.reward_precision, arm.num_observations);
 }
 
 }  // namespace zeus::bso

@@ -7,6 +7,8 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "zeus/optimizer/batch_size/algorithm.hpp"
@@ -17,6 +19,8 @@ class transaction;
 }  // namespace soci
 
 namespace zeus::bso {
+
+class PreparedQuery;
 
 // A job as stored: its spec (job_id always set) and the optimizer's state.
 struct JobRecord {
@@ -68,6 +72,12 @@ public:
     std::int64_t next_trial_number(const std::string& job_id);
     void insert_trial(const std::string& job_id, const Trial& trial);
     void update_trial(const std::string& job_id, const Trial& trial);  // status, time, energy, converged
+    // A report's context in one query: nullopt for an unknown job; the
+    // trial is nullopt when the job has no such trial. The job's batch sizes
+    // are not read.
+    std::optional<std::pair<JobRecord, std::optional<Trial>>> find_job_and_trial(const std::string& job_id,
+                                                                              std::int64_t batch_size,
+                                                                              std::int64_t trial_number);
     std::optional<Trial> find_trial(const std::string& job_id, std::int64_t batch_size, std::int64_t trial_number);
     // All the job's trials, by trial number.
     std::vector<Trial> trials(const std::string& job_id);
@@ -78,9 +88,13 @@ public:
 private:
     Database(std::unique_ptr<soci::session> session, bool postgresql);
     void migrate(const std::string& location, int target_version);
+    // The statement for `sql`, prepared on this connection at its first use.
+    PreparedQuery& query(const std::string& sql);
 
     std::unique_ptr<soci::session> session_;
     bool postgresql_ = false;
+    // Declared after the session: destroyed before it.
+    std::unordered_map<std::string, std::unique_ptr<PreparedQuery>> queries_;
 };
 
 }  // namespace zeus::bso

@@ -317,6 +317,41 @@ TEST_P(BsoApi, ConcurrentRequestsOfOneJobGetDistinctTrialNumbers) {
     }
 }
 
+TEST_P(BsoApi, AConnectionSeesAnothersCommitsBetweenItsPreparedQueries) {
+    // Each connection keeps its statements prepared. One that stopped reading
+    // a query's rows early would hold SQLite's read snapshot open, and this
+    // connection would not see what another committed since.
+    ASSERT_EQ(call(http::verb::post, "/jobs", spec("mnist-seen")).status, 201);
+    auto reader = Database::open(location_);
+    auto writer = Database::open(location_);
+    ASSERT_TRUE(reader->find_job("mnist-seen"));  // a row read, the statement kept
+    EXPECT_TRUE(reader->trials("mnist-seen").empty());
+    const auto context = reader->find_job_and_trial("mnist-seen", 64, 1);
+    ASSERT_TRUE(context);
+    EXPECT_FALSE(context->second) << "no trial was created yet";
+    EXPECT_FALSE(reader->find_job_and_trial("mnist-unknown", 64, 1));
+
+    Trial trial;
+    trial.trial_number = writer->next_trial_number("mnist-seen");
+    trial.batch_size = 64;
+    writer->insert_trial("mnist-seen", trial);
+    trial.status = TrialStatus::Succeeded;
+    trial.time = 12.5;
+    trial.energy = 3000.0;
+    trial.converged = true;
+    writer->update_trial("mnist-seen", trial);
+
+    const auto seen = reader->trials("mnist-seen");
+    ASSERT_EQ(seen.size(), 1U);
+    EXPECT_EQ(seen[0].status, TrialStatus::Succeeded);
+    EXPECT_EQ(seen[0].energy, 3000.0);
+    const auto after = reader->find_job_and_trial("mnist-seen", 64, trial.trial_number);
+    ASSERT_TRUE(after && after->second);
+    EXPECT_EQ(after->second->time, 12.5);
+    EXPECT_EQ(after->second->converged, true);
+    EXPECT_EQ(reader->next_trial_number("mnist-seen"), trial.trial_number + 1);
+}
+
 INSTANTIATE_TEST_SUITE_P(Sqlite, BsoApi, ::testing::Values("sqlite"));
 INSTANTIATE_TEST_SUITE_P(Postgres, BsoApi, ::testing::Values("postgresql"));
 
