@@ -6,8 +6,11 @@
 #   bench/bso_vs_original.sh ORIGINAL_VENV [ROUNDS] [POSTGRES_URI]
 #
 # ORIGINAL_VENV: a venv with `zeus[bso-server]==0.16.0 aiosqlite greenlet`
-# (the original pins its own dependencies: keep it apart from .venv/).
-# POSTGRES_URI (optional): also our server on that database.
+# (the original pins its own dependencies: keep it apart from .venv/), and
+# `asyncpg` for PostgreSQL.
+# POSTGRES_URI (optional, postgresql://USER@HOST:PORT/DB): both servers also
+# on that database (each its own tables: ours bso_*, the original's Job,
+# Trial, ...).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 venv="$1"; rounds="${2:-3}"; pg="${3:-}"
@@ -39,4 +42,23 @@ Base.metadata.create_all(create_engine('sqlite:///$work/orig.db'))"
   wait_port 18803
   echo "round $round original sqlite saturation: $("$load" --url http://127.0.0.1:18803 --recurrences 10)"
   kill "$orig"; wait "$orig" 2>/dev/null || true
+  if [[ -n "$pg" ]]; then
+    orig_pg="postgresql+asyncpg://${pg#*://}"
+    "$venv/bin/python" -c "
+import asyncio
+from sqlalchemy.ext.asyncio import create_async_engine
+from zeus.optimizer.batch_size.server.database.schema import Base
+async def main():
+    engine = create_async_engine('$orig_pg')
+    async with engine.begin() as conn:
+        await conn.run_sync(Base.metadata.create_all)
+    await engine.dispose()
+asyncio.run(main())"
+    ZEUS_BSO_DATABASE_URL="$orig_pg" "$venv/bin/uvicorn" \
+      zeus.optimizer.batch_size.server.router:app --host 127.0.0.1 --port 18804 --log-level warning \
+      >"$work/orig-pg.log" 2>&1 & orig=$!
+    wait_port 18804
+    echo "round $round original postgresql saturation: $("$load" --url http://127.0.0.1:18804 --recurrences 10)"
+    kill "$orig"; wait "$orig" 2>/dev/null || true
+  fi
 done
