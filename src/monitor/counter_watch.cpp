@@ -71,6 +71,8 @@ void CounterWatch::sweep() {
             s.counter_moved_at = now;
             s.lag_at_move = lag;
             s.resets = resets;
+            s.view.read_at = now;
+            s.view.power = power;
             continue;
         }
         // Readings in between are unknown: the mean of the two ends.
@@ -113,6 +115,8 @@ void CounterWatch::sweep() {
         s.counter = counter;
         s.power = power;
         s.read_at = now;
+        s.view.read_at = now;
+        s.view.power = power;
     }
 }
 

@@ -7,8 +7,9 @@
 //    energy between the last read and the restart, which the counter no
 //    longer holds, is the power integrated over that period minus what the
 //    counter counted since the restart.
-// Windows read `compensation()` at both edges: the energy to add to the
-// counter's difference. Real clock only (on the simulator's virtual clock no
+// Windows read `compensation` at both edges: the energy to add to the
+// counter's difference; while a counter is stuck they add the energy since
+// the watch's last read themselves (up to one period). Real clock only (on the simulator's virtual clock no
 // thread can watch while time jumps).
 #pragma once
 
@@ -31,6 +32,8 @@ class CounterWatch {
         Joules compensation{0.0};           // energy the counter missed, cumulative
         std::uint64_t restarts_covered = 0;  // restarts whose lost energy is in `compensation`
         std::optional<Timestamp> stuck_since;  // the counter has not moved since then while power flowed
+        Timestamp read_at{};                   // the watch's last read: `compensation` runs up to it
+        Watts power{0.0};                      // the instant power then
     };
 
     CounterWatch(const Gpus& gpus, std::vector<unsigned> gpu_indices, std::chrono::nanoseconds period);

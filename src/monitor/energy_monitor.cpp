@@ -177,7 +177,7 @@ class EnergyMonitorImpl final : public EnergyMonitor {
             const unsigned i = counter_gpus_[k];
             auto snapshot = gpus_[i].energy_snapshot();
             if (!snapshot) return snapshot.error();
-            const auto watched = watched_counter(i);
+            const auto watched = watched_counter(i, *snapshot);
             const EdgeEstimate edge = counter_energy(k, *snapshot, watched);
             state.gpus.push_back({edge.energy, edge.error_bound, gpus_[i].energy_counter_stats(), watched});
         }
@@ -265,7 +265,7 @@ class EnergyMonitorImpl final : public EnergyMonitor {
                                            i, snapshot.error().describe())));
                 continue;
             }
-            const auto watched = watched_counter(i);
+            const auto watched = watched_counter(i, *snapshot);
             EdgeEstimate at_end = counter_energy(k, *snapshot, watched);
             if (settles_edges() && !watched.stuck_since) {
                 if (settled_end[k]) at_end = EdgeEstimate{*settled_end[k]};
@@ -508,8 +508,20 @@ class EnergyMonitorImpl final : public EnergyMonitor {
         return settled;
     }
 
-    [[nodiscard]] monitor_detail::CounterWatch::GpuView watched_counter(unsigned gpu) const {
-        return counter_watch_ ? counter_watch_->view(gpu) : monitor_detail::CounterWatch::GpuView{};
+    // The watch's view of a GPU read together with `snapshot`. While the
+    // counter is stuck, the stand-in energy is brought up to now: the watch's
+    // own runs to its last read, up to one period ago, and an edge falling
+    // between two reads would otherwise miss that part.
+    [[nodiscard]] monitor_detail::CounterWatch::GpuView watched_counter(unsigned gpu,
+                                                                        const EnergySnapshot& snapshot) const {
+        if (!counter_watch_) return {};
+        auto view = counter_watch_->view(gpu);
+        const Timestamp now = MonitorClock::now();
+        if (view.stuck_since && now > view.read_at) {
+            const Watts power_now = snapshot.power ? quantity_cast<Watts>(*snapshot.power) : view.power;
+            view.compensation += (view.power + power_now) * 0.5 * (now - view.read_at);
+        }
+        return view;
     }
 
     // The counter at now: interpolated past its last refresh, unless it is
