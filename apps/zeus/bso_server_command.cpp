@@ -12,12 +12,11 @@
 #include <thread>
 #include <vector>
 
-#include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
-#include <boost/asio/signal_set.hpp>
 
 #include "bso/router.hpp"
 #include "commands.hpp"
+#include "http_server/serve.hpp"
 #include "http_server/server.hpp"
 
 namespace zeus::cli {
@@ -73,17 +72,7 @@ int run_bso_server(const BsoServerFlags& flags) {
     const bool postgresql = database.starts_with("postgres");
     std::cerr << fmt::format("zeus bso-server: listening on {} with the {} database{}\n", flags.listen,
                              postgresql ? "PostgreSQL" : "SQLite", postgresql ? "" : " '" + database + "'");
-    auto work = boost::asio::make_work_guard(io);
-    std::vector<std::thread> workers;
-    for (unsigned i = 0; i < std::max(1U, flags.threads); ++i) workers.emplace_back([&io] { io.run(); });
-    boost::asio::io_context signal_io;
-    boost::asio::signal_set signals(signal_io, SIGINT, SIGTERM);
-    signals.async_wait([](const boost::system::error_code&, int) {});
-    signal_io.run();
-    server.stop();
-    work.reset();
-    io.stop();
-    for (auto& worker : workers) worker.join();
+    http_server::serve_until_signalled(io, server, flags.threads);
     return 0;
 }
 

@@ -6,12 +6,12 @@
 #include <fmt/format.h>
 
 #include <boost/asio/io_context.hpp>
-#include <boost/asio/signal_set.hpp>
 #include <cmath>
 #include <iostream>
 #include <thread>
 
 #include "commands.hpp"
+#include "http_server/serve.hpp"
 #include "http_server/server.hpp"
 #include "measure_options.hpp"
 #include "measure_session.hpp"
@@ -114,15 +114,8 @@ int run_exporter(const ExporterOptions& opts) {
     std::cerr << fmt::format("zeus exporter: serving http://{}/metrics ({} GPU(s), {} CPU package(s), sampled every {} s)\n",
                              opts.listen, options.gpu_indices ? options.gpu_indices->size() : gpus.size(),
                              cpus.status() ? cpus.size() : 0, opts.period_s);
-    boost::asio::signal_set signals(io, SIGINT, SIGTERM);
-    signals.async_wait([&](const boost::system::error_code&, int) {
-        server.stop();
-        io.stop();
-    });
     // Scrapes only copy a rendered string: two threads serve many scrapers.
-    std::thread second([&io] { io.run(); });
-    io.run();
-    second.join();
+    hs::serve_until_signalled(io, server, 2);
     return 0;
 }
 

@@ -12,13 +12,12 @@
 #include <thread>
 #include <vector>
 
-#include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
-#include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
+#include "http_server/serve.hpp"
 #include "http_server/server.hpp"
 #include "perseus/router.hpp"
 
@@ -126,17 +125,7 @@ int run_perseus_server(const PerseusServerFlags& flags) {
                              settings.dump_data ? ", dumping to " + settings.dump_dir.string() : "");
     boost::asio::steady_timer cleanup(io);
     schedule_cleanup(cleanup, jobs, std::min<std::chrono::seconds>(std::chrono::seconds(60), settings.max_job_idle_time));
-    auto work = boost::asio::make_work_guard(io);
-    std::vector<std::thread> workers;
-    for (unsigned i = 0; i < std::max(1U, flags.threads); ++i) workers.emplace_back([&io] { io.run(); });
-    boost::asio::io_context signal_io;
-    boost::asio::signal_set signals(signal_io, SIGINT, SIGTERM);
-    signals.async_wait([](const boost::system::error_code&, int) {});
-    signal_io.run();
-    server.stop();
-    work.reset();
-    io.stop();
-    for (auto& worker : workers) worker.join();
+    http_server::serve_until_signalled(io, server, flags.threads);
     return 0;
 }
 

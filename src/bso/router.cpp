@@ -1,7 +1,7 @@
 #include "bso/router.hpp"
 
 #include "bso/job_json.hpp"
-#include "http_server/percent_decode.hpp"
+#include "http_server/fastapi.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -15,37 +15,14 @@ namespace {
 
 namespace http = http_server::http;
 using http_server::Response;
-using http_server::percent_decode;
 using nlohmann::json;
 
 // A request that fails validation: FastAPI's 422 body.
-struct ValidationError {
-    json detail;
-};
-
-ValidationError invalid(std::vector<std::string> loc, const std::string& msg, const std::string& type = "value_error") {
-    json location = json::array();
-    for (auto& part : loc) location.push_back(part);
-    return {json::array({{{"loc", location}, {"msg", msg}, {"type", type}}})};
-}
+using http_server::fastapi::invalid;
+using http_server::fastapi::ValidationError;
 
 Response error_message(int status, const std::string& message) {
     return Response::json(json{{"message", message}}.dump(), static_cast<http::status>(status));
-}
-
-// The value of `name` in the query string (the last one wins, as Starlette).
-std::optional<std::string> query_parameter(std::string_view query, std::string_view name) {
-    std::optional<std::string> value;
-    while (!query.empty()) {
-        const auto amp = query.find('&');
-        const auto pair = query.substr(0, amp);
-        query = amp == std::string_view::npos ? std::string_view{} : query.substr(amp + 1);
-        const auto eq = pair.find('=');
-        auto key = percent_decode(pair.substr(0, eq));
-        if (!key || *key != name) continue;
-        value = percent_decode(eq == std::string_view::npos ? std::string_view{} : pair.substr(eq + 1));
-    }
-    return value;
 }
 
 // Field readers with pydantic v1's coercions for the types the API uses.
@@ -115,13 +92,9 @@ private:
 };
 
 json parse_body(const http_server::Request& request) {
-    try {
-        json body = json::parse(request.body());
-        if (!body.is_object()) throw invalid({"body"}, "value is not a valid dict", "type_error.dict");
-        return body;
-    } catch (const json::parse_error& e) {
-        throw invalid({"body", std::to_string(e.byte)}, std::string("JSON decode error: ") + e.what(), "value_error.jsondecode");
-    }
+    json body = http_server::fastapi::json_body(request);
+    if (!body.is_object()) throw invalid({"body"}, "value is not a valid dict", "type_error.dict");
+    return body;
 }
 
 JobSpec parse_job_spec(const json& body) {
@@ -179,7 +152,7 @@ json trial_id_json(const TrialIdentity& t) {
 }
 
 std::string require_job_id_query(std::string_view query) {
-    auto job_id = query_parameter(query, "job_id");
+    auto job_id = http_server::fastapi::query_parameter(query, "job_id");
     if (!job_id) throw invalid({"query", "job_id"}, "field required", "value_error.missing");
     return *job_id;
 }
@@ -229,7 +202,7 @@ Response Router::handle(const http_server::Request& request) {
             return Response::json(R"({"detail":"Method Not Allowed"})", http::status::method_not_allowed);
         return Response::json(R"({"detail":"Not Found"})", http::status::not_found);
     } catch (const ValidationError& e) {
-        return Response::json(json{{"detail", e.detail}}.dump(), http::status::unprocessable_entity);
+        return Response::json(json{{"detail", e.detail()}}.dump(), http::status::unprocessable_entity);
     } catch (const BsoError& e) {
         return error_message(e.status(), e.what());
     } catch (const std::exception& e) {

@@ -8,12 +8,6 @@ namespace zeus::perseus {
 
 using nlohmann::json;
 
-ValidationError invalid(const std::vector<std::string>& loc, const std::string& msg, const std::string& type) {
-    json location = json::array();
-    for (const auto& part : loc) location.push_back(part);
-    return ValidationError(json::array({{{"loc", location}, {"msg", msg}, {"type", type}}}));
-}
-
 namespace {
 
 using Loc = std::vector<std::string>;

@@ -10,23 +10,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include "http_server/fastapi.hpp"
 #include "zeus/perseus/scheduler.hpp"
 
 namespace zeus::perseus {
 
-class ValidationError : public std::runtime_error {
-  public:
-    explicit ValidationError(nlohmann::json detail)
-        : std::runtime_error(detail.dump()), detail_(std::move(detail)) {}
-    [[nodiscard]] const nlohmann::json& detail() const { return detail_; }
-
-  private:
-    nlohmann::json detail_;
-};
-
-// One FastAPI validation problem: {"loc": loc, "msg": msg, "type": type}.
-[[nodiscard]] ValidationError invalid(const std::vector<std::string>& loc, const std::string& msg,
-                                      const std::string& type);
+using http_server::fastapi::invalid;
+using http_server::fastapi::ValidationError;
 
 [[nodiscard]] JobInfo job_info_from_json(const nlohmann::json& body);
 [[nodiscard]] RankInfo rank_info_from_json(const nlohmann::json& body);

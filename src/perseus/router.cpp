@@ -19,14 +19,6 @@ using nlohmann::json;
 
 Response detail(http::status status, const json& what) { return Response::json(json{{"detail", what}}.dump(), status); }
 
-json parse_body(const http_server::Request& request) {
-    try {
-        return json::parse(request.body());
-    } catch (const json::parse_error&) {
-        throw invalid({"body"}, "the body is not valid JSON", "value_error.jsondecode");
-    }
-}
-
 // A path segment: %XX escapes decoded, '+' kept (job ids hold '+'; only
 // query strings turn it into a space).
 std::optional<std::string> path_segment(std::string_view raw) {
@@ -38,21 +30,8 @@ std::optional<std::string> path_segment(std::string_view raw) {
     return http_server::percent_decode(escaped);
 }
 
-std::optional<std::string> query_value(std::string_view query, std::string_view name) {
-    std::optional<std::string> value;
-    while (!query.empty()) {
-        const auto amp = query.find('&');
-        const auto pair = query.substr(0, amp);
-        query = amp == std::string_view::npos ? std::string_view{} : query.substr(amp + 1);
-        const auto eq = pair.find('=');
-        if (http_server::percent_decode(pair.substr(0, eq)) != std::string(name)) continue;
-        value = http_server::percent_decode(eq == std::string_view::npos ? std::string_view{} : pair.substr(eq + 1));
-    }
-    return value;
-}
-
 std::size_t rank_parameter(std::string_view query) {
-    const auto value = query_value(query, "rank");
+    const auto value = http_server::fastapi::query_parameter(query, "rank");
     if (!value) throw invalid({"query", "rank"}, "field required", "value_error.missing");
     try {
         std::size_t used = 0;
@@ -91,11 +70,11 @@ void Router::handle(const http_server::Request& request, const http_server::Resp
     try {
         if (path == "/register_job") {
             if (!method_is(http::verb::post)) return;
-            const std::string id = jobs_.register_job(job_info_from_json(parse_body(request)), std::time(nullptr));
+            const std::string id = jobs_.register_job(job_info_from_json(http_server::fastapi::json_body(request)), std::time(nullptr));
             respond(Response::json(json(id).dump()));
         } else if (const auto job_id = route("/register_rank/")) {
             if (!method_is(http::verb::post)) return;
-            jobs_.register_rank(*job_id, rank_info_from_json(parse_body(request)));
+            jobs_.register_rank(*job_id, rank_info_from_json(http_server::fastapi::json_body(request)));
             respond(Response::json("null"));
         } else if (const auto schedule_job = route("/schedule/")) {
             if (!method_is(http::verb::get)) return;
@@ -104,7 +83,7 @@ void Router::handle(const http_server::Request& request, const http_server::Resp
                                    [respond](ScheduleOutcome outcome) { respond(schedule_response(std::move(outcome))); });
         } else if (const auto result_job = route("/result/")) {
             if (!method_is(http::verb::post)) return;
-            jobs_.report_result(*result_job, profiling_result_from_json(parse_body(request)));
+            jobs_.report_result(*result_job, profiling_result_from_json(http_server::fastapi::json_body(request)));
             respond(Response::json("null"));
         } else {
             respond(detail(http::status::not_found, "Not Found"));

@@ -1,0 +1,57 @@
+// The FastAPI-compatible pieces the batch-size and Perseus servers share:
+// query parameters as Starlette reads them, JSON bodies and 422 details.
+#include <gtest/gtest.h>
+
+#include "http_server/fastapi.hpp"
+
+namespace zeus::http_server::fastapi {
+namespace {
+
+TEST(FastApiQuery, DecodesEscapesAndPlusAndTheLastValueWins) {
+    EXPECT_EQ(query_parameter("job_id=a%2Fb+c", "job_id"), "a/b c");
+    EXPECT_EQ(query_parameter("rank=1&rank=3", "rank"), "3");
+    EXPECT_EQ(query_parameter("x=1&job%5Fid=j", "job_id"), "j");  // the name is decoded too
+    EXPECT_EQ(query_parameter("job_id", "job_id"), "");             // present without a value
+    EXPECT_FALSE(query_parameter("other=1", "job_id"));
+    EXPECT_FALSE(query_parameter("", "job_id"));
+    EXPECT_FALSE(query_parameter("job_id=%zz", "job_id"));  // a malformed escape is no value
+}
+
+TEST(FastApiBody, InvalidJsonIsA422DetailAtTheBytesOffset) {
+    Request request{http::verb::post, "/x", 11};
+    request.body() = R"({"a": 1})";
+    EXPECT_EQ(json_body(request).at("a"), 1);
+    request.body() = R"({"a": })";
+    try {
+        (void)json_body(request);
+        FAIL() << "invalid JSON was accepted";
+    } catch (const ValidationError& e) {
+        // FastAPI (0.125, the original's server) answers this body with
+        // {"type":"json_invalid","loc":["body",6],"msg":"JSON decode error","input":{},
+        //  "ctx":{"error":"Expecting value"}}: 6 is where Python's json.loads fails
+        // ("line 1 column 7 (char 6)").
+        const auto& problem = e.detail().at(0);
+        EXPECT_EQ(problem.at("type"), "json_invalid");
+        EXPECT_EQ(problem.at("loc"), nlohmann::json::parse(R"(["body", 6])"));
+        EXPECT_EQ(problem.at("msg"), "JSON decode error");
+        EXPECT_EQ(problem.at("input"), nlohmann::json::object());
+        EXPECT_NE(problem.at("ctx").at("error").get<std::string>().find("unexpected '}'"), std::string::npos);
+    }
+    request.body() = R"({"a": 1)";  // Python: "line 1 column 8 (char 7)"
+    try {
+        (void)json_body(request);
+        FAIL() << "a truncated document was accepted";
+    } catch (const ValidationError& e) {
+        EXPECT_EQ(e.detail().at(0).at("loc"), nlohmann::json::parse(R"(["body", 7])"));
+    }
+}
+
+TEST(FastApiValidation, OneProblemHasLocMsgAndType) {
+    const auto error = invalid({"query", "rank"}, "field required", "value_error.missing");
+    EXPECT_EQ(error.detail(), nlohmann::json::parse(
+                                  R"([{"loc": ["query", "rank"], "msg": "field required", "type": "value_error.missing"}])"));
+    EXPECT_EQ(invalid({"body"}, "bad").detail().at(0).at("type"), "value_error");
+}
+
+}  // namespace
+}  // namespace zeus::http_server::fastapi
