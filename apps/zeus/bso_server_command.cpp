@@ -17,6 +17,7 @@
 #include "bso/router.hpp"
 #include "commands.hpp"
 #include "http_server/serve.hpp"
+#include "server_listen.hpp"
 #include "http_server/server.hpp"
 
 namespace zeus::cli {
@@ -54,7 +55,7 @@ int run_bso_server(const BsoServerFlags& flags) {
         service = std::make_unique<bso::Service>(std::move(pool));
     } catch (const bso::BsoError& e) {
         std::cerr << "zeus bso-server: " << e.what() << "\n";
-        return 1;
+        return 2;
     }
     bso::Router router(*service);
     boost::asio::io_context io;
@@ -65,10 +66,7 @@ int run_bso_server(const BsoServerFlags& flags) {
             respond(router.handle(request));
         },
         options);
-    if (auto listening = server.listen_tcp(flags.listen); !listening) {
-        std::cerr << "zeus bso-server: cannot listen on " << flags.listen << ": " << listening.error().describe() << "\n";
-        return 1;
-    }
+    if (!listen_on(server, flags.listen, "zeus bso-server")) return 2;
     const bool postgresql = database.starts_with("postgres");
     std::cerr << fmt::format("zeus bso-server: listening on {} with the {} database{}\n", flags.listen,
                              postgresql ? "PostgreSQL" : "SQLite", postgresql ? "" : " '" + database + "'");

@@ -12,6 +12,7 @@
 
 #include "commands.hpp"
 #include "http_server/serve.hpp"
+#include "server_listen.hpp"
 #include "http_server/server.hpp"
 #include "measure_options.hpp"
 #include "measure_session.hpp"
@@ -101,16 +102,7 @@ int run_exporter(const ExporterOptions& opts) {
                                        fmt::format("no route for {}; the metrics are at /metrics\n", path)));
         },
         server_options);
-    if (auto listening = server.listen_tcp(opts.listen); !listening) {
-        Error error = listening.error();
-        if (error.code == ErrorCode::OperatingSystem) {
-            error.hint = "pick a free port with --listen IP:PORT, or stop the program listening there";
-        } else {
-            error.message = "--listen: " + error.message;
-        }
-        report(error);
-        return 2;
-    }
+    if (!listen_on(server, opts.listen, "zeus exporter")) return 2;
     std::cerr << fmt::format("zeus exporter: serving http://{}/metrics ({} GPU(s), {} CPU package(s), sampled every {} s)\n",
                              opts.listen, options.gpu_indices ? options.gpu_indices->size() : gpus.size(),
                              cpus.status() ? cpus.size() : 0, opts.period_s);

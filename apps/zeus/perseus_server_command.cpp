@@ -18,6 +18,7 @@
 
 #include "commands.hpp"
 #include "http_server/serve.hpp"
+#include "server_listen.hpp"
 #include "http_server/server.hpp"
 #include "perseus/router.hpp"
 
@@ -102,7 +103,7 @@ int run_perseus_server(const PerseusServerFlags& flags) {
         perseus::check_settings(settings);
     } catch (const std::exception& e) {
         std::cerr << "zeus perseus-server: " << e.what() << "\n";
-        return 1;
+        return 2;
     }
     perseus::JobManager jobs(settings, [](const std::string& warning) { std::cerr << "zeus perseus-server: " << warning << "\n"; });
     perseus::Router router(jobs);
@@ -116,10 +117,7 @@ int run_perseus_server(const PerseusServerFlags& flags) {
             router.handle(request, respond);
         },
         options);
-    if (auto listening = server.listen_tcp(flags.listen); !listening) {
-        std::cerr << "zeus perseus-server: cannot listen on " << flags.listen << ": " << listening.error().describe() << "\n";
-        return 1;
-    }
+    if (!listen_on(server, flags.listen, "zeus perseus-server")) return 2;
     std::cerr << fmt::format("zeus perseus-server: listening on {} with {} ('{}'){}\n", flags.listen, settings.scheduler,
                              settings.solution_path.string(),
                              settings.dump_data ? ", dumping to " + settings.dump_dir.string() : "");

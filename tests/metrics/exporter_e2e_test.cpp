@@ -5,12 +5,9 @@
 // over the same interval; a counter reset injected mid-way makes
 // increase() neither jump nor go negative. Plus the exporter's bad input.
 #include <gtest/gtest.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
 #include <unistd.h>
 #include <zeus_sim/zeus_sim.h>
 
-#include <arpa/inet.h>
 #include <chrono>
 #include <cmath>
 #include <fstream>
@@ -22,6 +19,7 @@
 #include "integration/sim_fixture.hpp"
 #include "prometheus_servers.hpp"
 #include "support/command_output.hpp"
+#include "support/taken_port.hpp"
 
 namespace zeus::testing {
 namespace {
@@ -178,19 +176,14 @@ TEST_F(ExporterEndToEnd, PrometheusIncreaseMatchesTheGroundTruthAcrossACounterRe
 
 TEST_F(ExporterEndToEnd, BadInputIsAClearErrorNamingTheFix) {
     configure(R"({"gpus": [{"model": "A100-SXM4-40GB"}, {"model": "A100-SXM4-40GB"}]})");
-    // A port already in use.
-    const int holder = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof addr;
-    ASSERT_EQ(::bind(holder, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
-    ASSERT_EQ(::listen(holder, 1), 0);
-    ASSERT_EQ(::getsockname(holder, reinterpret_cast<sockaddr*>(&addr), &len), 0);
-    const std::string taken = "127.0.0.1:" + std::to_string(ntohs(addr.sin_port));
     int code = 0;
-    std::string out = capture(fmt::format("{} exporter --simulate --cpus none --listen {}", ZEUS_CLI, taken), code);
-    ::close(holder);
+    std::string out;
+    std::string taken;
+    {
+        const TakenPort port;  // a port already in use
+        taken = port.address();
+        out = capture(fmt::format("{} exporter --simulate --cpus none --listen {}", ZEUS_CLI, taken), code);
+    }
     EXPECT_EQ(code, 2) << out;
     EXPECT_NE(out.find("cannot listen on " + taken), std::string::npos) << out;
     EXPECT_NE(out.find("--listen"), std::string::npos) << out;
