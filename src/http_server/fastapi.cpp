@@ -3,6 +3,16 @@
 #include "http_server/percent_decode.hpp"
 
 namespace zeus::http_server::fastapi {
+namespace {
+
+// nlohmann's message without its "[json.exception.parse_error.101] " id.
+std::string without_exception_id(std::string message) {
+    if (const auto end = message.find("] "); message.starts_with("[json.exception") && end != std::string::npos)
+        message.erase(0, end + 2);
+    return message;
+}
+
+}  // namespace
 
 ValidationError invalid(const std::vector<std::string>& loc, const std::string& msg, const std::string& type) {
     nlohmann::json location = nlohmann::json::array();
@@ -17,15 +27,17 @@ nlohmann::json json_body(const Request& request) {
         // As FastAPI answers: the offset is Python's (0-based, of the
         // offending character; nlohmann counts the characters read), the
         // reason nlohmann's without its exception id.
-        std::string reason = e.what();
-        if (const auto end_of_id = reason.find("] "); reason.starts_with("[json.exception") && end_of_id != std::string::npos)
-            reason.erase(0, end_of_id + 2);
+        const std::string reason = without_exception_id(e.what());
         const std::size_t offset = e.byte > 0 ? e.byte - 1 : 0;
         throw ValidationError(nlohmann::json::array({{{"type", "json_invalid"},
                                                       {"loc", {"body", offset}},
                                                       {"msg", "JSON decode error"},
                                                       {"input", nlohmann::json::object()},
                                                       {"ctx", {{"error", reason}}}}}));
+    } catch (const nlohmann::json::out_of_range& e) {
+        // A number beyond double's range (1e400): Python would read it as
+        // inf, which no field of these APIs can use; say which number.
+        throw invalid({"body"}, without_exception_id(e.what()) + ": give a finite number", "value_error.number.not_finite");
     }
 }
 

@@ -44,6 +44,13 @@ TEST(FastApiBody, InvalidJsonIsA422DetailAtTheBytesOffset) {
     } catch (const ValidationError& e) {
         EXPECT_EQ(e.detail().at(0).at("loc"), nlohmann::json::parse(R"(["body", 7])"));
     }
+    request.body() = R"({"time": 1e400})";
+    try {
+        (void)json_body(request);
+        FAIL() << "a number beyond double's range was accepted";
+    } catch (const ValidationError& e) {
+        EXPECT_NE(e.detail().at(0).at("msg").get<std::string>().find("1e400"), std::string::npos) << e.detail();
+    }
 }
 
 TEST(FastApiValidation, OneProblemHasLocMsgAndType) {
