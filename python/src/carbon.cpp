@@ -10,8 +10,12 @@
 
 #include <chrono>
 
+#include <fmt/format.h>
+
 #include "bindings.hpp"
 #include "monitors.hpp"
+#include "selector.hpp"
+#include "zeus/carbon/carbon_aware_power_limit.hpp"
 #include "zeus/carbon/carbon_emission_monitor.hpp"
 #include "zeus/carbon/electricity_maps.hpp"
 #include "zeus/carbon/energy_cost_monitor.hpp"
@@ -250,6 +254,27 @@ void bind_measurement_fields(nb::class_<M>& c) {
 }  // namespace
 
 void bind_carbon(nb::module_& m) {
+    m.def(
+        "carbon_aware_selector",
+        [](const IntensitySource& source, double eta, double threshold, std::optional<double> reference,
+           std::optional<int> world_size) {
+            carbon::CarbonAwareOptions options;
+            options.eta_knob = eta;
+            options.threshold = threshold;
+            options.reference_g_per_kwh = reference.value_or(0.0);
+            options.world_size = world_size;
+            if (reference && !(*reference > 0)) {
+                raise_error(Error{ErrorCode::InvalidArgument,
+                                  fmt::format("reference_g_per_kwh {} is not positive", *reference),
+                                  "give the intensity (gCO2eq/kWh) at which the choice is ZeusCost's, or None for "
+                                  "the intensity at the first choice"},
+                            ErrorFamily::Value);
+            }
+            return Selector{unwrap(carbon::carbon_aware_selector(carbon::intensity_now(source.provider), options),
+                                   ErrorFamily::Value)};
+        },
+        nb::arg("provider"), nb::arg("eta_knob"), nb::arg("threshold"), nb::arg("reference_g_per_kwh").none(),
+        nb::arg("world_size").none());
     bind_sources(m);
 
     nb::class_<carbon::CarbonEmissionMeasurement> carbon_m(m, "CarbonEmissionMeasurement",

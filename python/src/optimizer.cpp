@@ -11,6 +11,7 @@
 #include "bindings.hpp"
 #include "devices.hpp"
 #include "monitors.hpp"
+#include "selector.hpp"
 #include "zeus/optimizer/optimum_selector.hpp"
 #include "zeus/optimizer/power_limit_optimizer.hpp"
 
@@ -22,10 +23,6 @@ namespace {
 
 using optimizer::PowerLimitMeasurement;
 using optimizer::SelectorPtr;
-
-struct Selector {
-    SelectorPtr ptr;
-};
 
 struct PowerLimitOptimizer {
     nb::object monitor_owner;

@@ -185,3 +185,38 @@ def test_optimizer_windows_sync_with_the_monitors_framework(sim, monkeypatch):
     assert plo.state == "Done" and len(plo.measurements) == 2  # 400 W and 100 W
     assert synced and set(synced) == {0}  # each profiling window's edges waited for torch
     plo.close()
+
+
+def test_carbon_aware_selector_prices_energy_by_the_grids_intensity_now():
+    from zeus_native.monitor.carbon import ConstantCarbonIntensity
+    from zeus_native.optimizer.power_limit import CarbonAware, ZeusCost
+
+    rows = [(300, 90.0, 1.0), (250, 70.0, 1.2), (200, 60.0, 1.6)]
+    max_power = 300 * 2  # the highest profiled limit times the world size
+
+    def expected(eta, ratio):
+        # eta * E * (I_now / I_ref) + (1 - eta) * max_power * T, computed here from the rows.
+        costs = {w: eta * e * ratio + (1 - eta) * max_power * t for w, e, t in rows}
+        return min(costs, key=costs.get)
+
+    for eta in (0.2, 0.5, 0.8):
+        # At the reference intensity it is ZeusCost exactly.
+        same = CarbonAware(ConstantCarbonIntensity(400.0), eta_knob=eta, reference_g_per_kwh=400.0, world_size=2)
+        assert same.select(rows) == ZeusCost(eta, world_size=2).select(rows)
+        for now, reference in ((800.0, 400.0), (100.0, 400.0), (400.0, 40.0)):
+            selector = CarbonAware(ConstantCarbonIntensity(now), eta_knob=eta, reference_g_per_kwh=reference,
+                                   world_size=2)
+            assert selector.select(rows) == expected(eta, now / reference), (eta, now, reference)
+    # A dirtier grid never chooses a higher limit than a cleaner one.
+    dirty = CarbonAware(ConstantCarbonIntensity(900.0), reference_g_per_kwh=300.0, world_size=2).select(rows)
+    clean = CarbonAware(ConstantCarbonIntensity(100.0), reference_g_per_kwh=300.0, world_size=2).select(rows)
+    assert dirty <= clean
+    # Without a reference the first intensity is the reference: ZeusCost's choice.
+    assert CarbonAware(ConstantCarbonIntensity(700.0), world_size=2).select(rows) == ZeusCost(0.5, world_size=2).select(rows)
+
+    with pytest.raises(ValueError, match="eta"):
+        CarbonAware(ConstantCarbonIntensity(400.0), eta_knob=1.5)
+    with pytest.raises(ValueError, match="threshold"):
+        CarbonAware(ConstantCarbonIntensity(400.0), threshold=-0.1)
+    with pytest.raises(ValueError, match="reference_g_per_kwh"):
+        CarbonAware(ConstantCarbonIntensity(400.0), reference_g_per_kwh=0.0)

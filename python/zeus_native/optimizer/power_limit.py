@@ -72,6 +72,39 @@ class MaxSlowdownConstraint(OptimumSelector):
         self._native = _core.max_slowdown_selector(factor)
 
 
+class CarbonAware(OptimumSelector):
+    """Beyond the original: ZeusCost with energy priced by how dirty the grid is now.
+
+    cost = eta_knob * energy * (I_now / I_ref) + (1 - eta_knob) * max_power * world_size * time,
+    so a dirtier hour moves the choice towards less energy, a cleaner one towards less time;
+    at I_now = I_ref it is ZeusCost(eta_knob) exactly. I_now comes from
+    `carbon_intensity_provider` (a zeus_native.monitor.carbon provider) each time the limit is
+    chosen; GlobalPowerLimitOptimizer chooses again, at most once a minute, when the intensity
+    moved by more than `threshold` (relative) since. reference_g_per_kwh None: the intensity at
+    the first choice. With several ranks, give every rank the same provider source
+    (docs/carbon-and-cost.md).
+    """
+
+    def __init__(
+        self,
+        carbon_intensity_provider,
+        eta_knob: float = 0.5,
+        threshold: float = 0.1,
+        reference_g_per_kwh: float | None = None,
+        world_size: int | None = None,
+    ) -> None:
+        """ValueError for eta_knob outside [0, 1], a negative threshold, a reference that is not positive."""
+        self.carbon_intensity_provider = carbon_intensity_provider
+        self.eta_knob = eta_knob
+        self.threshold = threshold
+        self.reference_g_per_kwh = reference_g_per_kwh
+        self.world_size = world_size
+        self._native = _core.carbon_aware_selector(
+            carbon_intensity_provider._native, float(eta_knob), float(threshold),
+            None if reference_g_per_kwh is None else float(reference_g_per_kwh), world_size,
+        )
+
+
 _live: "weakref.WeakSet" = weakref.WeakSet()
 
 
