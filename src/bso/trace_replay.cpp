@@ -7,9 +7,9 @@
 #include <fstream>
 #include <numeric>
 #include <set>
-#include <sstream>
 
 #include "bso/database.hpp"
+#include "platform/csv_line.hpp"
 #include "bso/service.hpp"
 #include "zeus/optimizer/batch_size/pcg64.hpp"
 
@@ -20,15 +20,6 @@ constexpr std::string_view kTrainHeader =
     "dataset,network,batch_size,optimizer,learning_rate,run,target_metric,target_epoch";
 constexpr std::string_view kPowerHeader =
     "dataset,network,batch_size,optimizer,power_limit,time_per_epoch,average_power";
-
-std::vector<std::string> split(const std::string& line) {
-    std::vector<std::string> fields;
-    std::stringstream in(line);
-    std::string field;
-    while (std::getline(in, field, ',')) fields.push_back(field);
-    if (!line.empty() && line.back() == ',') fields.emplace_back();
-    return fields;
-}
 
 Error bad_csv(const std::string& what, const std::string& path, std::size_t line, const std::string& problem,
               std::string_view header) {
@@ -57,15 +48,16 @@ Status read_csv(const std::string& what, const std::string& path, std::string_vi
         return Error{ErrorCode::NotFound, fmt::format("cannot open the {} {}", what, path),
                      "check the path (the traces are in data/ of the repository)", 0};
     }
-    const std::size_t columns = split(std::string(header)).size();
+    const std::size_t columns = split_csv_line(header).size();
     std::string line;
-    if (!std::getline(in, line) || line.rfind(header, 0) != 0)
+    if (std::getline(in, line)) drop_utf8_bom(line);
+    if (!in || line.rfind(header, 0) != 0)
         return bad_csv(what, path, 1, fmt::format("the header is not '{}'", header), header);
     std::size_t count = 0;
     for (std::size_t number_ = 2; std::getline(in, line); ++number_) {
         if (!line.empty() && line.back() == '\r') line.pop_back();
         if (line.empty()) continue;
-        const auto fields = split(line);
+        const auto fields = split_csv_line(line);
         if (fields.size() != columns)
             return bad_csv(what, path, number_, fmt::format("{} fields, expected {}", fields.size(), columns), header);
         if (auto problem = row(fields); !problem.empty()) return bad_csv(what, path, number_, problem, header);

@@ -8,6 +8,8 @@
 
 #include <fmt/format.h>
 
+#include "platform/csv_line.hpp"
+
 namespace zeus::carbon {
 
 namespace {
@@ -18,14 +20,6 @@ std::string trim(const std::string& s) {
     return s.substr(first, s.find_last_not_of(" \t\r") - first + 1);
 }
 
-std::vector<std::string> split(const std::string& line) {
-    std::vector<std::string> cells;
-    std::string cell;
-    std::istringstream in(line);
-    while (std::getline(in, cell, ',')) cells.push_back(trim(cell));
-    if (!line.empty() && line.back() == ',') cells.emplace_back();
-    return cells;
-}
 
 }  // namespace
 
@@ -48,7 +42,9 @@ Result<std::string> read_text_file(const std::string& path, const char* what, co
     if (!in) return Error{ErrorCode::NotFound, fmt::format("cannot open the {} {}", what, path), fix, 0};
     std::ostringstream text;
     text << in.rdbuf();
-    return text.str();
+    std::string contents = text.str();
+    drop_utf8_bom(contents);  // JSON or CSV saved by a Windows editor
+    return contents;
 }
 
 Result<CsvTable> read_csv(const std::string& path, const std::string& text) {
@@ -61,7 +57,7 @@ Result<CsvTable> read_csv(const std::string& path, const std::string& text) {
         ++number;
         const std::string content = trim(line);
         if (content.empty() || content.front() == '#') continue;
-        auto cells = split(content);
+        auto cells = split_csv_line(content);
         if (table.columns.empty()) {
             for (std::size_t i = 0; i < cells.size(); ++i) {
                 std::string name = cells[i];

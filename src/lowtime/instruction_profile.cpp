@@ -46,6 +46,7 @@ InstructionProfile read_instruction_profile(std::istream& csv, const std::string
     std::string line;
     std::size_t line_number = 1;
     if (!std::getline(csv, line)) throw std::invalid_argument(source_name + ": empty profile (expected a CSV header)");
+    drop_utf8_bom(line);
     const auto header = split_csv_line(line);
     auto column = [&](const char* name, bool required) -> std::ptrdiff_t {
         const auto it = std::find(header.begin(), header.end(), name);

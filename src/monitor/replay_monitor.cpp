@@ -9,6 +9,8 @@
 #include <string>
 #include <utility>
 
+#include "platform/csv_line.hpp"
+
 namespace zeus {
 namespace {
 
@@ -70,6 +72,7 @@ Result<WindowLogContents> read_window_log(const std::filesystem::path& path) {
     }
     std::string line;
     if (!std::getline(in, line)) return malformed(path, 1, "the file is empty (no header)");
+    drop_utf8_bom(line);
     if (!line.empty() && line.back() == '\r') line.pop_back();
     auto gpus = parse_header(path, line);
     if (!gpus) return gpus.error();

@@ -1,5 +1,5 @@
 // Splitting one line of the project's CSV inputs (power traces, lowtime
-// profiles) into fields. Header-only and free of libzeus so that the GPU
+// profiles, BSO traces, carbon and price series) into fields. Header-only and free of libzeus so that the GPU
 // simulator, which must not link libzeus, reads traces by the same rule
 // (as it shares device/nvml/nvml_abi.h). Callers keep their own errors,
 // which name the file, the line and the fix.
@@ -11,12 +11,14 @@
 
 namespace zeus {
 
-// Comma-separated fields without quoting; spaces and a '\r' (CRLF files)
-// around a field are dropped; "a,b," has three fields, the last one empty.
+// Comma-separated fields without quoting; spaces, tabs and a '\r' (CRLF
+// files) around a field are dropped; "a,b," has three fields, the last one
+// empty.
 inline std::vector<std::string> split_csv_line(std::string_view line) {
-    const auto trimmed = [](std::string_view field) {
-        while (!field.empty() && (field.back() == '\r' || field.back() == ' ')) field.remove_suffix(1);
-        while (!field.empty() && field.front() == ' ') field.remove_prefix(1);
+    const auto blank = [](char c) { return c == ' ' || c == '\t' || c == '\r'; };
+    const auto trimmed = [&](std::string_view field) {
+        while (!field.empty() && blank(field.back())) field.remove_suffix(1);
+        while (!field.empty() && blank(field.front())) field.remove_prefix(1);
         return std::string(field);
     };
     std::vector<std::string> fields;
@@ -26,6 +28,12 @@ inline std::vector<std::string> split_csv_line(std::string_view line) {
         if (comma == std::string_view::npos) return fields;
         line.remove_prefix(comma + 1);
     }
+}
+
+// Drops the UTF-8 byte-order mark that Excel and Windows editors put before
+// a file's first line; without this the first column's name does not match.
+inline void drop_utf8_bom(std::string& first_line) {
+    if (first_line.starts_with("\xEF\xBB\xBF")) first_line.erase(0, 3);
 }
 
 }  // namespace zeus

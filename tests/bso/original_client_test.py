@@ -238,7 +238,7 @@ def unusable_databases():
     for database, words in ((str(newer), "newer"), (str(WORK / "no" / "such" / "dir.db"), "no/such")):
         r = subprocess.run([ZEUS, "bso-server", "--database", database, "--listen", f"127.0.0.1:{free_port()}"],
                            capture_output=True, text=True, timeout=30)
-        assert r.returncode == 1 and words in r.stderr, (r.returncode, r.stderr)
+        assert r.returncode == 2 and words in r.stderr, (r.returncode, r.stderr)
 
 
 def private_postgres() -> str:

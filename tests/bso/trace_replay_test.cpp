@@ -252,6 +252,38 @@ TEST(BsoTraceReplay, AWorkloadMissingFromATraceIsNamed) {
     EXPECT_NE(r.error().message.find("no runs of the default batch size"), std::string::npos) << r.error().message;
 }
 
+// Excel and Windows editors save with a UTF-8 byte-order mark and CRLF line ends.
+TEST(BsoTraceReplay, TracesSavedOnWindowsReplayAsTheOriginals) {
+    const auto dir = std::filesystem::temp_directory_path() / ("zeus-bso-crlf-" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir);
+    const auto windows_copy = [&](const std::string& path) {
+        std::ifstream in(path);
+        const auto copy = dir / std::filesystem::path(path).filename();
+        std::ofstream out(copy, std::ios::binary);
+        out << "\xEF\xBB\xBF";
+        for (std::string line; std::getline(in, line);) out << line << "\r\n";
+        return copy.string();
+    };
+    auto train = TrainTrace::read(windows_copy(kTrain));
+    auto power = PowerTrace::read(windows_copy(kV100));
+    ASSERT_TRUE(train) << train.error().message;
+    ASSERT_TRUE(power) << power.error().message;
+    const auto& job = job_named("librispeech");
+    const auto originals = read(kV100);
+    ReplayOptions options;
+    options.recurrences = 10;
+    const auto a = replay_recurring_job(job, originals.train, originals.power, "gpu", options, cheapest(0.5));
+    const auto b = replay_recurring_job(job, *train, *power, "gpu", options, cheapest(0.5));
+    ASSERT_TRUE(a && b);
+    ASSERT_EQ(a->runs.size(), b->runs.size());
+    for (std::size_t i = 0; i < a->runs.size(); ++i) {
+        EXPECT_EQ(a->runs[i].batch_size, b->runs[i].batch_size);
+        EXPECT_EQ(a->runs[i].epochs, b->runs[i].epochs);
+        EXPECT_EQ(a->runs[i].energy_j, b->runs[i].energy_j);
+    }
+    std::filesystem::remove_all(dir);
+}
+
 TEST(BsoTraceReplay, BadCsvFilesAreNamedWithTheLine) {
     const auto dir = std::filesystem::temp_directory_path() / ("zeus-bso-trace-" + std::to_string(::getpid()));
     std::filesystem::create_directories(dir);

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 
 #include "replay_server.hpp"
 #include "zeus/carbon/electricity_maps.hpp"
@@ -287,6 +288,29 @@ TEST_F(CarbonFiles, CsvTimeSeries) {
     EXPECT_EQ(rates[1].hour, at(2026, 11, 25, 4));
     EXPECT_DOUBLE_EQ(rates[1].per_kwh, 380.5);
     EXPECT_TRUE(rates[1].estimated);
+}
+
+// Excel and Windows editors save with a UTF-8 byte-order mark and CRLF line ends.
+TEST_F(CarbonFiles, FilesSavedOnWindowsReadAsTheOriginals) {
+    const std::string csv = "datetime,carbon_intensity\n2026-11-25T03:00:00Z,410\n2026-11-25T04:00:00Z,380.5\n";
+    std::string windows = "\xEF\xBB\xBF";
+    for (char c : csv) windows += c == '\n' ? std::string("\r\n") : std::string(1, c);
+    const auto plain = intensity_from_file(write("plain.csv", csv)).value()->intensities({}).value();
+    auto from_windows = intensity_from_file(write("windows.csv", windows));
+    ASSERT_TRUE(from_windows.ok()) << from_windows.error().message;
+    const auto rates = from_windows.value()->intensities({}).value();
+    ASSERT_EQ(rates.size(), plain.size());
+    for (std::size_t i = 0; i < rates.size(); ++i) {
+        EXPECT_EQ(rates[i].hour, plain[i].hour);
+        EXPECT_EQ(rates[i].per_kwh, plain[i].per_kwh);
+    }
+    const std::string recorded_path = testing::data_file("carbon_history_file1.json");
+    std::ifstream recorded(recorded_path);
+    const std::string json((std::istreambuf_iterator<char>(recorded)), std::istreambuf_iterator<char>());
+    auto json_from_windows = intensity_from_file(write("windows.json", "\xEF\xBB\xBF" + json));
+    ASSERT_TRUE(json_from_windows.ok()) << json_from_windows.error().message;
+    EXPECT_EQ(json_from_windows.value()->intensities({}).value().size(),
+              testing::read_json(recorded_path)["history"].size());
 }
 
 TEST_F(CarbonFiles, BadRowsAreErrorsNamingFileAndLine) {

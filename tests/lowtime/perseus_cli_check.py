@@ -72,6 +72,16 @@ def main() -> int:
         expect(not (out / f"freqs_pipeline_{len(points) - 1:05d}.py").exists(), "one export too many")
         ET.parse(out / "frontier.svg")  # well-formed
 
+    # A profile saved by Excel or a Windows editor (UTF-8 byte-order mark, CRLF) is the same profile.
+    windows = work / "windows.csv"
+    windows.write_bytes(b"\xef\xbb\xbf" + "\r\n".join(profile_rows()).encode() + b"\r\n")
+    p = solve(zeus, windows, work / "windows-out", "--schedules", "0")
+    expect(p.returncode == 0, f"BOM + CRLF profile refused: {p.stderr}")
+    if p.returncode == 0 and proc.returncode == 0:
+        expect(json.loads((work / "windows-out" / "frontier.json").read_text())["points"]
+               == [dict(q, schedule=None) for q in json.loads((out / "frontier.json").read_text())["points"]],
+               "BOM + CRLF profile: another frontier")
+
     # --schedules N: at most N points' files, spread out, the fastest always; 0: none.
     for cap in (3, 1, 0):
         capped = work / f"out-cap{cap}"
@@ -110,7 +120,7 @@ def main() -> int:
             "missing column 'energy'")
     refused("unknown-instruction", rows + ["0,sideways,1200,0.01,3.0"], "instruction must be 'forward' or 'backward'")
     # Three frequencies leave no degree of freedom for a*exp(b*t)+c.
-    refused("too-few-options", profile_rows(freqs=[1980, 1500, 1000]), "only 3 of 3 frequencies are Pareto-optimal")
+    refused("too-few-options", profile_rows(freqs=[1980, 1500, 1000]), "3 frequencies profiled, too few")
     # Energy that rises as the instruction slows: nothing to trade.
     rising = ["stage,instruction,frequency,time,energy"] + [
         f"0,{inst},{f},{0.01 * 1980 / f!r},{1.0 + 50.0 * (1980 - f) / 1000 * 0.01 * 1980 / f + (1980 - f) ** 2 / 1e4!r}"
