@@ -9,8 +9,8 @@
 #include <set>
 
 #include "bso/database.hpp"
-#include "platform/csv_line.hpp"
 #include "bso/service.hpp"
+#include "platform/csv_line.hpp"
 #include "zeus/optimizer/batch_size/pcg64.hpp"
 
 namespace zeus::bso {

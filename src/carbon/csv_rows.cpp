@@ -20,7 +20,6 @@ std::string trim(const std::string& s) {
     return s.substr(first, s.find_last_not_of(" \t\r") - first + 1);
 }
 
-
 }  // namespace
 
 std::optional<std::string> CsvTable::cell(const CsvRow& row, std::initializer_list<const char*> names) const {

@@ -1,7 +1,7 @@
 // Splitting one line of the project's CSV inputs (power traces, lowtime
-// profiles, BSO traces, carbon and price series) into fields. Header-only and free of libzeus so that the GPU
-// simulator, which must not link libzeus, reads traces by the same rule
-// (as it shares device/nvml/nvml_abi.h). Callers keep their own errors,
+// profiles, BSO traces, carbon and price series) into fields. Header-only
+// and free of libzeus so that the GPU simulator, which must not link
+// libzeus, reads traces by the same rule (as it shares device/nvml/nvml_abi.h). Callers keep their own errors,
 // which name the file, the line and the fix.
 #pragma once
 
