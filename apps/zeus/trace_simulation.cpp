@@ -129,8 +129,7 @@ Result<std::vector<TraceWorkload>> read_trace_workloads(const std::string& csv_p
                      "check the path (the traces are in data/power-traces/)", 0};
     }
     std::string line;
-    if (std::getline(in, line)) drop_utf8_bom(line);
-    if (!in || line.rfind(kHeader, 0) != 0) {
+    if (!read_csv_header(in, line) || line.rfind(kHeader, 0) != 0) {
         return bad_trace(csv_path, 1, fmt::format("the header is not '{}'", kHeader));
     }
     std::vector<TraceWorkload> workloads;

@@ -53,8 +53,7 @@ TraceRows read_trace_csv(const std::string& path, const std::string& workload, i
   const std::string network = workload.substr(slash + 1);
 
   std::string line;
-  if (!std::getline(in, line)) throw SimError(Status::kInvalidArgument, "trace file " + path + " is empty");
-  zeus::drop_utf8_bom(line);
+  if (!zeus::read_csv_header(in, line)) throw SimError(Status::kInvalidArgument, "trace file " + path + " is empty");
   const auto header = split_csv_line(line);
   std::map<std::string, std::size_t> column;
   for (std::size_t i = 0; i < header.size(); ++i) column[header[i]] = i;

@@ -50,8 +50,7 @@ Status read_csv(const std::string& what, const std::string& path, std::string_vi
     }
     const std::size_t columns = split_csv_line(header).size();
     std::string line;
-    if (std::getline(in, line)) drop_utf8_bom(line);
-    if (!in || line.rfind(header, 0) != 0)
+    if (!read_csv_header(in, line) || line.rfind(header, 0) != 0)
         return bad_csv(what, path, 1, fmt::format("the header is not '{}'", header), header);
     std::size_t count = 0;
     for (std::size_t number_ = 2; std::getline(in, line); ++number_) {

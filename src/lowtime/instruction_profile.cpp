@@ -45,8 +45,7 @@ InstructionProfile read_instruction_profile(std::istream& csv, const std::string
                                             const ProfileReadOptions& options) {
     std::string line;
     std::size_t line_number = 1;
-    if (!std::getline(csv, line)) throw std::invalid_argument(source_name + ": empty profile (expected a CSV header)");
-    drop_utf8_bom(line);
+    if (!read_csv_header(csv, line)) throw std::invalid_argument(source_name + ": empty profile (expected a CSV header)");
     const auto header = split_csv_line(line);
     auto column = [&](const char* name, bool required) -> std::ptrdiff_t {
         const auto it = std::find(header.begin(), header.end(), name);

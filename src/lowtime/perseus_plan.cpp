@@ -51,7 +51,7 @@ PerseusPlan plan_pipeline_frequencies(const InstructionProfile& profile, Perseus
             if (const auto it = options.cost_model_overrides.find(key); it != options.cost_model_overrides.end()) {
                 model.coefficients = it->second;
                 model.overridden = true;
-            } else if (candidates.options().size() <= 3 && raw.size() <= 3) {
+            } else if (raw.size() <= 3) {
                 throw std::invalid_argument(describe(key) + ": " + std::to_string(raw.size()) +
                                             " frequencies profiled, too few to fit a*exp(b*t)+c (4 needed): profile "
                                             "at least 4 frequencies");

@@ -71,9 +71,7 @@ Result<WindowLogContents> read_window_log(const std::filesystem::path& path) {
                      "check the path and that this user may read it", 0};
     }
     std::string line;
-    if (!std::getline(in, line)) return malformed(path, 1, "the file is empty (no header)");
-    drop_utf8_bom(line);
-    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (!read_csv_header(in, line)) return malformed(path, 1, "the file is empty (no header)");
     auto gpus = parse_header(path, line);
     if (!gpus) return gpus.error();
     WindowLogContents contents{std::move(gpus).value(), {}};

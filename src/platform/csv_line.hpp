@@ -5,6 +5,7 @@
 // which name the file, the line and the fix.
 #pragma once
 
+#include <istream>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -34,6 +35,15 @@ inline std::vector<std::string> split_csv_line(std::string_view line) {
 // a file's first line; without this the first column's name does not match.
 inline void drop_utf8_bom(std::string& first_line) {
     if (first_line.starts_with("\xEF\xBB\xBF")) first_line.erase(0, 3);
+}
+
+// Reads a CSV file's header line into `line`, without a byte-order mark or
+// a CRLF file's '\r'; false when the file has no first line.
+inline bool read_csv_header(std::istream& in, std::string& line) {
+    if (!std::getline(in, line)) return false;
+    drop_utf8_bom(line);
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    return true;
 }
 
 }  // namespace zeus
