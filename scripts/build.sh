@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Configures and builds Zeus. Usage: scripts/build.sh [--sanitize] [--werror] [--ci] [--build-dir DIR]
+# Configures and builds Zeus. Usage: scripts/build.sh [--sanitize] [--werror] [--ci] [--build-dir DIR] [--target T]...
+# --target: build only these targets (and what they need), not every test and benchmark.
 # --ci: line tables only (-g1) instead of full debug info, and no benchmarks in
 # the sanitizer build: CI needs readable stack traces, not a debugger, and
 # full DWARF for Beast and GoogleTest templates costs minutes on 2 cores.
@@ -12,13 +13,15 @@ sanitize=OFF
 werror=OFF
 ci=OFF
 dir=""
+targets=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --sanitize) sanitize=ON ;;
     --werror) werror=ON ;;
     --ci) ci=ON ;;
     --build-dir) dir="$2"; shift ;;
-    *) echo "build.sh: unknown option '$1' (use --sanitize, --werror, --ci, --build-dir DIR)" >&2; exit 2 ;;
+    --target) targets+=(--target "$2"); shift ;;
+    *) echo "build.sh: unknown option '$1' (use --sanitize, --werror, --ci, --build-dir DIR, --target T)" >&2; exit 2 ;;
   esac
   shift
 done
@@ -37,6 +40,10 @@ if [ "$ci" = ON ]; then
           -DCMAKE_CXX_FLAGS_DEBUG="-g1" -DCMAKE_C_FLAGS_DEBUG="-g1")
   if [ "$sanitize" = ON ]; then extra+=(-DZEUS_BUILD_BENCHMARKS=OFF); fi
 fi
+# ccache where present: rebuilds, worktrees and CI reruns reuse objects.
+if command -v ccache >/dev/null 2>&1; then
+  extra+=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
+fi
 cmake -S . -B "$dir" "${generator[@]}" -DCMAKE_BUILD_TYPE="$build_type" \
   -DZEUS_WERROR="$werror" -DZEUS_SANITIZE="$sanitize" "${extra[@]}" >/dev/null
-cmake --build "$dir" --parallel "$(nproc)"
+cmake --build "$dir" --parallel "$(nproc)" "${targets[@]}"

@@ -4,5 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
-scripts/build.sh
+# Only what the demo runs: the CLI, the simulator's NVML and its workload
+# program (the tests and benchmarks are README command (2)'s).
+scripts/build.sh --target zeus_cli --target zeus_sim_nvml --target zeus-sim
 exec build/bin/zeus demo "$@"
