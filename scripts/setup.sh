@@ -16,6 +16,10 @@ PACKAGES=(
   prometheus prometheus-pushgateway prometheus-node-exporter
   # The batch-size optimizer's database layer (SOCI) and the servers its tests start.
   libsoci-dev libsqlite3-dev libpq-dev postgresql sqlite3
+  # Faster rebuilds, and the install tests of the wheel, the .deb packages and
+  # the images: clean Debian roots (mmdebstrap), OCI images built without a
+  # container runtime (buildah), package checks, systemd-analyze for the units.
+  ccache mmdebstrap buildah lintian dpkg-dev fakeroot patchelf systemd
 )
 
 missing=()
