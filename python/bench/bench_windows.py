@@ -85,7 +85,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         for model, count in (("A100-SXM4-40GB", 2), ("H100-SXM5-80GB", 8)):
             config = Path(tmp) / f"{model}-{count}.json"
-            config.write_text(json.dumps({"gpus": [{"model": model, "count": count}]}))
+            config.write_text(json.dumps({"gpus": [{"model": model, "count": count, "driver_latency_us": {"default": 0}}]}))
             env = dict(os.environ, ZEUS_SIMULATE="1", ZEUS_SIM_CONFIG=str(config),
                        ZEUS_SIM_STATE=str(Path(tmp) / f"{model}-{count}.state"), LD_LIBRARY_PATH=str(sim_dir))
             env.pop("CUDA_VISIBLE_DEVICES", None)

@@ -74,7 +74,7 @@ nvmlReturn_t nvmlDeviceGetSupportedGraphicsClocks(nvmlDevice_t device, unsigned 
 }
 
 nvmlReturn_t nvmlDeviceSetGpuLockedClocks(nvmlDevice_t device, unsigned int min_mhz, unsigned int max_mhz) {
-  return device_call(device, [&](Simulator&, GpuState& gpu, double) {
+  return device_call(DriverCall::kSetter, device, [&](Simulator&, GpuState& gpu, double) {
     if (!gpu.params.can_set_clocks) return NVML_ERROR_NO_PERMISSION;
     if (min_mhz > max_mhz) return NVML_ERROR_INVALID_ARGUMENT;
     // Like the driver, clamp requests into the supported range.
@@ -87,7 +87,7 @@ nvmlReturn_t nvmlDeviceSetGpuLockedClocks(nvmlDevice_t device, unsigned int min_
 }
 
 nvmlReturn_t nvmlDeviceResetGpuLockedClocks(nvmlDevice_t device) {
-  return device_call(device, [&](Simulator&, GpuState& gpu, double) {
+  return device_call(DriverCall::kSetter, device, [&](Simulator&, GpuState& gpu, double) {
     if (!gpu.params.can_set_clocks) return NVML_ERROR_NO_PERMISSION;
     gpu.dyn.locked_min_mhz = 0;
     gpu.dyn.locked_max_mhz = 0;
@@ -96,7 +96,7 @@ nvmlReturn_t nvmlDeviceResetGpuLockedClocks(nvmlDevice_t device) {
 }
 
 nvmlReturn_t nvmlDeviceSetMemoryLockedClocks(nvmlDevice_t device, unsigned int min_mhz, unsigned int max_mhz) {
-  return device_call(device, [&](Simulator&, GpuState& gpu, double) {
+  return device_call(DriverCall::kSetter, device, [&](Simulator&, GpuState& gpu, double) {
     if (!gpu.params.can_set_clocks) return NVML_ERROR_NO_PERMISSION;
     if (min_mhz > max_mhz || max_mhz == 0) return NVML_ERROR_INVALID_ARGUMENT;
     gpu.dyn.mem_locked_min_mhz = min_mhz;
@@ -106,7 +106,7 @@ nvmlReturn_t nvmlDeviceSetMemoryLockedClocks(nvmlDevice_t device, unsigned int m
 }
 
 nvmlReturn_t nvmlDeviceResetMemoryLockedClocks(nvmlDevice_t device) {
-  return device_call(device, [&](Simulator&, GpuState& gpu, double) {
+  return device_call(DriverCall::kSetter, device, [&](Simulator&, GpuState& gpu, double) {
     if (!gpu.params.can_set_clocks) return NVML_ERROR_NO_PERMISSION;
     gpu.dyn.mem_locked_min_mhz = 0;
     gpu.dyn.mem_locked_max_mhz = 0;

@@ -9,6 +9,7 @@
 #include <memory>
 
 #include "device/nvml/nvml_abi.h"
+#include "driver_latency.h"
 #include "session.h"
 
 // The opaque type behind nvmlDevice_t. Handles point into a static array, so
@@ -62,12 +63,15 @@ nvmlReturn_t system_call(F&& f) noexcept {
 
 // Runs f(Simulator&, GpuState&, double now) on the device's up-to-date state,
 // under the state lock, after the checks real NVML makes: initialised, valid
-// handle, GPU initialised (configured init_error), GPU not lost.
+// handle, GPU initialised (configured init_error), GPU not lost. The call
+// first costs its caller the GPU's configured latency for `call`, outside the
+// lock: a slow driver delays its caller, not every other process.
 template <typename F>
-nvmlReturn_t device_call(nvmlDevice_t device, F&& f) noexcept {
+nvmlReturn_t device_call(DriverCall call, nvmlDevice_t device, F&& f) noexcept {
   return system_call([&](Simulator& sim) -> nvmlReturn_t {
     const int index = index_of(device);
     if (index < 0 || static_cast<unsigned>(index) >= sim.gpu_count()) return NVML_ERROR_INVALID_ARGUMENT;
+    wait_driver_latency(sim.config().gpus[static_cast<unsigned>(index)].driver_latency.of(call));
     return sim.with_gpu(static_cast<unsigned>(index), [&](SharedState& s, double now) -> nvmlReturn_t {
       GpuState& gpu = s.gpus[index];
       if (gpu.params.fault_init_error != 0) return static_cast<nvmlReturn_t>(gpu.params.fault_init_error);
@@ -75,6 +79,12 @@ nvmlReturn_t device_call(nvmlDevice_t device, F&& f) noexcept {
       return f(sim, gpu, now);
     });
   });
+}
+
+// Every device query without a latency of its own.
+template <typename F>
+nvmlReturn_t device_call(nvmlDevice_t device, F&& f) noexcept {
+  return device_call(DriverCall::kQuery, device, std::forward<F>(f));
 }
 
 }  // namespace zeus::sim::nvml

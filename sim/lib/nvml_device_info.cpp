@@ -187,7 +187,7 @@ nvmlReturn_t nvmlDeviceGetPersistenceMode(nvmlDevice_t device, nvmlEnableState_t
 }
 
 nvmlReturn_t nvmlDeviceSetPersistenceMode(nvmlDevice_t device, nvmlEnableState_t mode) {
-  return device_call(device, [&](Simulator&, GpuState& gpu, double) {
+  return device_call(DriverCall::kSetter, device, [&](Simulator&, GpuState& gpu, double) {
     if (!gpu.params.can_set_persistence) return NVML_ERROR_NO_PERMISSION;
     const unsigned raw = raw_enum(mode);
     if (raw != NVML_FEATURE_ENABLED && raw != NVML_FEATURE_DISABLED) return NVML_ERROR_INVALID_ARGUMENT;

@@ -130,7 +130,7 @@ nvmlReturn_t event_reasons(nvmlDevice_t device, unsigned long long* reasons) {
 extern "C" {
 
 nvmlReturn_t nvmlDeviceGetTotalEnergyConsumption(nvmlDevice_t device, unsigned long long* energy) {
-  return device_call(device, [&](Simulator&, GpuState& gpu, double) {
+  return device_call(DriverCall::kTotalEnergy, device, [&](Simulator&, GpuState& gpu, double) {
     if (!energy) return NVML_ERROR_INVALID_ARGUMENT;
     if (!energy_readable(gpu)) return NVML_ERROR_NOT_SUPPORTED;
     *energy = gpu.dyn.energy_counter_mj;
@@ -141,7 +141,7 @@ nvmlReturn_t nvmlDeviceGetTotalEnergyConsumption(nvmlDevice_t device, unsigned l
 // GA100 and older: the instant reading; other Ampere and newer: the 1 s
 // average. Boards without GPU-scope power (GH200) report the module.
 nvmlReturn_t nvmlDeviceGetPowerUsage(nvmlDevice_t device, unsigned int* power) {
-  return device_call(device, [&](Simulator&, GpuState& gpu, double) {
+  return device_call(DriverCall::kPowerUsage, device, [&](Simulator&, GpuState& gpu, double) {
     if (!power) return NVML_ERROR_INVALID_ARGUMENT;
     const GpuParams& p = gpu.params;
     double watts = p.power_usage_source == PowerUsageSource::kInstant ? gpu.dyn.instant_power_w : gpu.dyn.average_power_w;
@@ -152,7 +152,7 @@ nvmlReturn_t nvmlDeviceGetPowerUsage(nvmlDevice_t device, unsigned int* power) {
 }
 
 nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t device, int count, nvmlFieldValue_t* values) {
-  return device_call(device, [&](Simulator& sim, GpuState& gpu, double) {
+  return device_call(DriverCall::kFieldValues, device, [&](Simulator& sim, GpuState& gpu, double) {
     if (count <= 0 || !values) return NVML_ERROR_INVALID_ARGUMENT;
     for (int i = 0; i < count; ++i) fill_field(sim, gpu, values[i]);
     return NVML_SUCCESS;
@@ -160,7 +160,7 @@ nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t device, int count, nvmlFieldV
 }
 
 nvmlReturn_t nvmlDeviceGetTemperature(nvmlDevice_t device, nvmlTemperatureSensors_t sensor, unsigned int* temp) {
-  return device_call(device, [&](Simulator&, GpuState& gpu, double) {
+  return device_call(DriverCall::kTemperature, device, [&](Simulator&, GpuState& gpu, double) {
     if (!temp || raw_enum(sensor) != NVML_TEMPERATURE_GPU) return NVML_ERROR_INVALID_ARGUMENT;
     const long whole = std::lround(gpu.dyn.temperature_c);
     *temp = whole < 0 ? 0u : static_cast<unsigned>(whole);
@@ -169,7 +169,7 @@ nvmlReturn_t nvmlDeviceGetTemperature(nvmlDevice_t device, nvmlTemperatureSensor
 }
 
 nvmlReturn_t nvmlDeviceGetTemperatureV(nvmlDevice_t device, nvmlTemperature_v1_t* temperature) {
-  return device_call(device, [&](Simulator& sim, GpuState& gpu, double) {
+  return device_call(DriverCall::kTemperature, device, [&](Simulator& sim, GpuState& gpu, double) {
     if (!driver_has(sim, kTemperatureVDriver)) return NVML_ERROR_FUNCTION_NOT_FOUND;
     if (!temperature) return NVML_ERROR_INVALID_ARGUMENT;
     if (temperature->version != nvmlTemperature_v1) return NVML_ERROR_ARGUMENT_VERSION_MISMATCH;
@@ -221,7 +221,7 @@ nvmlReturn_t nvmlDeviceGetPowerManagementLimitConstraints(nvmlDevice_t device, u
 }
 
 nvmlReturn_t nvmlDeviceSetPowerManagementLimit(nvmlDevice_t device, unsigned int limit) {
-  return device_call(device, [&](Simulator&, GpuState& gpu, double) {
+  return device_call(DriverCall::kSetter, device, [&](Simulator&, GpuState& gpu, double) {
     if (!gpu.params.can_set_power_limit) return NVML_ERROR_NO_PERMISSION;
     if (limit < to_milli(gpu.params.limit_min_w) || limit > to_milli(gpu.params.limit_max_w)) {
       return NVML_ERROR_INVALID_ARGUMENT;

@@ -1,8 +1,10 @@
 // Library lifetime and system-level queries: init/shutdown, error strings,
 // driver versions, device count and handle lookup.
+#include <array>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <type_traits>
 
 #include "last_error.h"
@@ -13,8 +15,12 @@
 namespace zeus::sim::nvml {
 namespace {
 
-nvmlDevice_st g_devices[kMaxGpus] = {{0},  {1},  {2},  {3},  {4},  {5},  {6},  {7},
-                                     {8},  {9},  {10}, {11}, {12}, {13}, {14}, {15}};
+constexpr std::array<nvmlDevice_st, kMaxGpus> numbered_devices() {
+  std::array<nvmlDevice_st, kMaxGpus> devices{};
+  for (unsigned i = 0; i < kMaxGpus; ++i) devices[i].index = i;
+  return devices;
+}
+std::array<nvmlDevice_st, kMaxGpus> g_devices = numbered_devices();
 
 nvmlReturn_t init() noexcept {
   try {
@@ -104,11 +110,12 @@ nvmlReturn_t cuda_driver_version(int* version) {
 
 nvmlDevice_t handle_for(unsigned index) { return &g_devices[index]; }
 
+// Constant time for any GPU count: std::less orders pointers into different
+// objects too, so a foreign pointer is refused without undefined behaviour.
 int index_of(nvmlDevice_t device) {
-  for (unsigned i = 0; i < kMaxGpus; ++i) {
-    if (device == &g_devices[i]) return static_cast<int>(i);
-  }
-  return -1;
+  const std::less<const nvmlDevice_st*> before;
+  if (before(device, g_devices.data()) || !before(device, g_devices.data() + g_devices.size())) return -1;
+  return static_cast<int>(device - g_devices.data());
 }
 
 }  // namespace zeus::sim::nvml

@@ -220,6 +220,20 @@ void read_faults(ObjectReader& r, GpuParams& p) {
   });
 }
 
+// "default" first, so that a named call overrides it whatever the key order.
+void read_driver_latency(ObjectReader& r, GpuParams& p) {
+  constexpr double kMaxUs = 1e6;
+  double all = -1.0;
+  r.number("default", all, 0, kMaxUs);
+  if (all >= 0) p.driver_latency.set_all(all);
+  for (std::size_t i = 0; i < kDriverCallCount; ++i) {
+    const auto call = static_cast<DriverCall>(i);
+    double us = p.driver_latency.of(call);
+    r.number(driver_call_key(call), us, 0, kMaxUs);
+    p.driver_latency.set(call, us);
+  }
+}
+
 void validate_power(const ObjectReader& r, const GpuParams& p) {
   if (!(p.limit_min_w <= p.limit_default_w && p.limit_default_w <= p.limit_max_w)) {
     r.fail(r.key_path("power"), "limits must satisfy limit_min_w <= limit_default_w <= limit_max_w");
@@ -279,6 +293,7 @@ void read_gpu(const json& entry, const std::string& path, const std::string& sou
     s.boolean("set_persistence", p.can_set_persistence);
   });
   r.object("faults", [&](ObjectReader& s) { read_faults(s, p); });
+  r.object("driver_latency_us", [&](ObjectReader& s) { read_driver_latency(s, p); });
   bool has_initial_energy = false;
   std::uint64_t initial_energy = 0;
   if (r.find("initial_energy_mj")) {
@@ -289,7 +304,9 @@ void read_gpu(const json& entry, const std::string& path, const std::string& sou
 
   if (std::isnan(p.initial_temperature_c)) p.initial_temperature_c = idle_equilibrium_c(p);
   for (unsigned i = 0; i < count; ++i) {
-    if (gpus.size() >= kMaxGpus) r.fail(path, "exceeds the simulator's limit of 16 GPUs in total");
+    if (gpus.size() >= kMaxGpus) {
+      r.fail(path, "exceeds the simulator's limit of " + std::to_string(kMaxGpus) + " GPUs in total");
+    }
     GpuParams gpu = p;
     assign_identity(gpu, seed, static_cast<unsigned>(gpus.size()));
     if (has_initial_energy) gpu.initial_energy_mj = initial_energy;

@@ -5,6 +5,8 @@
 
 #include <cstdint>
 
+#include "driver_latency.h"
+
 namespace zeus::sim {
 
 inline constexpr unsigned kMaxGraphicsClocks = 256;
@@ -81,6 +83,9 @@ struct GpuParams {
   double fault_stuck_counter_after_s;
   double fault_spike_every_s;  // every so often one instant reading shows +spike_extra_w
   double fault_spike_extra_w;
+
+  // What each NVML call costs its caller (driver_latency.h).
+  DriverLatency driver_latency;
 };
 
 }  // namespace zeus::sim

@@ -155,6 +155,7 @@ void copy_spec(const PresetSpec& s, GpuParams& p) {
   p.module_extra_w = s.module_extra_w;
   p.memory_power_fraction = s.memory_fraction;
   fill_graphics_clocks(p, 15.0);
+  p.driver_latency = default_driver_latency(s.arch);
 }
 
 }  // namespace

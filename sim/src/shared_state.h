@@ -14,8 +14,9 @@
 namespace zeus::sim {
 
 inline constexpr std::uint64_t kStateMagic = 0x5a45555353494d31ULL;  // "ZEUSSIM1"
-inline constexpr std::uint32_t kStateLayoutVersion = 2;
-inline constexpr unsigned kMaxGpus = 16;
+inline constexpr std::uint32_t kStateLayoutVersion = 3;
+// A DGX-class node has 8 GPUs; 64 lets benchmarks show how costs grow with the GPU count.
+inline constexpr unsigned kMaxGpus = 64;
 inline constexpr unsigned kMaxLoads = 64;
 inline constexpr unsigned kMaxProfiles = 16;
 inline constexpr unsigned kMaxProfilePoints = 64;

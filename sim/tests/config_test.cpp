@@ -93,6 +93,45 @@ TEST(SimConfig, OverridesAndCountApply) {
   EXPECT_TRUE(p.can_set_clocks);
 }
 
+TEST(SimConfig, DriverLatencyDefaultsFollowTheGeneration) {
+  const auto config = parse_config(R"({"gpus": [{"model": "H100-SXM5-80GB"}, {"model": "P100-PCIE-16GB"}]})", "t");
+  const DriverLatency& h100 = config.gpus[0].driver_latency;
+  const DriverLatency& p100 = config.gpus[1].driver_latency;
+  for (std::size_t i = 0; i < kDriverCallCount; ++i) {
+    const auto call = static_cast<DriverCall>(i);
+    EXPECT_EQ(h100.of(call), default_driver_latency(NVML_DEVICE_ARCH_HOPPER).of(call)) << driver_call_key(call);
+    EXPECT_GT(h100.of(call), 0) << "a real driver is never free: " << driver_call_key(call);
+    EXPECT_GT(p100.of(call), h100.of(call)) << "pre-Volta driver paths are the slower ones";
+  }
+}
+
+TEST(SimConfig, DriverLatencyNamedCallsOverrideTheDefaultInAnyOrder) {
+  const auto config = parse_config(R"({"gpus": [{"model": "A100-SXM4-40GB", "driver_latency_us":
+      {"nvmlDeviceGetTotalEnergyConsumption": 250, "default": 7, "setters": 1500}}]})", "t");
+  const DriverLatency& latency = config.gpus[0].driver_latency;
+  EXPECT_EQ(latency.of(DriverCall::kTotalEnergy), 250);
+  EXPECT_EQ(latency.of(DriverCall::kSetter), 1500);
+  EXPECT_EQ(latency.of(DriverCall::kFieldValues), 7);
+  EXPECT_EQ(latency.of(DriverCall::kQuery), 7);
+}
+
+TEST(SimConfig, DriverLatencyRefusesUnknownCallsAndBadValues) {
+  const std::string typo = config_error(
+      R"({"gpus": [{"model": "A100-SXM4-40GB", "driver_latency_us": {"nvmlDeviceGetPower": 5}}]})");
+  EXPECT_NE(typo.find("gpus[0].driver_latency_us.nvmlDeviceGetPower"), std::string::npos) << typo;
+  EXPECT_NE(typo.find("nvmlDeviceGetPowerUsage"), std::string::npos) << "the known keys are listed: " << typo;
+  const std::string negative =
+      config_error(R"({"gpus": [{"model": "A100-SXM4-40GB", "driver_latency_us": {"default": -1}}]})");
+  EXPECT_NE(negative.find("driver_latency_us.default"), std::string::npos) << negative;
+}
+
+TEST(SimConfig, SixtyFourGpusFitAndOneMoreIsRefusedWithTheLimit) {
+  EXPECT_EQ(parse_config(R"({"gpus": [{"model": "H100-SXM5-80GB", "count": 64}]})", "t").gpus.size(), 64u);
+  const std::string error =
+      config_error(R"({"gpus": [{"model": "H100-SXM5-80GB", "count": 64}, {"model": "A40"}]})");
+  EXPECT_NE(error.find("limit of 64 GPUs"), std::string::npos) << error;
+}
+
 TEST(SimConfig, UnknownKeysAreNamedWithTheirPath) {
   const std::string message = config_error(R"({"gpus": [{"model": "A40", "power": {"idel_w": 3}}]})");
   EXPECT_NE(message.find("test.json"), std::string::npos) << message;
@@ -114,7 +153,7 @@ TEST(SimConfig, BadValuesAreRejectedClearly) {
             std::string::npos);
   EXPECT_NE(config_error(R"({"gpus": [{"model": "A40", "power": {"limit_default_w": 500}}]})").find("limit"),
             std::string::npos);
-  EXPECT_NE(config_error(R"({"gpus": [{"model": "A40", "count": 17}]})").find("count"), std::string::npos);
+  EXPECT_NE(config_error(R"({"gpus": [{"model": "A40", "count": 65}]})").find("count"), std::string::npos);
   EXPECT_NE(config_error("{not json").find("not valid JSON"), std::string::npos);
   EXPECT_NE(config_error(R"({"gpus": [{"count": 2}]})").find("model"), std::string::npos);
 }

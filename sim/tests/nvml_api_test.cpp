@@ -82,6 +82,42 @@ TEST_F(NvmlApi, VersionsComeFromTheConfig) {
   EXPECT_EQ(cuda, 12040);
 }
 
+// Only lower bounds: a loaded machine may stretch a call, never shorten it.
+TEST_F(NvmlApi, EachCallCostsItsConfiguredDriverLatency) {
+  init(R"({"gpus": [{"model": "A100-SXM4-40GB", "count": 2, "driver_latency_us":
+      {"default": 0, "nvmlDeviceGetTotalEnergyConsumption": 4000, "setters": 6000}}]})");
+  using Clock = std::chrono::steady_clock;
+  auto elapsed_ms = [](Clock::time_point since) {
+    return std::chrono::duration<double, std::milli>(Clock::now() - since).count();
+  };
+  unsigned long long energy = 0;
+  auto start = Clock::now();
+  for (unsigned gpu = 0; gpu < 2; ++gpu) ASSERT_EQ(nvmlDeviceGetTotalEnergyConsumption(device(gpu), &energy), NVML_SUCCESS);
+  EXPECT_GE(elapsed_ms(start), 2 * 4.0) << "one energy read per GPU, 4 ms each";
+  start = Clock::now();
+  ASSERT_EQ(nvmlDeviceSetPowerManagementLimit(device(0), 300000), NVML_SUCCESS);
+  EXPECT_GE(elapsed_ms(start), 6.0);
+  start = Clock::now();
+  ASSERT_EQ(nvmlDeviceSetPowerManagementLimit(device(0), 400000), NVML_SUCCESS);
+  EXPECT_GE(elapsed_ms(start), 6.0);
+}
+
+TEST_F(NvmlApi, SixtyFourGpusEachAnswerAsThemselves) {
+  init(R"({"gpus": [{"model": "H100-SXM5-80GB", "count": 64}]})");
+  unsigned count = 0;
+  ASSERT_EQ(nvmlDeviceGetCount_v2(&count), NVML_SUCCESS);
+  ASSERT_EQ(count, 64u);
+  for (unsigned i = 0; i < count; ++i) {
+    unsigned index = ~0u;
+    ASSERT_EQ(nvmlDeviceGetIndex(device(i), &index), NVML_SUCCESS);
+    EXPECT_EQ(index, i);
+  }
+  unsigned index = 0;
+  int foreign = 0;
+  EXPECT_EQ(nvmlDeviceGetIndex(reinterpret_cast<nvmlDevice_t>(&foreign), &index), NVML_ERROR_INVALID_ARGUMENT)
+      << "a handle not from NVML";
+}
+
 TEST_F(NvmlApi, HandlesByUuidAndPciBusIdMatchHandlesByIndex) {
   init(R"({"gpus": [{"model": "A100-SXM4-40GB", "count": 3}]})");
   for (unsigned i = 0; i < 3; ++i) {
