@@ -51,8 +51,8 @@ json distribution(std::vector<double> values) {
     if (values.empty()) return nullptr;
     std::sort(values.begin(), values.end());
     auto at = [&](double q) { return values[static_cast<std::size_t>(q * static_cast<double>(values.size() - 1))]; };
-    return {{"n", values.size()}, {"min", values.front()}, {"median", at(0.5)}, {"p90", at(0.9)},
-            {"max", values.back()}};
+    return {
+        {"n", values.size()}, {"min", values.front()}, {"median", at(0.5)}, {"p90", at(0.9)}, {"max", values.back()}};
 }
 
 // Times `call` `reps` times; a failing call is reported with its error, not timed.
@@ -77,8 +77,10 @@ zeus::Status ok_or_error(const zeus::Result<T>& result) {
 json call_latencies(const zeus::Gpu& gpu, int reps) {
     using zeus::PowerDomain;
     json out;
-    out["total_energy (nvmlDeviceGetTotalEnergyConsumption)"] = time_call([&] { return ok_or_error(gpu.total_energy()); }, reps);
-    out["energy_snapshot (the window edge's read)"] = time_call([&] { return ok_or_error(gpu.energy_snapshot()); }, reps);
+    out["total_energy (nvmlDeviceGetTotalEnergyConsumption)"] =
+        time_call([&] { return ok_or_error(gpu.total_energy()); }, reps);
+    out["energy_snapshot (the window edge's read)"] =
+        time_call([&] { return ok_or_error(gpu.energy_snapshot()); }, reps);
     out["power instant (nvmlDeviceGetFieldValues)"] =
         time_call([&] { return ok_or_error(gpu.power(PowerDomain::DeviceInstant)); }, reps);
     out["power average (nvmlDeviceGetFieldValues)"] =
@@ -101,7 +103,8 @@ json counter_refresh(const zeus::Gpu& gpu, std::chrono::milliseconds budget) {
         const auto now = Clock::now();
         const auto value = static_cast<std::uint64_t>(energy->count());
         if (last && value != *last) {
-            if (last_change) intervals_ms.push_back(std::chrono::duration<double, std::milli>(now - *last_change).count());
+            if (last_change)
+                intervals_ms.push_back(std::chrono::duration<double, std::milli>(now - *last_change).count());
             last_change = now;
         }
         last = value;
@@ -292,13 +295,16 @@ int run(const Options& options) {
     zeus::Gpu& gpu = gpus[options.gpu];
     json report;
     report["gpu"] = {{"index", options.gpu}, {"name", gpu.identity().name}, {"count", gpus.size()}};
-    report["driver"] = {{"backend", info.backend}, {"library", info.library_path}, {"simulated", info.simulated},
-                        {"driver_version", info.driver_version}, {"nvml_version", info.nvml_version}};
+    report["driver"] = {{"backend", info.backend},
+                        {"library", info.library_path},
+                        {"simulated", info.simulated},
+                        {"driver_version", info.driver_version},
+                        {"nvml_version", info.nvml_version}};
     report["quick"] = options.quick;
     report["call_latency_us"] = call_latencies(gpu, options.quick ? 50 : 500);
     report["energy_counter_refresh_ms"] = counter_refresh(gpu, std::chrono::milliseconds(options.quick ? 700 : 3000));
-    const std::vector<double> windows = options.quick ? std::vector<double>{0.3, 0.6, 1.0}
-                                                      : std::vector<double>{1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
+    const std::vector<double> windows =
+        options.quick ? std::vector<double>{0.3, 0.6, 1.0} : std::vector<double>{1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
     report["counter_vs_integrated_power"] = counter_vs_power(gpus, options.gpu, windows);
     report["window_modes"] = {{"synchronous", "measured above (every edge reads the counter on the caller's thread)"},
                               {"sampled", "not built yet (issue 27): nothing to compare"}};

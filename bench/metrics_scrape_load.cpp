@@ -239,7 +239,8 @@ int main(int argc, char** argv) {
     const auto dir = std::filesystem::temp_directory_path() / fmt::format("zeus-scrape-bench-{}", ::getpid());
     std::filesystem::create_directories(dir);
     // The project's own cost: no simulated driver latency (docs/simulator.md).
-    write_file(dir / "sim.json", R"({"gpus": [{"model": "H100-SXM5-80GB", "count": 8, "driver_latency_us": {"default": 0}}]})");
+    write_file(dir / "sim.json",
+               R"({"gpus": [{"model": "H100-SXM5-80GB", "count": 8, "driver_latency_us": {"default": 0}}]})");
     for (int p = 0; p < 2; ++p) {
         const auto zone = dir / "powercap" / fmt::format("intel-rapl:{}", p);
         write_file(zone / "name", fmt::format("package-{}\n", p));

@@ -51,7 +51,8 @@ zeus::Gpus& gpus() {
     static zeus::Gpus instance = [] {
         const auto& dir = sim_dir.path;
         // The project's own cost: no simulated driver latency (docs/simulator.md).
-        std::ofstream(dir / "sim.json") << R"({"gpus": [{"model": "H100-SXM5-80GB", "count": 8, "driver_latency_us": {"default": 0}}]})";
+        std::ofstream(dir / "sim.json")
+            << R"({"gpus": [{"model": "H100-SXM5-80GB", "count": 8, "driver_latency_us": {"default": 0}}]})";
         setenv("ZEUS_SIM_CONFIG", (dir / "sim.json").c_str(), 1);
         setenv("ZEUS_SIM_STATE", (dir / "state").c_str(), 1);
         unsetenv("CUDA_VISIBLE_DEVICES");

@@ -9,6 +9,8 @@ scripts/setup.sh
 SKBUILD_CMAKE_DEFINE="ZEUS_PYTHON_WERROR=ON" scripts/setup-python.sh
 
 jobs="$(nproc)"
+echo "== layout of the lines the last commit changed (.clang-format)"
+scripts/check-format.sh
 echo "== build (warnings are errors)"
 scripts/build.sh --werror --ci
 echo "== tests"

@@ -12,8 +12,12 @@ namespace zeus::sim {
 namespace {
 
 constexpr std::array<const char*, kDriverCallCount> kKeys = {
-    "nvmlDeviceGetTotalEnergyConsumption", "nvmlDeviceGetPowerUsage", "nvmlDeviceGetFieldValues",
-    "nvmlDeviceGetTemperature",            "queries",                 "setters",
+    "nvmlDeviceGetTotalEnergyConsumption",
+    "nvmlDeviceGetPowerUsage",
+    "nvmlDeviceGetFieldValues",
+    "nvmlDeviceGetTemperature",
+    "queries",
+    "setters",
 };
 
 // Per call, on the generation's driver path (docs/simulator.md, "Driver latency").

@@ -107,7 +107,8 @@ TEST(SimConfig, DriverLatencyDefaultsFollowTheGeneration) {
 
 TEST(SimConfig, DriverLatencyNamedCallsOverrideTheDefaultInAnyOrder) {
   const auto config = parse_config(R"({"gpus": [{"model": "A100-SXM4-40GB", "driver_latency_us":
-      {"nvmlDeviceGetTotalEnergyConsumption": 250, "default": 7, "setters": 1500}}]})", "t");
+      {"nvmlDeviceGetTotalEnergyConsumption": 250, "default": 7, "setters": 1500}}]})",
+                                   "t");
   const DriverLatency& latency = config.gpus[0].driver_latency;
   EXPECT_EQ(latency.of(DriverCall::kTotalEnergy), 250);
   EXPECT_EQ(latency.of(DriverCall::kSetter), 1500);
@@ -116,8 +117,8 @@ TEST(SimConfig, DriverLatencyNamedCallsOverrideTheDefaultInAnyOrder) {
 }
 
 TEST(SimConfig, DriverLatencyRefusesUnknownCallsAndBadValues) {
-  const std::string typo = config_error(
-      R"({"gpus": [{"model": "A100-SXM4-40GB", "driver_latency_us": {"nvmlDeviceGetPower": 5}}]})");
+  const std::string typo =
+      config_error(R"({"gpus": [{"model": "A100-SXM4-40GB", "driver_latency_us": {"nvmlDeviceGetPower": 5}}]})");
   EXPECT_NE(typo.find("gpus[0].driver_latency_us.nvmlDeviceGetPower"), std::string::npos) << typo;
   EXPECT_NE(typo.find("nvmlDeviceGetPowerUsage"), std::string::npos) << "the known keys are listed: " << typo;
   const std::string negative =
@@ -127,8 +128,7 @@ TEST(SimConfig, DriverLatencyRefusesUnknownCallsAndBadValues) {
 
 TEST(SimConfig, SixtyFourGpusFitAndOneMoreIsRefusedWithTheLimit) {
   EXPECT_EQ(parse_config(R"({"gpus": [{"model": "H100-SXM5-80GB", "count": 64}]})", "t").gpus.size(), 64u);
-  const std::string error =
-      config_error(R"({"gpus": [{"model": "H100-SXM5-80GB", "count": 64}, {"model": "A40"}]})");
+  const std::string error = config_error(R"({"gpus": [{"model": "H100-SXM5-80GB", "count": 64}, {"model": "A40"}]})");
   EXPECT_NE(error.find("limit of 64 GPUs"), std::string::npos) << error;
 }
 

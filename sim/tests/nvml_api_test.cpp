@@ -92,7 +92,8 @@ TEST_F(NvmlApi, EachCallCostsItsConfiguredDriverLatency) {
   };
   unsigned long long energy = 0;
   auto start = Clock::now();
-  for (unsigned gpu = 0; gpu < 2; ++gpu) ASSERT_EQ(nvmlDeviceGetTotalEnergyConsumption(device(gpu), &energy), NVML_SUCCESS);
+  for (unsigned gpu = 0; gpu < 2; ++gpu)
+    ASSERT_EQ(nvmlDeviceGetTotalEnergyConsumption(device(gpu), &energy), NVML_SUCCESS);
   EXPECT_GE(elapsed_ms(start), 2 * 4.0) << "one energy read per GPU, 4 ms each";
   start = Clock::now();
   ASSERT_EQ(nvmlDeviceSetPowerManagementLimit(device(0), 300000), NVML_SUCCESS);
