@@ -34,6 +34,10 @@ struct StageInstructionModel {
     std::shared_ptr<const OperationSpec> spec;
     ExponentialCoefficients coefficients;
     bool overridden = false;
+    // Root mean squared error over the options, and whether it exceeds 10% of
+    // their cost range (the model then misjudges which options are worth it).
+    double rms_error = 0.0;
+    bool poor_fit = false;
 };
 
 struct PerseusPlan {
