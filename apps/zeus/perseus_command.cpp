@@ -72,6 +72,17 @@ void write_file(const std::filesystem::path& path, const std::string& text) {
     if (!out) throw std::runtime_error(fmt::format("cannot write '{}' (disk full or no permission?)", path.string()));
 }
 
+// MemAvailable from /proc/meminfo in bytes; 0 (no limit) where unknown.
+std::size_t available_memory_bytes() {
+    std::ifstream meminfo("/proc/meminfo");
+    std::string key;
+    std::size_t kib = 0;
+    std::string unit;
+    while (meminfo >> key >> kib >> unit)
+        if (key == "MemAvailable:") return kib * 1024;
+    return 0;
+}
+
 // A run's files name each other (frontier.json lists its schedules), so an
 // earlier run's schedules left beside them would be served as this run's.
 void refuse_non_empty_directory(const std::filesystem::path& dir) {
@@ -97,6 +108,7 @@ int run_solve(const SolveFlags& f) {
         options.unit_time = f.unit_time;
         options.p2p_power = f.p2p_power;
         options.noise_factor = f.noise_factor;
+        options.memory_budget_bytes = available_memory_bytes();
         if (!f.cost_models.empty())
             options.cost_model_overrides = parse_cost_models_json(read_file(f.cost_models, "cost models"), f.cost_models);
         const std::filesystem::path dir(f.output_dir);

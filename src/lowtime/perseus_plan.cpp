@@ -53,7 +53,8 @@ void rate_fit(StageInstructionModel& model) {
         hi = std::max(hi, o.cost);
     }
     model.rms_error = std::sqrt(exponential_mse(model.spec->options, model.coefficients));
-    model.poor_fit = !(model.rms_error <= 0.1 * (hi - lo));
+    // One option has no range to compare with (and the solver never varies it).
+    model.poor_fit = options.size() > 1 && !(model.rms_error <= 0.1 * (hi - lo));
 }
 
 }  // namespace
@@ -70,6 +71,12 @@ std::vector<std::vector<std::pair<InstructionKind, Knob>>> PerseusPlan::schedule
 double PerseusPlan::energy_with_p2p(std::size_t point) const {
     const auto& p = frontier.points().at(point);
     return p.cost + static_cast<double>(stages) * p.real_time * options.p2p_power;
+}
+
+double estimated_solve_bytes(std::size_t stages, std::size_t microbatches, std::size_t quanta_per_operation) {
+    constexpr double kBytesPerOperation = 1600.0;
+    const double operations = 2.0 * static_cast<double>(stages) * static_cast<double>(microbatches);
+    return operations * (kBytesPerOperation + 8.0 * static_cast<double>(quanta_per_operation));
 }
 
 PerseusPlan plan_pipeline_frequencies(const InstructionProfile& profile, PerseusOptions options) {
@@ -131,6 +138,20 @@ PerseusPlan plan_pipeline_frequencies(const InstructionProfile& profile, Perseus
         }
     }
     plan.options = options;
+    if (options.memory_budget_bytes > 0) {
+        std::size_t widest = 1;
+        for (const auto& [key, model] : plan.models)
+            widest = std::max<std::size_t>(
+                widest, static_cast<std::size_t>(model.spec->options.max_quant_time() - model.spec->options.min_quant_time() + 1));
+        const double needed = estimated_solve_bytes(profile.stages, options.microbatches, widest);
+        if (needed > static_cast<double>(options.memory_budget_bytes))
+            throw std::invalid_argument(
+                std::to_string(profile.stages) + " stages x " + std::to_string(options.microbatches) +
+                " microbatches would need about " + std::to_string(static_cast<long long>(needed / 1048576.0)) +
+                " MiB to solve, more than the " + std::to_string(options.memory_budget_bytes / 1048576) +
+                " MiB available: solve fewer microbatches (the schedule of one iteration repeats; a few times the "
+                "stage count is typical) or free memory");
+    }
     plan.pipeline = make_synchronous_1f1b_dag(profile.stages, options.microbatches,
                                               [&](std::size_t s, InstructionKind kind) { return plan.models.at({s, kind}).spec; });
     plan.frontier = solve_frontier(plan.pipeline.dag, options.solver);

@@ -288,6 +288,24 @@ TEST(Frontier, MinCutIgnoresFloatingPointResidueAndReachesTheFastestSchedule) {
     for (std::size_t i = 1; i < points.size(); ++i) EXPECT_EQ(points[i].quant_time, points[i - 1].quant_time - 1);
 }
 
+TEST(PerseusPlan, RefusesAPipelineBeyondTheMemoryBudgetBeforeBuildingIt) {
+    std::ifstream csv(std::string(ZEUS_LOWTIME_TEST_DATA) + "/early_stop_3x13.csv");
+    const auto profile = read_instruction_profile(csv, "early_stop_3x13.csv");
+    PerseusOptions options;
+    options.microbatches = 1 << 20;
+    options.p2p_power = 70.0;
+    // 3 stages x 2^20 microbatches are 6.3 million operations: gigabytes.
+    options.memory_budget_bytes = std::size_t{1} << 30;
+    try {
+        (void)plan_pipeline_frequencies(profile, options);
+        FAIL() << "a pipeline needing more than 1 GiB was accepted";
+    } catch (const std::invalid_argument& e) {
+        EXPECT_NE(std::string(e.what()).find("3 stages x 1048576 microbatches would need about"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("more than the 1024 MiB available"), std::string::npos) << e.what();
+    }
+    EXPECT_GT(estimated_solve_bytes(3, 1 << 20, 1), 6.0e9);
+}
+
 TEST(Frontier, UnfinalizedDagIsRejected) {
     OperationDag dag;
     dag.add_operation(exact_spec(1, 2, [](int d) { return 1.0 / d; }));
