@@ -98,11 +98,13 @@ private:
     std::vector<int> earliest_, latest_;
 };
 
-// lowtime's `x // FP_ERROR * FP_ERROR`, counted in FP_ERROR units. Capped
-// where the sums of a flow network could overflow: far beyond the "infinite"
-// capacity, so a capped bound is as infeasible as the true one.
+// lowtime's `x // FP_ERROR * FP_ERROR`, counted in FP_ERROR units. Capped at
+// 1e12 units (1e6 J per quantum), 100x the "infinite" capacity: a capped lower
+// bound is as infeasible as the true one, and no sum of a flow network can
+// overflow (a lower bound above 1e10 units is refused before summing, so the
+// lower bounds of even 1e8 arcs stay below 1e18).
 detail::FlowUnits to_flow_units(double x) {
-    constexpr double kCap = 1e15;
+    constexpr double kCap = 1e12;
     const double units = py_floordiv(x, kFpError);
     return static_cast<detail::FlowUnits>(std::isnan(units) || units > kCap ? kCap : units);
 }
