@@ -26,20 +26,28 @@ void SolveProgress::attach(lowtime::SolverOptions& options) {
         started_ = std::chrono::steady_clock::now();
     };
     options.on_point = [this](const lowtime::FrontierPoint& point) {
+        last_ = point;
+        pending_ = true;
         const auto now = std::chrono::steady_clock::now();
         if (dirty_ && now - shown_ < std::chrono::milliseconds(200)) return;  // a terminal, not a log
-        shown_ = now;
-        const double unit = point.quant_time > 0 ? point.real_time / point.quant_time : 0.0;
-        std::string text = line(point, start_, min_, unit, std::chrono::duration<double>(now - started_).count());
-        const std::size_t shown = text.size();
-        if (text.size() < width_) text.append(width_ - text.size(), ' ');  // erase a longer last line
-        width_ = shown;
-        std::cerr << '\r' << text << std::flush;
-        dirty_ = true;
+        show(now);
     };
 }
 
+void SolveProgress::show(std::chrono::steady_clock::time_point now) {
+    shown_ = now;
+    pending_ = false;
+    const double unit = last_.quant_time > 0 ? last_.real_time / last_.quant_time : 0.0;
+    std::string text = line(last_, start_, min_, unit, std::chrono::duration<double>(now - started_).count());
+    const std::size_t shown = text.size();
+    if (text.size() < width_) text.append(width_ - text.size(), ' ');  // erase a longer last line
+    width_ = shown;
+    std::cerr << '\r' << text << std::flush;
+    dirty_ = true;
+}
+
 void SolveProgress::finish() {
+    if (pending_) show(std::chrono::steady_clock::now());  // the last point, not the last one shown
     if (dirty_) std::cerr << '\n' << std::flush;
     dirty_ = false;
 }

@@ -27,7 +27,11 @@ public:
                                           double elapsed_s);
 
 private:
+    void show(std::chrono::steady_clock::time_point now);
+
     bool enabled_;
+    bool pending_ = false;
+    lowtime::FrontierPoint last_{};
     bool dirty_ = false;
     std::size_t width_ = 0;
     int start_ = 0, min_ = 0;
