@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -105,6 +106,7 @@ def main() -> int:
         runs = []
         for k in range(args.repeat):
             out = case / f"native{k}"
+            shutil.rmtree(out, ignore_errors=True)  # solve refuses a non-empty output directory
             wall, rss, stderr, cpu = timed([args.zeus, "perseus", "solve", "--profile", str(profile), "--p2p-power",
                                        str(P2P_POWER), "--microbatches", str(mbs), "--unit-time", str(UNIT_TIME),
                                        "--output-dir", str(out), "--cost-models", str(models)]

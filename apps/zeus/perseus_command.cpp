@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -13,8 +14,11 @@
 #include <sstream>
 #include <stdexcept>
 
+#include <unistd.h>
+
 #include "commands.hpp"
 #include "perseus_output.hpp"
+#include "solve_progress.hpp"
 #include "pipeline_simulation.hpp"
 #include "zeus/lowtime/instruction_profile.hpp"
 #include "zeus/lowtime/perseus_plan.hpp"
@@ -31,6 +35,7 @@ struct SolveFlags {
     double noise_factor = 0.95;
     std::size_t microbatches = 0;
     bool allow_differing_frequencies = false;
+    bool progress = false;
     std::optional<std::size_t> schedules;  // unset: every point's files
 };
 
@@ -67,6 +72,33 @@ void write_file(const std::filesystem::path& path, const std::string& text) {
     if (!out) throw std::runtime_error(fmt::format("cannot write '{}' (disk full or no permission?)", path.string()));
 }
 
+// MemAvailable from /proc/meminfo in bytes; 0 (no limit) where unknown.
+std::size_t available_memory_bytes() {
+    std::ifstream meminfo("/proc/meminfo");
+    std::string key;
+    std::size_t kib = 0;
+    std::string unit;
+    while (meminfo >> key >> kib >> unit)
+        if (key == "MemAvailable:") return kib * 1024;
+    return 0;
+}
+
+// A run's files name each other (frontier.json lists its schedules), so an
+// earlier run's schedules left beside them would be served as this run's.
+void refuse_non_empty_directory(const std::filesystem::path& dir) {
+    std::error_code ec;
+    if (!std::filesystem::exists(dir, ec)) return;
+    if (!std::filesystem::is_directory(dir, ec))
+        throw std::invalid_argument(fmt::format("--output-dir '{}' exists and is not a directory", dir.string()));
+    std::filesystem::directory_iterator it(dir, ec);
+    if (ec) throw std::invalid_argument(fmt::format("cannot list --output-dir '{}': {}", dir.string(), ec.message()));
+    if (it != std::filesystem::directory_iterator())
+        throw std::invalid_argument(fmt::format(
+            "--output-dir '{}' is not empty (it holds '{}'): name a new or empty directory, so that no earlier "
+            "run's schedules are mistaken for this run's",
+            dir.string(), it->path().filename().string()));
+}
+
 int run_solve(const SolveFlags& f) {
     try {
         std::istringstream csv(read_file(f.profile, "profile"));
@@ -76,15 +108,27 @@ int run_solve(const SolveFlags& f) {
         options.unit_time = f.unit_time;
         options.p2p_power = f.p2p_power;
         options.noise_factor = f.noise_factor;
+        options.memory_budget_bytes = available_memory_bytes();
         if (!f.cost_models.empty())
             options.cost_model_overrides = parse_cost_models_json(read_file(f.cost_models, "cost models"), f.cost_models);
         const std::filesystem::path dir(f.output_dir);
+        refuse_non_empty_directory(dir);
         std::error_code ec;
         std::filesystem::create_directories(dir, ec);
         if (ec) throw std::runtime_error(fmt::format("cannot create '{}': {}", f.output_dir, ec.message()));
+        SolveProgress progress(f.progress || ::isatty(STDERR_FILENO) == 1);
+        progress.attach(options.solver);
         const auto started = std::chrono::steady_clock::now();
         const auto plan = lowtime::plan_pipeline_frequencies(profile, options);
         const std::chrono::duration<double> solve_time = std::chrono::steady_clock::now() - started;
+        progress.finish();
+        for (const auto& [key, model] : plan.models)
+            if (model.poor_fit)
+                std::cerr << fmt::format("zeus: perseus solve: warning: stage {} {}: the cost model fits poorly (RMS "
+                                         "error {:.4g} J, over 10% of the options' energy range); check that profile's "
+                                         "rows, or pass coefficients with --cost-models\n",
+                                         key.first, key.second == lowtime::InstructionKind::kForward ? "forward" : "backward",
+                                         model.rms_error);
         const auto& points = plan.frontier.points();
         const auto written = points_to_write(points.size(), f.schedules);
         for (const std::size_t i : written) {
@@ -137,7 +181,16 @@ Command add_perseus(CLI::App& parent) {
     s->add_option("--microbatches", solve->microbatches, "microbatches per iteration")->required()->check(CLI::Range(1, 1 << 20));
     s->add_option("--output-dir", solve->output_dir, "directory for frontier.json, schedules, exports and frontier.svg")->required();
     s->add_option("--unit-time", solve->unit_time, "s per time quantum (one solver iteration)")
-        ->check(CLI::Range(1e-9, 1e3))
+        ->check(CLI::Validator(
+            [](const std::string& text) -> std::string {
+                // CLI::Range prints its bounds with %f: "0.000000 to 1000".
+                char* end = nullptr;
+                const double v = std::strtod(text.c_str(), &end);
+                if (text.empty() || end != text.c_str() + text.size() || !(v >= 1e-9 && v <= 1e3))
+                    return "must be a number of seconds from 1e-09 to 1000, not '" + text + "'";
+                return {};
+            },
+            "SECONDS in [1e-09, 1000]"))
         ->capture_default_str();
     s->add_option("--noise-factor", solve->noise_factor, "slack of the second Pareto pass when <= 3 options survive")
         ->check(CLI::Range(0.01, 1.0))
@@ -148,6 +201,8 @@ Command add_perseus(CLI::App& parent) {
                   "write the schedule files (JSON and .py) of at most N frontier points, spread evenly from the "
                   "slowest to the fastest (always written); 0: none; default: every point (one pair of files each)")
         ->check(CLI::Range(std::size_t{0}, std::size_t{1} << 40));
+    s->add_flag("--progress", solve->progress,
+                "show progress and an ETA on stderr even when it is not a terminal (on a terminal it is shown anyway)");
     s->add_flag("--allow-differing-frequencies", solve->allow_differing_frequencies,
                 "accept instructions profiled at different frequency sets");
     auto simulate = std::make_shared<SimulateFlags>();

@@ -69,6 +69,8 @@ std::string frontier_json(const lowtime::PerseusPlan& plan, const std::vector<st
         m["b"] = model.coefficients.b;
         m["c"] = model.coefficients.c;
         m["given"] = model.overridden;
+        m["rms_error"] = model.rms_error;
+        m["poor_fit"] = model.poor_fit;
         for (const auto& o : model.spec->options.options())
             m["options"].push_back({{"frequency", o.knob}, {"quant_time", o.quant_time()}, {"effective_energy", o.cost}});
     }

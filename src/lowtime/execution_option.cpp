@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <set>
 #include <stdexcept>
 #include <string>
@@ -10,7 +11,15 @@
 
 namespace zeus::lowtime {
 
-int ExecutionOption::quant_time() const { return static_cast<int>(py_floordiv(real_time, unit_time)); }
+int ExecutionOption::quant_time() const {
+    const double q = py_floordiv(real_time, unit_time);
+    // Callers bound real_time / unit_time (perseus_plan: 1e6); a cast beyond int is undefined.
+    if (!(q >= 0.0 && q <= static_cast<double>(std::numeric_limits<int>::max())))
+        throw std::invalid_argument("execution option with knob " + std::to_string(knob) + ": " +
+                                    std::to_string(real_time) + " / unit time " + std::to_string(unit_time) +
+                                    " is not a quantized time the solver can hold");
+    return static_cast<int>(q);
+}
 
 CandidateExecutionOptions::CandidateExecutionOptions(std::vector<ExecutionOption> options, double noise_factor) {
     if (options.empty()) throw std::invalid_argument("an operation needs at least one execution option");

@@ -64,6 +64,7 @@ InstructionProfile read_instruction_profile(std::istream& csv, const std::string
 
     // (stage, kind, frequency) -> dp_rank -> (max time, summed energy)
     std::map<std::tuple<std::size_t, InstructionKind, long long>, std::map<long long, std::pair<double, double>>> rows;
+    std::map<std::tuple<std::size_t, InstructionKind, long long>, std::size_t> first_line;
     std::map<std::pair<std::size_t, InstructionKind>, std::vector<long long>> frequency_order;
     std::set<std::tuple<std::size_t, InstructionKind, long long, long long>> seen;
     while (std::getline(csv, line)) {
@@ -88,7 +89,11 @@ InstructionProfile read_instruction_profile(std::istream& csv, const std::string
         const long long rank = rank_col >= 0 ? parse_integer(fields[rank_col], "rank", where) : -1;
         if (!seen.insert({stage, kind, frequency, rank}).second)
             throw where.error("duplicate row for stage " + std::to_string(stage) + " " + kind_name(kind) + " at " +
-                              std::to_string(frequency) + " MHz");
+                              std::to_string(frequency) + " MHz" + (rank >= 0 ? " rank " + std::to_string(rank) : "") +
+                              " (line " + std::to_string(first_line.at({stage, kind, frequency})) +
+                              " has it): keep one measurement per (stage, instruction, frequency" +
+                              (rank_col >= 0 ? ", rank" : "") + "), e.g. delete or average the repeats");
+        first_line.emplace(std::make_tuple(stage, kind, frequency), line_number);
         auto& per_dp = rows[{stage, kind, frequency}];
         auto [it, fresh] = per_dp.emplace(dp, std::make_pair(time, energy));
         if (!fresh) {
@@ -130,7 +135,8 @@ InstructionProfile read_instruction_profile(std::istream& csv, const std::string
                 }
                 const auto n = static_cast<double>(per_dp.size());
                 out.push_back({f, per_dp.size() == 1 ? per_dp.begin()->second.first : time / n,
-                               per_dp.size() == 1 ? per_dp.begin()->second.second : energy / n});
+                               per_dp.size() == 1 ? per_dp.begin()->second.second : energy / n,
+                               first_line.at({s, kind, f})});
             }
         }
     }

@@ -98,7 +98,16 @@ private:
     std::vector<int> earliest_, latest_;
 };
 
-double round_down_to_fp(double x) { return py_floordiv(x, kFpError) * kFpError; }
+// lowtime's `x // FP_ERROR * FP_ERROR`, counted in FP_ERROR units. Capped at
+// 1e12 units (1e6 J per quantum), 100x the "infinite" capacity: a capped lower
+// bound is as infeasible as the true one, and no sum of a flow network can
+// overflow (a lower bound above 1e10 units is refused before summing, so the
+// lower bounds of even 1e8 arcs stay below 1e18).
+detail::FlowUnits to_flow_units(double x) {
+    constexpr double kCap = 1e12;
+    const double units = py_floordiv(x, kFpError);
+    return static_cast<detail::FlowUnits>(std::isnan(units) || units > kCap ? kCap : units);
+}
 
 // lowtime's annotate_capacities for one critical arc.
 detail::BoundedArc bounds_of(const OperationState& op, int d, std::size_t from, std::size_t to) {
@@ -113,7 +122,7 @@ detail::BoundedArc bounds_of(const OperationState& op, int d, std::size_t from, 
         lb = std::abs(op.cost(d) - op.cost(d + 1));
         ub = std::abs(op.cost(d - 1) - op.cost(d)) + kFpError;  // room for nearly linear costs
     }
-    return {from, to, round_down_to_fp(lb), round_down_to_fp(ub)};
+    return {from, to, to_flow_units(lb), to_flow_units(ub)};
 }
 
 }  // namespace
@@ -155,6 +164,7 @@ Frontier solve_frontier(const OperationDag& dag, const SolverOptions& options) {
     sync_arcs();
     int makespan = cpm.run(arc_duration, critical);
     frontier.start_durations_ = duration;
+    if (options.on_start) options.on_start(makespan, frontier.min_quant_time_);
     auto record = [&](std::size_t iteration, double cost_change) {
         FrontierPoint point{iteration, makespan, makespan * frontier.unit_time_, total_cost(), cost_change};
         frontier.points_.push_back(point);

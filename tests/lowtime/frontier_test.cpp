@@ -10,7 +10,11 @@
 #include <map>
 #include <random>
 
+#include <fstream>
+#include <sstream>
+
 #include "min_cut.hpp"
+#include "zeus/lowtime/perseus_plan.hpp"
 #include "zeus/lowtime/pipeline.hpp"
 #include "zeus/lowtime/solver.hpp"
 
@@ -241,11 +245,65 @@ TEST(Frontier, IterationLimitAndCallback) {
 
 TEST(MinCut, InfeasibleLowerBoundsAreReportedNotGuessed) {
     // 0 -> 1 must carry at least 5 but 1 -> 2 takes at most 3.
-    EXPECT_FALSE(detail::find_min_cut(3, {{0, 1, 5.0, 10.0}, {1, 2, 0.0, 3.0}}, 0, 2).has_value());
+    EXPECT_FALSE(detail::find_min_cut(3, {{0, 1, 5, 10}, {1, 2, 0, 3}}, 0, 2).has_value());
     // Feasible: the cut is the cheaper arc's head side.
-    const auto cut = detail::find_min_cut(3, {{0, 1, 0.0, 10.0}, {1, 2, 0.0, 3.0}}, 0, 2);
+    const auto cut = detail::find_min_cut(3, {{0, 1, 0, 10}, {1, 2, 0, 3}}, 0, 2);
     ASSERT_TRUE(cut.has_value());
     EXPECT_EQ(*cut, (std::vector<bool>{true, true, false}));
+}
+
+// A generated 3-stage, 13-microbatch profile (tests/lowtime/lowtime_parity.py
+// --random 51) with fitted coefficients on which the floating-point min cut
+// left ~1e-6 of flow on an operation already at its slowest option, cut it,
+// and stopped as "reached_minimum" 104 quanta above the fastest schedule.
+// Every operation can run at its fastest option, so the frontier must reach
+// the all-fastest critical path.
+TEST(Frontier, MinCutIgnoresFloatingPointResidueAndReachesTheFastestSchedule) {
+    const std::string dir = ZEUS_LOWTIME_TEST_DATA;
+    std::ifstream csv(dir + "/early_stop_3x13.csv");
+    ASSERT_TRUE(csv) << dir;
+    const auto profile = read_instruction_profile(csv, "early_stop_3x13.csv");
+    PerseusOptions options;
+    options.microbatches = 13;
+    options.p2p_power = 70.0;
+    std::ifstream models(dir + "/early_stop_3x13_models.csv");
+    std::string line;
+    std::getline(models, line);
+    while (std::getline(models, line)) {
+        std::istringstream fields(line);
+        std::string stage, kind, a, b, c;
+        std::getline(fields, stage, ',');
+        std::getline(fields, kind, ',');
+        std::getline(fields, a, ',');
+        std::getline(fields, b, ',');
+        std::getline(fields, c, ',');
+        options.cost_model_overrides[{std::stoul(stage), kind == "forward" ? InstructionKind::kForward : InstructionKind::kBackward}] = {
+            std::stod(a), std::stod(b), std::stod(c)};
+    }
+    ASSERT_EQ(options.cost_model_overrides.size(), 6u);
+    const auto plan = plan_pipeline_frequencies(profile, options);
+    const auto& points = plan.frontier.points();
+    EXPECT_EQ(plan.frontier.stop_reason(), StopReason::kReachedMinimum);
+    EXPECT_EQ(points.back().quant_time, plan.frontier.min_quant_time());
+    for (std::size_t i = 1; i < points.size(); ++i) EXPECT_EQ(points[i].quant_time, points[i - 1].quant_time - 1);
+}
+
+TEST(PerseusPlan, RefusesAPipelineBeyondTheMemoryBudgetBeforeBuildingIt) {
+    std::ifstream csv(std::string(ZEUS_LOWTIME_TEST_DATA) + "/early_stop_3x13.csv");
+    const auto profile = read_instruction_profile(csv, "early_stop_3x13.csv");
+    PerseusOptions options;
+    options.microbatches = 1 << 20;
+    options.p2p_power = 70.0;
+    // 3 stages x 2^20 microbatches are 6.3 million operations: gigabytes.
+    options.memory_budget_bytes = std::size_t{1} << 30;
+    try {
+        (void)plan_pipeline_frequencies(profile, options);
+        FAIL() << "a pipeline needing more than 1 GiB was accepted";
+    } catch (const std::invalid_argument& e) {
+        EXPECT_NE(std::string(e.what()).find("3 stages x 1048576 microbatches would need about"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("more than the 1024 MiB available"), std::string::npos) << e.what();
+    }
+    EXPECT_GT(estimated_solve_bytes(3, 1 << 20, 1), 6.0e9);
 }
 
 TEST(Frontier, UnfinalizedDagIsRejected) {

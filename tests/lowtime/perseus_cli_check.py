@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import json
+import shutil
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
@@ -38,6 +39,7 @@ def solve(zeus: str, profile: Path, out: Path, *extra: str) -> subprocess.Comple
 
 def main() -> int:
     zeus, work = sys.argv[1], Path(sys.argv[2])
+    shutil.rmtree(work, ignore_errors=True)  # solve refuses a non-empty output directory
     work.mkdir(parents=True, exist_ok=True)
     failures: list[str] = []
 
@@ -142,6 +144,34 @@ def main() -> int:
     ok_partial.write_text("\n".join(profile_rows(skip=(2, "backward", 1500))) + "\n")
     p = solve(zeus, ok_partial, work / "partial-out", "--allow-differing-frequencies")
     expect(p.returncode == 0, f"--allow-differing-frequencies refused: {p.stderr}")
+
+    # A reused output directory is refused and left as it was.
+    before = sorted(x.name for x in out.iterdir())
+    p = solve(zeus, profile, out, "--schedules", "1")
+    expect(p.returncode == 2 and "is not empty" in p.stderr and sorted(x.name for x in out.iterdir()) == before,
+           f"reused --output-dir: {p.returncode} {p.stderr!r}")
+    # Times the solver cannot quantise (3e6 s overflowed an int; 1e4 s took
+    # 379 MB for one point) are refused with their line.
+    for name, t in (("huge-time", 3e6), ("long-time", 1e4)):
+        bad = list(rows)
+        stage, inst, freq, _, energy = bad[7].split(",")
+        bad[7] = f"{stage},{inst},{freq},{t!r},{energy}"
+        refused(name, bad, "profile line 8: time")
+    # Energies in microjoules get a message about units.
+    micro = [rows[0]] + [",".join(r.split(",")[:4] + [repr(float(r.split(",")[4]) * 1e6)]) for r in rows[1:]]
+    refused("microjoules", micro, "must be in joules")
+    refused("duplicate-fix", rows + [rows[5]], "keep one measurement per (stage, instruction, frequency)")
+    p = solve(zeus, profile, work / "unit-time-0", "--unit-time", "0")
+    expect(p.returncode == 2 and "from 1e-09 to 1000" in p.stderr, f"--unit-time 0: {p.returncode} {p.stderr!r}")
+    # Progress goes to stderr when asked (or on a terminal), never to stdout.
+    p = solve(zeus, profile, work / "progress", "--progress", "--schedules", "0")
+    expect(p.returncode == 0 and "ETA" in p.stderr and "frontier point" in p.stderr and p.stdout == "",
+           f"--progress: {p.returncode} stdout {p.stdout!r} stderr {p.stderr!r}")
+    p = solve(zeus, profile, work / "no-progress", "--schedules", "0")
+    expect(p.returncode == 0 and "ETA" not in p.stderr, f"progress without a terminal: {p.stderr!r}")
+    fit = json.loads((work / "no-progress" / "frontier.json").read_text())["cost_models"]
+    expect(all(m.get("poor_fit") is False and m.get("rms_error", -1) >= 0 for m in fit.values()),
+           f"the analytic profile's fits are rated good: {fit}")
 
     for f in failures:
         print("FAIL", f)

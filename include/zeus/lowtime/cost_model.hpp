@@ -36,11 +36,11 @@ private:
     ExponentialCoefficients coefficients_;
 };
 
-// One Levenberg-Marquardt least-squares fit of a*exp(b*q)+c to (q, cost)
-// points from `initial`. Empty when the fit is rejected as lowtime's
-// curve_fit result would be: fewer than four points (no degree of freedom
-// left, scipy's covariance is infinite), a singular Jacobian at the solution,
-// or a non-finite result.
+// scipy's curve_fit (MINPACK lmdif, see minpack_lm.hpp) of a*exp(b*q)+c to
+// the options' (quant_time, cost) from `initial`. Empty when lowtime would
+// drop the result: fewer than four points (no degree of freedom left), a
+// covariance with +inf or NaN (a singular R), or no convergence (curve_fit
+// raises there).
 [[nodiscard]] std::optional<ExponentialCoefficients> fit_exponential_from(const CandidateExecutionOptions& options,
                                                                           ExponentialCoefficients initial);
 

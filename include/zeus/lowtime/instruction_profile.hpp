@@ -19,6 +19,7 @@ struct InstructionMeasurement {
     long long frequency = 0;  // MHz
     double time = 0.0;        // s, one microbatch
     double energy = 0.0;      // J
+    std::size_t line = 0;     // the CSV line it came from (the first, when rows are combined)
 };
 
 struct InstructionProfile {

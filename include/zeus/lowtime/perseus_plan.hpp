@@ -27,6 +27,9 @@ struct PerseusOptions {
     // Fitted coefficients to use instead of fitting (e.g. the original's own
     // scipy fits, for point-by-point parity).
     std::map<StageInstruction, ExponentialCoefficients> cost_model_overrides;
+    // Refuse (before building anything) a pipeline whose solve would need
+    // more than this many bytes by estimated_solve_bytes(); 0: no limit.
+    std::size_t memory_budget_bytes = 0;
     SolverOptions solver;
 };
 
@@ -34,6 +37,10 @@ struct StageInstructionModel {
     std::shared_ptr<const OperationSpec> spec;
     ExponentialCoefficients coefficients;
     bool overridden = false;
+    // Root mean squared error over the options, and whether it exceeds 10% of
+    // their cost range (the model then misjudges which options are worth it).
+    double rms_error = 0.0;
+    bool poor_fit = false;
 };
 
 struct PerseusPlan {
@@ -48,6 +55,12 @@ struct PerseusPlan {
     // Effective energy plus every stage's P2P blocking power over the iteration.
     [[nodiscard]] double energy_with_p2p(std::size_t point) const;
 };
+
+// Peak memory of a solve: the DAG, its activity-on-arc form, the critical
+// path and min-cut networks grow with the operation count (2 x stages x
+// microbatches), measured at ~1.6 kB each (2 stages x 100000 microbatches:
+// 626 MB), plus one cost per quantum of each operation's duration range.
+[[nodiscard]] double estimated_solve_bytes(std::size_t stages, std::size_t microbatches, std::size_t quanta_per_operation);
 
 // Throws std::invalid_argument naming the (stage, instruction) and the fix
 // when an option set is unusable (no option, a cost model that cannot be

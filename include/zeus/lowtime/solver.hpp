@@ -41,6 +41,9 @@ struct SolverOptions {
     // true reproduces it; false records that point and goes on.
     bool stop_on_flat_cost = true;
     std::size_t max_iterations = static_cast<std::size_t>(-1);
+    // Called once before the first point with the starting (all slowest) and
+    // the all-fastest makespans in quanta: the frontier lies between them.
+    std::function<void(int start_quant_time, int min_quant_time)> on_start;
     // Called after every recorded point (progress, per-iteration exports).
     std::function<void(const FrontierPoint&)> on_point;
 };
