@@ -187,6 +187,11 @@ class Session : public std::enable_shared_from_this<Session<Protocol>> {
         release_body();
         release_peer_slots();
         shared_->open_sessions.fetch_sub(1);
+        if (held_large_body_) {
+            parser_.reset();
+            buffer_ = beast::flat_buffer{};
+            ::malloc_trim(0);
+        }
     }
 
     void start() {
@@ -481,8 +486,12 @@ class Session : public std::enable_shared_from_this<Session<Protocol>> {
         if (buffer_.capacity() > kLargeBody) buffer_.shrink_to_fit();
         if (const auto bytes = std::exchange(body_reserved_, 0)) shared_->body_bytes.fetch_sub(bytes);
         // glibc keeps freed memory of large bodies in its arenas (RSS stayed
-        // 180 MB after twelve 16 MiB bodies had gone): give it back.
-        if (capacity > kLargeBody) ::malloc_trim(0);
+        // 180 MB after twelve 16 MiB bodies had gone): give it back, now and
+        // once more when the connection's own buffers go.
+        if (capacity > kLargeBody) {
+            held_large_body_ = true;
+            ::malloc_trim(0);
+        }
     }
 
     // The target for a log line: bytes that are not printable ASCII as \xNN.
@@ -545,6 +554,7 @@ class Session : public std::enable_shared_from_this<Session<Protocol>> {
     bool closed_ = false;
     bool head_ = false;  // the request being answered is a HEAD
     std::uint64_t body_reserved_ = 0;  // of Shared::body_bytes
+    bool held_large_body_ = false;
     static constexpr std::size_t kLargeBody = 1024 * 1024;
     std::array<char, 256> discard_{};
 };
