@@ -5,6 +5,7 @@
 #include <malloc.h>
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <array>
 #include <deque>
 #include <iostream>
@@ -519,7 +520,8 @@ class Session : public std::enable_shared_from_this<Session<Protocol>> {
     // wakes once per request_timeout: a deadline set later (the answer's
     // write, the next request) must not wait behind a timer armed for never.
     void watch_deadline() {
-        const auto poll = std::min<Clock::duration>(limits_.request_timeout, std::chrono::hours(1));
+        const auto poll = std::clamp<Clock::duration>(limits_.request_timeout, std::chrono::milliseconds(10),
+                                                      std::chrono::hours(1));
         deadline_timer_.expires_at(std::min(deadline_, Clock::now() + poll));
         deadline_timer_.async_wait([weak = std::weak_ptr<Session>(this->shared_from_this())](beast::error_code error) {
             const auto self = weak.lock();
