@@ -22,8 +22,10 @@ REQUIREMENTS=(--no-deps
   # zeus_native's build backend and binding generator, and the test runner.
   nanobind==3.1.0 scikit-build-core==1.1.2 pathspec==1.1.1 packaging==26.3
   pytest==9.2.0 iniconfig==2.3.1 pluggy==1.7.0 pygments==2.21.0
-  # The original batch-size optimizer client (zeus.optimizer.batch_size, tests/bso/).
-  pydantic==1.10.22
+  # The original batch-size optimizer client (zeus.optimizer.batch_size, tests/bso/);
+  # SQLAlchemy makes the original server's database from its own schema module
+  # (tests/bso/original_database_test.py; the sync engine needs no greenlet).
+  pydantic==1.10.22 SQLAlchemy==2.0.44
   # The original lowtime (its Rust max flow in the wheel) for the Perseus
   # solver's parity test and benchmark; matplotlib, imported but only used to
   # draw, is stubbed there (tests/lowtime/lowtime_parity.py).

@@ -37,6 +37,7 @@ struct BsoServerFlags {
     std::string database;
     std::string listen = "127.0.0.1:8000";
     unsigned threads = 4;  // more than cores: a request waits on the database (PostgreSQL round trips)
+    double request_timeout_s = 30;
 };
 
 int run_bso_server(const BsoServerFlags& flags) {
@@ -57,10 +58,13 @@ int run_bso_server(const BsoServerFlags& flags) {
         std::cerr << "zeus bso-server: " << e.what() << "\n";
         return 2;
     }
-    bso::Router router(*service);
+    bso::Router router(*service, [](http_server::LogLevel, const std::string& message) {
+        std::cerr << "zeus bso-server: " << message << "\n";
+    });
     boost::asio::io_context io;
     http_server::ServerOptions options;
     options.name = "zeus-bso-server";
+    options.limits.request_timeout = request_timeout(flags.request_timeout_s);
     http_server::Server server(
         io, [&router](const http_server::Request& request, const http_server::Peer&, http_server::Respond respond) {
             respond(router.handle(request));
@@ -83,6 +87,7 @@ Command add_bso_server(CLI::App& parent) {
                     "SQLite file path (default zeus-bso.db, or $ZEUS_BSO_DATABASE_URL) or postgresql://user@host:port/db");
     app->add_option("--listen", flags->listen, "TCP address to listen on, HOST:PORT")->capture_default_str();
     app->add_option("--threads", flags->threads, "HTTP worker threads")->capture_default_str()->check(CLI::Range(1U, 256U));
+    add_request_timeout_option(*app, flags->request_timeout_s);
     return [flags] { return run_bso_server(*flags); };
 }
 

@@ -33,6 +33,7 @@ struct PerseusServerFlags {
     bool no_dump = false;
     long long max_job_idle_time = -1;
     unsigned threads = 2;
+    double request_timeout_s = 30;
 };
 
 const char* env(const char* name) {
@@ -112,6 +113,7 @@ int run_perseus_server(const PerseusServerFlags& flags) {
     options.name = "zeus-perseus-server";
     // A ProfilingResult holds every instruction's time per iteration.
     options.limits.body_limit = 16 * 1024 * 1024;
+    options.limits.request_timeout = request_timeout(flags.request_timeout_s);
     http_server::Server server(
         io, [&router](const http_server::Request& request, const http_server::Peer&, http_server::Respond respond) {
             router.handle(request, respond);
@@ -149,6 +151,7 @@ Command add_perseus_server(CLI::App& parent) {
     app->add_option("--threads", flags->threads, "HTTP worker threads (a waiting GET /schedule holds none)")
         ->capture_default_str()
         ->check(CLI::Range(1U, 256U));
+    add_request_timeout_option(*app, flags->request_timeout_s);
     return [flags] { return run_perseus_server(*flags); };
 }
 

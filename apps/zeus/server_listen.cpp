@@ -18,4 +18,16 @@ bool listen_on(http_server::Server& server, const std::string& listen, std::stri
     return false;
 }
 
+void add_request_timeout_option(CLI::App& app, double& seconds) {
+    app.add_option("--request-timeout-s", seconds,
+                   "seconds a client may take to send a request, or stay idle between requests, before the "
+                   "connection is dropped (a request waiting for its answer is never dropped)")
+        ->capture_default_str()
+        ->check(CLI::Range(0.1, 3600.0));
+}
+
+std::chrono::milliseconds request_timeout(double seconds) {
+    return std::chrono::milliseconds(static_cast<long long>(seconds * 1000.0));
+}
+
 }  // namespace zeus::cli

@@ -1,9 +1,13 @@
 // How the server commands (exporter, bso-server, perseus-server) start
-// listening on --listen, and what they say when they cannot.
+// listening on --listen, and what they say when they cannot; their common
+// --request-timeout-s.
 #pragma once
 
+#include <chrono>
 #include <string>
 #include <string_view>
+
+#include <CLI/CLI.hpp>
 
 #include "http_server/server.hpp"
 
@@ -13,5 +17,10 @@ namespace zeus::cli {
 // --listen, the address and the fix to standard error, prefixed with
 // `command` ("zeus exporter"), and returns false: the command then exits 2.
 [[nodiscard]] bool listen_on(http_server::Server& server, const std::string& listen, std::string_view command);
+
+// --request-timeout-s, as zeusd has it: how long a client may take to send
+// a request, or sit idle on a keep-alive connection, before it is dropped.
+void add_request_timeout_option(CLI::App& app, double& seconds);
+[[nodiscard]] std::chrono::milliseconds request_timeout(double seconds);
 
 }  // namespace zeus::cli

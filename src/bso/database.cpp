@@ -15,6 +15,9 @@
 namespace zeus::bso {
 namespace {
 
+// A statement only PostgreSQL runs (SQLite has no ALTER COLUMN and needs none).
+constexpr std::string_view kPostgresqlOnly = "-- postgresql only\n";
+
 // Numbered migrations: entry i brings a database from version i to i + 1.
 // Never edit a shipped entry; append a new one.
 const std::vector<std::vector<std::string>>& migrations() {
@@ -48,6 +51,11 @@ const std::vector<std::vector<std::string>>& migrations() {
         {
             // 2: the per-batch-size history queries (report's window, pruning's replay).
             "CREATE INDEX bso_trial_by_batch_size ON bso_trial (job_id, batch_size, status, trial_number)",
+        },
+        {
+            // 3: GPU names are longer than the original's 30 characters ("NVIDIA
+            // GeForce RTX 4090 Laptop GPU" is 34). SQLite never enforced the length.
+            std::string(kPostgresqlOnly) + "ALTER TABLE bso_job ALTER COLUMN gpu_model TYPE VARCHAR(400)",
         },
     };
     return all;
@@ -173,17 +181,7 @@ std::unique_ptr<Database> Database::open(const std::string& location, int target
     try {
         if (postgresql) {
             session->open(soci::postgresql, libpq_keywords(location));
-            // "relation already exists, skipping" notices are not for the user.
-            *session << "SET client_min_messages TO WARNING";
-            // As SQLite's synchronous=NORMAL below: a commit does not wait for
-            // its WAL flush, which on a slow disk was most of a request's p99.
-            // A committed request survives this server's crash; only a crash
-            // of PostgreSQL or the OS may lose the last commits (at most
-            // 3 x wal_writer_delay), never consistency. A setting the URI's
-            // options, the role or the database give explicitly is kept.
-            std::string source;
-            *session << "SELECT source FROM pg_settings WHERE name = 'synchronous_commit'", soci::into(source);
-            if (source == "default" || source == "configuration file") *session << "SET synchronous_commit TO off";
+            configure_postgresql(*session);
         } else {
             // Quoted so that paths with spaces survive SOCI's key=value parsing.
             session->open(soci::sqlite3, "db=\"" + path + "\" timeout=10");
@@ -201,8 +199,70 @@ std::unique_ptr<Database> Database::open(const std::string& location, int target
                                         postgresql ? "at the PostgreSQL URI" : "file '" + path + "'", e.what()));
     }
     std::unique_ptr<Database> db(new Database(std::move(session), postgresql));
+    db->refuse_the_originals_tables(postgresql ? "the PostgreSQL database" : "'" + path + "'");
     db->migrate(postgresql ? "the PostgreSQL database" : "'" + path + "'", target_version);
     return db;
+}
+
+void Database::configure_postgresql(soci::session& session) {
+    // "relation already exists, skipping" notices are not for the user.
+    session << "SET client_min_messages TO WARNING";
+    // As SQLite's synchronous=NORMAL: a commit does not wait for its WAL
+    // flush, which on a slow disk was most of a request's p99. A committed
+    // request survives this server's crash; only a crash of PostgreSQL or the
+    // OS may lose the last commits (at most 3 x wal_writer_delay), never
+    // consistency. A setting the URI's options, the role or the database give
+    // explicitly is kept.
+    std::string source;
+    session << "SELECT source FROM pg_settings WHERE name = 'synchronous_commit'", soci::into(source);
+    if (source == "default" || source == "configuration file") session << "SET synchronous_commit TO off";
+}
+
+bool Database::connection_broken() {
+    if (!postgresql_) return false;
+    // The backend of a PostgreSQL session (SOCI exports no typeinfo for a dynamic_cast).
+    auto* backend = static_cast<soci::postgresql_session_backend*>(session_->get_backend());
+    return backend == nullptr || backend->conn_ == nullptr || PQstatus(backend->conn_) != CONNECTION_OK;
+}
+
+void Database::ensure_connected() {
+    if (!connection_broken()) return;
+    if (events_) events_(true, "the connection to PostgreSQL broke (the server restarted, or the backend was ended)");
+    queries_.clear();  // prepared on the connection that is gone
+    try {
+        session_->reconnect();
+        configure_postgresql(*session_);
+    } catch (const std::exception& e) {
+        throw BsoError(503, fmt::format("the PostgreSQL server cannot be reached ({}); the batch-size server "
+                                        "reconnects at the next request: retry shortly",
+                                        e.what()));
+    }
+    if (events_) events_(false, "reconnected to PostgreSQL");
+}
+
+void Database::refuse_the_originals_tables(const std::string& location) {
+    // The original server's SQLAlchemy tables (server/database/schema.py).
+    const std::string names = "'Job', 'BatchSize', 'GaussianTsArmState', 'Trial'";
+    const std::string sql =
+        postgresql_ ? "SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema() AND "
+                      "table_name IN (" + names + ") ORDER BY table_name"
+                    : "SELECT name FROM sqlite_master WHERE type = 'table' AND name IN (" + names + ") ORDER BY name";
+    std::vector<std::string> found;
+    try {
+        soci::rowset<std::string> rows = (session_->prepare << sql);
+        for (const auto& name : rows) found.push_back(name);
+    } catch (const std::exception& e) {
+        throw BsoError(500, fmt::format("cannot read the list of tables in {}: {}", location, e.what()));
+    }
+    if (found.empty()) return;
+    std::string list;
+    for (const auto& name : found) list += (list.empty() ? "" : ", ") + name;
+    throw BsoError(500, fmt::format(
+        "{} holds the original Zeus batch-size server's tables ({}). This server keeps its state in tables of its "
+        "own and does not import the original's jobs: it would answer \"Unknown job\" for every one of them. Give "
+        "this server a database of its own (--database or ZEUS_BSO_DATABASE_URL), and let the original server finish "
+        "the jobs it holds (docs/batch-size-optimizer.md)",
+        location, list));
 }
 
 int Database::schema_version() {
@@ -223,7 +283,10 @@ void Database::migrate(const std::string& location, int target_version) {
         }
         for (; version < std::min(target_version, latest_schema_version()); ++version) {
             soci::transaction tx(*session_);
-            for (const auto& statement : migrations()[static_cast<std::size_t>(version)]) *session_ << statement;
+            for (const auto& statement : migrations()[static_cast<std::size_t>(version)]) {
+                if (statement.starts_with(kPostgresqlOnly) && !postgresql_) continue;
+                *session_ << statement;
+            }
             long long next = version + 1;
             *session_ << "INSERT INTO bso_schema_version (version) VALUES (:v)", soci::use(next);
             tx.commit();
@@ -235,7 +298,18 @@ void Database::migrate(const std::string& location, int target_version) {
     }
 }
 
-Database::Transaction::Transaction(Database& db) : tx_(std::make_unique<soci::transaction>(*db.session_)) {}
+Database::Transaction::Transaction(Database& db) {
+    db.ensure_connected();
+    try {
+        tx_ = std::make_unique<soci::transaction>(*db.session_);
+    } catch (const std::exception&) {
+        // Broken since the last request without libpq knowing (a restart
+        // while the connection was idle): BEGIN was the first to find out.
+        if (!db.connection_broken()) throw;
+        db.ensure_connected();
+        tx_ = std::make_unique<soci::transaction>(*db.session_);
+    }
+}
 Database::Transaction::~Transaction() = default;
 void Database::Transaction::commit() { tx_->commit(); }
 

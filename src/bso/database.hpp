@@ -4,6 +4,7 @@
 // opened; a database from a newer server is refused, never altered.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -48,7 +49,20 @@ public:
     [[nodiscard]] int schema_version();
     [[nodiscard]] bool is_postgresql() const { return postgresql_; }
 
+    // Called with true when this connection is found broken (PostgreSQL
+    // restarted, the backend terminated) and with false once it is back.
+    using ConnectionEvents = std::function<void(bool lost, const std::string& why)>;
+    void on_connection_events(ConnectionEvents events) { events_ = std::move(events); }
+    // PostgreSQL: a connection libpq knows to be broken is opened again (its
+    // prepared statements with it). Throws BsoError(503) while the server
+    // cannot be reached. Free when the connection is fine (no round trip).
+    void ensure_connected();
+    // Whether libpq knows this connection to be broken (never for SQLite).
+    [[nodiscard]] bool connection_broken();
+
     // One transaction: commits on commit(), rolls back if destroyed before.
+    // A BEGIN that fails on a broken connection reconnects and begins again
+    // (nothing was done yet, so nothing can be done twice).
     class Transaction {
     public:
         explicit Transaction(Database& db);
@@ -87,12 +101,18 @@ public:
 
 private:
     Database(std::unique_ptr<soci::session> session, bool postgresql);
+    // The session settings every PostgreSQL connection gets.
+    static void configure_postgresql(soci::session& session);
     void migrate(const std::string& location, int target_version);
+    // Throws BsoError naming the tables when the database is the original
+    // server's (its Job, Trial, ... tables): its jobs are not imported.
+    void refuse_the_originals_tables(const std::string& location);
     // The statement for `sql`, prepared on this connection at its first use.
     PreparedQuery& query(const std::string& sql);
 
     std::unique_ptr<soci::session> session_;
     bool postgresql_ = false;
+    ConnectionEvents events_;
     // Declared after the session: destroyed before it.
     std::unordered_map<std::string, std::unique_ptr<PreparedQuery>> queries_;
 };

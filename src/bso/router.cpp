@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <optional>
 #include <string_view>
 
@@ -76,11 +77,27 @@ private:
         if (body_.at(name).is_null()) throw invalid({"body", name}, "none is not an allowed value", "type_error.none.not_allowed");
         return body_.at(name);
     }
+    // Every integer is stored as a 64-bit one: a value outside that range
+    // (9223372036854775808, 1e300) is refused, never wrapped.
     static std::int64_t to_integer(const json& v, const char* name, const std::string& index = "") {
         std::vector<std::string> loc{"body", name};
         if (!index.empty()) loc.push_back(index);
+        const auto out_of_range = [&] {
+            return invalid(loc, "ensure this value is between -9223372036854775808 and 9223372036854775807",
+                           "value_error.number.out_of_range");
+        };
+        if (v.is_number_unsigned()) {
+            if (v.get<std::uint64_t>() > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))
+                throw out_of_range();
+            return v.get<std::int64_t>();
+        }
         if (v.is_number_integer()) return v.get<std::int64_t>();
-        if (v.is_number_float() && std::isfinite(v.get<double>())) return static_cast<std::int64_t>(v.get<double>());
+        if (v.is_number_float() && std::isfinite(v.get<double>())) {
+            // pydantic v1 truncates a float; 2^63 itself is already out of range.
+            const double truncated = std::trunc(v.get<double>());
+            if (truncated >= 9223372036854775808.0 || truncated < -9223372036854775808.0) throw out_of_range();
+            return static_cast<std::int64_t>(truncated);
+        }
         throw invalid(loc, "value is not a valid integer", "type_error.integer");
     }
     static double to_number(const json& v, const char* name) {
@@ -90,6 +107,24 @@ private:
 
     const json& body_;
 };
+
+// Characters (code points) of UTF-8 text, as PostgreSQL's VARCHAR(n) counts them.
+std::size_t characters(const std::string& text) {
+    return static_cast<std::size_t>(std::count_if(text.begin(), text.end(),
+                                                  [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }));
+}
+
+// The columns' lengths (database.cpp's schema), checked here so that both
+// backends answer the same 422 (SQLite stores any length; PostgreSQL failed).
+constexpr std::size_t kMaxIdCharacters = 400;
+constexpr std::size_t kGeneratedSuffix = 9;  // "-" and 8 hex digits
+constexpr std::size_t kMaxGpuModelCharacters = 400;
+
+void check_length(const std::string& value, const char* field, std::size_t most) {
+    if (characters(value) > most)
+        throw invalid({"body", field}, "ensure this value has at most " + std::to_string(most) + " characters",
+                      "value_error.any_str.max_length");
+}
 
 json parse_body(const http_server::Request& request) {
     json body = http_server::fastapi::json_body(request);
@@ -121,14 +156,25 @@ JobSpec parse_job_spec(const json& body) {
     // The validators of JobParams, JobSpec and GpuConfig, in their order.
     if (s.batch_sizes.empty()) throw invalid({"body", "batch_sizes"}, "Batch Sizes = [] is empty");
     std::sort(s.batch_sizes.begin(), s.batch_sizes.end());
+    if (const auto twice = std::adjacent_find(s.batch_sizes.begin(), s.batch_sizes.end()); twice != s.batch_sizes.end())
+        throw invalid({"body", "batch_sizes"},
+                      "batch size " + std::to_string(*twice) + " is listed more than once; list each batch size once",
+                      "value_error.list.unique_items");
+    if (s.job_id) check_length(*s.job_id, "job_id", kMaxIdCharacters);
+    // A generated id is the prefix, '-' and 8 hex digits.
+    check_length(s.job_id_prefix, "job_id_prefix", kMaxIdCharacters - kGeneratedSuffix);
+    check_length(s.gpu_model, "gpu_model", kMaxGpuModelCharacters);
     if (s.default_batch_size <= 0) throw invalid({"body", "default_batch_size"}, "ensure this value is greater than 0", "value_error.number.not_gt");
     if (s.eta_knob < 0 || s.eta_knob > 1) throw invalid({"body", "eta_knob"}, "eta_knob should be in range [0,1]");
     if (s.beta_knob && !(*s.beta_knob > 0))
         throw invalid({"body", "beta_knob"}, "Invalid beta_knob(" + json(*s.beta_knob).dump() +
                                                  "). To disable early stop, set beta_knob = None to disable or positive value.");
     if (s.max_epochs <= 0) throw invalid({"body", "max_epochs"}, "ensure this value is greater than 0", "value_error.number.not_gt");
-    if (s.num_pruning_rounds < 0)
-        throw invalid({"body", "num_pruning_rounds"}, "ensure this value is greater than or equal to 0", "value_error.number.not_ge");
+    // The original accepts 0, and such a job can never finish pruning.
+    if (s.num_pruning_rounds < 1)
+        throw invalid({"body", "num_pruning_rounds"},
+                      "ensure this value is greater than 0 (a job with no pruning round never runs a trial)",
+                      "value_error.number.not_gt");
     if (s.mab_num_explorations < 0)
         throw invalid({"body", "mab_num_explorations"}, "ensure this value is greater than or equal to 0", "value_error.number.not_ge");
     if (s.mab_seed && *s.mab_seed < 0) throw invalid({"body", "mab_seed"}, "a seed must be a non-negative integer (numpy's rule)");
@@ -206,8 +252,11 @@ Response Router::handle(const http_server::Request& request) {
     } catch (const BsoError& e) {
         return error_message(e.status(), e.what());
     } catch (const std::exception& e) {
-        // The original answers any other failure (a database error) 500 {"message": str(err)}.
-        return error_message(500, e.what());
+        // The original answers any other failure (a database error) 500
+        // {"message": str(err)}, which quotes the SQL: the text goes to the log.
+        failures_.write(log_, http_server::LogLevel::Error,
+                        std::string(request.method_string()) + " " + std::string(path) + " failed: " + e.what());
+        return error_message(500, "internal error (the database failed); see the server log");
     }
 }
 

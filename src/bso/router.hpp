@@ -6,17 +6,23 @@
 #pragma once
 
 #include "bso/service.hpp"
+#include "http_server/log_sink.hpp"
 #include "http_server/message.hpp"
+#include "http_server/rate_limited_log.hpp"
 
 namespace zeus::bso {
 
 class Router {
 public:
-    explicit Router(Service& service) : service_(service) {}
+    // `log` gets the failures answered 500 (a database error), at most one
+    // per 10 s; their text (which may quote SQL) never goes in a response.
+    explicit Router(Service& service, http_server::LogSink log = {}) : service_(service), log_(std::move(log)) {}
     http_server::Response handle(const http_server::Request& request);
 
 private:
     Service& service_;
+    http_server::LogSink log_;
+    http_server::RateLimitedWarning failures_;
 };
 
 }  // namespace zeus::bso

@@ -6,7 +6,9 @@
 
 #include <array>
 #include <cmath>
+#include <iostream>
 #include <map>
+#include <optional>
 
 namespace zeus::bso {
 namespace {
@@ -43,7 +45,34 @@ Service::Service(std::unique_ptr<Database> database, Clock clock) : Service(sing
 Service::Service(std::vector<std::unique_ptr<Database>> pool, Clock clock)
     : pool_(std::move(pool)), clock_(clock ? std::move(clock) : Clock(system_seconds)) {
     if (pool_.empty()) throw BsoError(500, "the batch-size optimizer needs at least one database connection");
-    for (auto& db : pool_) idle_.push_back(db.get());
+    for (auto& db : pool_) {
+        idle_.push_back(db.get());
+        db->on_connection_events([this](bool lost, const std::string& why) { connection_event(lost, why); });
+    }
+}
+
+void Service::connection_event(bool lost, const std::string& why) {
+    std::string message;
+    {
+        const std::lock_guard guard(outage_mutex_);
+        const auto now = std::chrono::steady_clock::now();
+        if (lost) {
+            // Each pooled connection finds out on its own, one request after
+            // another: one line per outage, not one per connection.
+            if (outage_told_ && now - lost_since_ < std::chrono::seconds(30)) return;
+            outage_told_ = true;
+            recovery_pending_ = true;
+            lost_since_ = now;
+            message = "zeus bso-server: " + why + "; reconnecting at each request until it is back";
+        } else {
+            if (!recovery_pending_) return;
+            recovery_pending_ = false;
+            message = fmt::format("zeus bso-server: {} after {:.1f} s", why,
+                                  std::chrono::duration<double>(now - lost_since_).count());
+        }
+    }
+    if (log_) log_(message);
+    else std::cerr << message << "\n";
 }
 
 Service::Lease::Lease(Service& service) : service_(service) {
@@ -191,7 +220,19 @@ ReportResponse Service::report(const TrainingResult& result) {
         // are answered from one read without beginning and rolling back a
         // transaction (one round trip on PostgreSQL instead of four). The job's lock
         // keeps what was read current; anything else goes the full way.
-        const auto [job, trial] = read_report_context(db, result);
+        db.ensure_connected();
+        std::optional<ReportContext> read;
+        try {
+            read = read_report_context(db, result);
+        } catch (const BsoError&) {
+            throw;
+        } catch (const std::exception&) {
+            // A read is safe to repeat: once, on a connection that broke unseen.
+            if (!db.connection_broken()) throw;
+            db.ensure_connected();
+            read = read_report_context(db, result);
+        }
+        const auto& [job, trial] = *read;
         if (trial.status == TrialStatus::Dispatched) {
             const auto decision = decide_report(job.spec, job.min_cost, progress);
             if (!decision.stop_train) return {false, false, decision.message};

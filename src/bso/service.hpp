@@ -8,6 +8,8 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <chrono>
+#include <functional>
 #include <map>
 #include <functional>
 #include <memory>
@@ -45,6 +47,9 @@ public:
     explicit Service(std::unique_ptr<Database> database, Clock clock = {});
     // One connection per concurrent request (SQLite: give one).
     explicit Service(std::vector<std::unique_ptr<Database>> pool, Clock clock = {});
+    // Where a lost and regained database connection is reported, once per
+    // outage, not per connection or request (default: stderr).
+    void set_log(std::function<void(const std::string&)> log) { log_ = std::move(log); }
 
     struct Registration {
         bool created = false;  // false: the same spec was registered before
@@ -92,6 +97,12 @@ private:
     std::mutex locks_mutex_;
     std::map<std::string, std::shared_ptr<std::mutex>> locks_;
     Clock clock_;
+    std::function<void(const std::string&)> log_;
+    std::mutex outage_mutex_;
+    bool outage_told_ = false;
+    bool recovery_pending_ = false;
+    std::chrono::steady_clock::time_point lost_since_;
+    void connection_event(bool lost, const std::string& why);
 };
 
 }  // namespace zeus::bso

@@ -31,10 +31,13 @@ class ValidationError : public std::runtime_error {
 
 // The request's body as JSON; when it is not, ValidationError with FastAPI's
 // detail: type json_invalid, loc ["body", offset], msg "JSON decode error".
+// A body nesting deeper than kMaxJsonDepth (json_limits.hpp) is a
+// ValidationError at loc ["body"], refused before it is built.
 [[nodiscard]] nlohmann::json json_body(const Request& request);
 
 // The value of `name` in a query string, percent-decoded; the last one wins,
-// as in Starlette. nullopt when absent.
+// as in Starlette. nullopt when absent; ValidationError (loc ["query", name])
+// for a value that is not valid percent-encoded UTF-8 ("%FF", "%4").
 [[nodiscard]] std::optional<std::string> query_parameter(std::string_view query, std::string_view name);
 
 }  // namespace zeus::http_server::fastapi

@@ -8,7 +8,11 @@
 
 namespace zeus::http_server {
 
-// "%41+b" -> "A b". nullopt for a malformed escape ("%4", "%zz").
+// "%41+b" -> "A b". nullopt for a malformed escape ("%4", "%zz") and for a
+// result that is not UTF-8 ("%FF"): ids decoded here end up in JSON answers.
 [[nodiscard]] std::optional<std::string> percent_decode(std::string_view text);
+
+// RFC 3629 UTF-8 (no overlong forms, surrogates or code points past U+10FFFF).
+[[nodiscard]] bool is_valid_utf8(std::string_view text);
 
 }  // namespace zeus::http_server

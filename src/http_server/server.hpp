@@ -25,6 +25,11 @@ namespace zeus::http_server {
 struct ServerLimits {
     std::size_t header_limit = 8 * 1024;
     std::uint64_t body_limit = 64 * 1024;
+    // All connections' request bodies together, from a request's header to
+    // its answer (a chunked body counts as body_limit). Over it a request
+    // gets a 503 with Retry-After and is closed, so N clients sending large
+    // bodies cost at most this much memory, not N x body_limit.
+    std::uint64_t total_body_limit = 64 * 1024 * 1024;
     // From the first byte of a request (or the wait for one on an idle
     // keep-alive connection) to the last.
     std::chrono::milliseconds request_timeout{30000};

@@ -27,6 +27,38 @@ std::vector<std::vector<InstructionFrequency>> load_solution(const std::filesyst
 
 bool three_d(const std::string& scheduler) { return scheduler == "PointSolution3D"; }
 
+// A job id as one file name: the id holds the client's job_metadata, so
+// '/' (which made "/../../x" a path out of the dump directory), NUL, control
+// bytes and '%' itself are percent-encoded, and so is a leading '.'
+// (no "." or ".." and no hidden directory).
+std::string file_name_of(const std::string& job_id) {
+    std::string name;
+    for (std::size_t i = 0; i < job_id.size(); ++i) {
+        const auto byte = static_cast<unsigned char>(job_id[i]);
+        if (byte == '/' || byte == '%' || byte == '\\' || byte < 0x20 || byte == 0x7F || (i == 0 && byte == '.')) {
+            static constexpr char kHex[] = "0123456789ABCDEF";
+            name += '%';
+            name += kHex[byte >> 4];
+            name += kHex[byte & 0xF];
+        } else {
+            name += job_id[i];
+        }
+    }
+    return name;
+}
+
+// Whether `path`, resolved (symbolic links followed as far as it exists),
+// lies inside `directory`, resolved the same way.
+bool inside(const std::filesystem::path& path, const std::filesystem::path& directory) {
+    std::error_code error;
+    const auto resolved = std::filesystem::weakly_canonical(path, error);
+    if (error) return false;
+    const auto root = std::filesystem::weakly_canonical(directory, error);
+    if (error) return false;
+    const auto relative = resolved.lexically_relative(root);
+    return !relative.empty() && *relative.begin() != ".." && relative != ".";
+}
+
 std::string text(std::size_t value) { return std::to_string(value); }
 
 }  // namespace
@@ -116,7 +148,7 @@ void JobManager::start_scheduler(const std::string& job_id, Job& job) {
     if (settings_.dump_data) {
         nlohmann::json ranks = nlohmann::json::array();
         for (const auto& rank : job.ranks) ranks.push_back(to_json(rank));
-        dump(settings_.dump_dir / job_id / "ranks.json", ranks.dump());
+        dump(job_dump_dir(job_id) / "ranks.json", ranks.dump());
     }
     try {
         const auto solution = load_solution(settings_.solution_path);
@@ -183,7 +215,7 @@ void JobManager::advance(const std::string& job_id, Job& job, Pending& pending) 
                 nlohmann::json prof = nlohmann::json::array(), sched = nlohmann::json::array();
                 for (const auto& r : results) prof.push_back(to_json(r));
                 for (const auto& s : job.schedules) sched.push_back(to_json(s));
-                const auto dir = settings_.dump_dir / job_id;
+                const auto dir = job_dump_dir(job_id);
                 dump(dir / (text(job.round) + ".prof.json"), prof.dump());
                 dump(dir / (text(job.round) + ".sched.json"), sched.dump());
             }
@@ -216,7 +248,18 @@ void JobManager::deliver(Pending& pending) {
     for (auto& [reply, outcome] : pending) reply(std::move(outcome));
 }
 
+std::filesystem::path JobManager::job_dump_dir(const std::string& job_id) const {
+    return settings_.dump_dir / file_name_of(job_id);
+}
+
 void JobManager::dump(const std::filesystem::path& file, const std::string& text) {
+    // The name is confined by file_name_of; this also stops a symbolic link
+    // placed in the dump directory from leading the write elsewhere.
+    if (!inside(file, settings_.dump_dir)) {
+        if (warn_) warn_("refused to write " + file.string() + " (dump_data): it resolves outside the dump directory " +
+                         settings_.dump_dir.string() + "; the job goes on without it");
+        return;
+    }
     std::error_code error;
     std::filesystem::create_directories(file.parent_path(), error);
     std::ofstream out(file, std::ios::binary | std::ios::trunc);

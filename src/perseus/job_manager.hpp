@@ -81,6 +81,9 @@ class JobManager {
     void start_scheduler(const std::string& job_id, Job& job);
     void advance(const std::string& job_id, Job& job, Pending& pending);
     void fail(Job& job, const PfoError& error, Pending& pending);
+    // Where a job's dumps go: one directory per job right under dump_dir,
+    // its name the job id with every byte that could leave it encoded.
+    [[nodiscard]] std::filesystem::path job_dump_dir(const std::string& job_id) const;
     void dump(const std::filesystem::path& file, const std::string& text);
     static void deliver(Pending& pending);
 

@@ -60,7 +60,14 @@ void Router::handle(const http_server::Request& request, const http_server::Resp
         if (!path.starts_with(prefix) || path.size() == prefix.size()) return std::nullopt;
         const auto rest = path.substr(prefix.size());
         if (rest.find('/') != std::string_view::npos) return std::nullopt;
-        return path_segment(rest);
+        auto segment = path_segment(rest);
+        if (!segment) {
+            throw invalid({"path", "job_id"},
+                          "not valid percent-encoded UTF-8 (a '%' needs two hex digits, and the bytes must be UTF-8 "
+                          "text)",
+                          "value_error.str.encoding");
+        }
+        return segment;
     };
     const auto method_is = [&](http::verb verb) {
         if (request.method() == verb) return true;

@@ -32,9 +32,13 @@ public:
             sequence([&] {
                 const char close = open();
                 InstructionFrequency pair;
+                const std::size_t name_at = pos_;
                 pair.first = string();
+                check_instruction(pair.first, name_at);
                 expect(',');
+                const std::size_t frequency_at = pos_;
                 pair.second = integer();
+                check_frequency(pair.second, frequency_at);
                 skip();
                 if (peek() == ',') ++pos_;  // trailing comma
                 expect(close);
@@ -85,8 +89,45 @@ private:
         const std::size_t start = pos_;
         while (pos_ < text_.size() && std::isdigit(static_cast<unsigned char>(text_[pos_]))) ++pos_;
         if (start == pos_) fail("expected a frequency (integer MHz)");
+        if (pos_ - start > 9) fail("a frequency of " + text_.substr(start, pos_ - start) + " MHz is out of range");
         return std::stoll(text_.substr(start, pos_ - start));
     }
+    // Instruction names are what the training framework calls its
+    // instructions ("forward", "backward"): identifiers. Anything else (bytes
+    // that are not text, quotes, spaces) can match no instruction, and a name
+    // that is not UTF-8 cannot even be sent in a JSON schedule.
+    void check_instruction(const std::string& name, std::size_t at) const {
+        const bool identifier =
+            !name.empty() && (std::isalpha(static_cast<unsigned char>(name[0])) || name[0] == '_') &&
+            std::all_of(name.begin(), name.end(), [](char c) {
+                const auto byte = static_cast<unsigned char>(c);
+                return byte < 0x80 && (std::isalnum(byte) || c == '_' || c == '-' || c == '.');
+            });
+        if (!identifier) {
+            std::string shown;
+            for (const char c : name) {
+                const auto byte = static_cast<unsigned char>(c);
+                if (byte >= 0x20 && byte < 0x7F) {
+                    shown += c;
+                } else {
+                    static constexpr char kHex[] = "0123456789ABCDEF";
+                    shown += std::string("\\x") + kHex[byte >> 4] + kHex[byte & 0xF];
+                }
+            }
+            fail_at(at, "the instruction name '" + shown +
+                            "' is not an identifier (letters, digits, '_', '-', '.'; for example 'forward')");
+        }
+    }
+    // GPU clocks lie between a few hundred and a few thousand MHz; 5 MHz is a
+    // typo or a file in other units, not a schedule to send to every rank.
+    void check_frequency(long long mhz, std::size_t at) const {
+        if (mhz < kMinFrequencyMhz || mhz > kMaxFrequencyMhz)
+            fail_at(at, "a frequency of " + std::to_string(mhz) + " MHz is impossible for a GPU (expected " +
+                            std::to_string(kMinFrequencyMhz) + " to " + std::to_string(kMaxFrequencyMhz) +
+                            " MHz; frequencies are in MHz)");
+    }
+    static constexpr long long kMinFrequencyMhz = 100;
+    static constexpr long long kMaxFrequencyMhz = 10000;
     void expect(char c) {
         skip();
         if (peek() != c) fail(std::string("expected '") + c + "'");
@@ -104,8 +145,9 @@ private:
         }
     }
     [[nodiscard]] char peek() const { return pos_ < text_.size() ? text_[pos_] : '\0'; }
-    [[noreturn]] void fail(const std::string& what) const {
-        throw std::invalid_argument(source_ + ": character " + std::to_string(pos_) + ": " + what +
+    [[noreturn]] void fail(const std::string& what) const { fail_at(pos_, what); }
+    [[noreturn]] void fail_at(std::size_t at, const std::string& what) const {
+        throw std::invalid_argument(source_ + ": character " + std::to_string(at) + ": " + what +
                                     " (a solution is a list with one list of (instruction, frequency) per rank)");
     }
 

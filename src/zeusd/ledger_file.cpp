@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <limits>
 #include <optional>
 #include <sstream>
 
@@ -79,48 +80,88 @@ std::string_view to_string(Setting setting) {
 LedgerFile::LedgerFile(std::filesystem::path path, std::vector<std::string> gpu_pci_addresses)
     : path_(std::move(path)), gpu_pci_addresses_(std::move(gpu_pci_addresses)) {}
 
+namespace {
+
+// One entry as written by save(); throws std::runtime_error naming the entry
+// and the field whose type is wrong, so that the whole file is set aside.
+struct LedgerEntry {
+    std::string pci_address;
+    std::string setting;
+    std::optional<std::int64_t> previous;
+    ClientId owner = 0;
+};
+
+LedgerEntry read_entry(const nlohmann::json& entry, std::size_t index) {
+    const auto wrong = [&](std::string_view field, std::string_view expected) {
+        return std::runtime_error(fmt::format("records[{}]{} is not {}", index,
+                                              field.empty() ? std::string() : fmt::format(".{}", field), expected));
+    };
+    if (!entry.is_object()) throw wrong("", "an object");
+    LedgerEntry read;
+    const auto string = [&](const char* field) {
+        const auto it = entry.find(field);
+        if (it == entry.end() || !it->is_string()) throw wrong(field, "a string");
+        return it->get<std::string>();
+    };
+    read.pci_address = string("pci_address");
+    read.setting = string("setting");
+    if (const auto it = entry.find("previous"); it != entry.end() && !it->is_null()) {
+        if (!it->is_number_integer()) throw wrong("previous", "an integer");
+        read.previous = it->get<std::int64_t>();
+    }
+    const auto owner = entry.find("owner_pid");
+    if (owner == entry.end() || !owner->is_number_integer() || owner->get<std::int64_t>() < 0 ||
+        owner->get<std::int64_t>() > std::numeric_limits<pid_t>::max())
+        throw wrong("owner_pid", "a process id");
+    read.owner = static_cast<ClientId>(owner->get<std::int64_t>());
+    return read;
+}
+
+}  // namespace
+
 LedgerFile::Leftovers LedgerFile::load() const {
     Leftovers leftovers;
     std::ifstream in(path_);
     if (!in) return leftovers;
     std::stringstream text;
     text << in.rdbuf();
-    nlohmann::json document;
+    std::vector<LedgerEntry> entries;
     try {
-        document = nlohmann::json::parse(text.str());
+        const auto document = nlohmann::json::parse(text.str());
         if (!document.is_object() || !document.value("records", nlohmann::json()).is_array()) {
             throw std::runtime_error("no \"records\" list");
         }
+        // Every entry is checked before any is used: a file that does not
+        // validate is set aside whole, as one that does not parse is (a
+        // type error thrown later aborted every start).
+        for (const auto& entry : document["records"]) entries.push_back(read_entry(entry, entries.size()));
     } catch (const std::exception& failure) {
         const auto aside = path_.string() + ".corrupt";
         std::error_code ignored;
         std::filesystem::rename(path_, aside, ignored);
         leftovers.warnings.push_back(fmt::format(
-            "the restore ledger {} is not valid ({}); moved it to {}. GPU settings a previous zeusd changed may "
-            "still be in place: check them with nvidia-smi",
+            "the restore ledger {} is not valid ({}); moved it to {} and restored nothing from it. GPU settings a "
+            "previous zeusd changed may still be in place: check them with nvidia-smi",
             path_.string(), failure.what(), aside));
         return leftovers;
     }
-    for (const auto& entry : document["records"]) {
-        const auto pci = entry.value("pci_address", std::string());
-        const auto setting = setting_named(entry.value("setting", std::string()));
+    for (const auto& entry : entries) {
+        const auto setting = setting_named(entry.setting);
         std::optional<unsigned> gpu;
         for (unsigned id = 0; id < gpu_pci_addresses_.size(); ++id) {
-            if (gpu_pci_addresses_[id] == pci) gpu = id;
+            if (gpu_pci_addresses_[id] == entry.pci_address) gpu = id;
         }
         if (!setting || !gpu) {
             leftovers.warnings.push_back(fmt::format("cannot restore {} of the GPU at {} recorded in {}: {}",
-                                                     entry.value("setting", std::string("?")), pci, path_.string(),
+                                                     entry.setting, entry.pci_address, path_.string(),
                                                      !setting ? "unknown setting" : "no such GPU now"));
             continue;
         }
         SettingRecord record;
         record.gpu = *gpu;
         record.setting = *setting;
-        if (entry.contains("previous") && entry["previous"].is_number_integer()) {
-            record.previous = entry["previous"].get<std::int64_t>();
-        }
-        record.owner = entry.value("owner_pid", 0);
+        record.previous = entry.previous;
+        record.owner = entry.owner;
         leftovers.records.push_back(record);
     }
     return leftovers;

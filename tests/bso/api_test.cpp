@@ -7,6 +7,8 @@
 #include <nlohmann/json.hpp>
 
 #include <atomic>
+#include <functional>
+#include <mutex>
 #include <filesystem>
 #include <regex>
 #include <set>
@@ -352,8 +354,232 @@ TEST_P(BsoApi, AConnectionSeesAnothersCommitsBetweenItsPreparedQueries) {
     EXPECT_EQ(reader->next_trial_number("mnist-seen"), trial.trial_number + 1);
 }
 
+// The inputs probing found unequal between the backends (a 500 quoting SQL,
+// or PostgreSQL alone refusing a real GPU's name) or silently wrong: each is
+// a 422 naming the field, or stored faithfully, the same on both.
+TEST_P(BsoApi, InputsAreCheckedAlikeOnBothBackends) {
+    const auto field_of = [](const Reply& r) { return r.body["detail"][0]["loc"].back(); };
+    auto twice = spec("mnist-1");
+    twice["batch_sizes"] = {8, 16, 16, 128};
+    auto r = call(http::verb::post, "/jobs", twice);
+    EXPECT_EQ(r.status, 422) << r.body;
+    EXPECT_EQ(field_of(r), "batch_sizes");
+    EXPECT_EQ(r.body.dump().find("INSERT"), std::string::npos) << r.body;
+
+    // A real GPU name longer than the original's 30-character column is stored as given.
+    auto laptop = spec("mnist-laptop");
+    laptop["gpu_model"] = "NVIDIA GeForce RTX 4090 Laptop GPU";
+    r = call(http::verb::post, "/jobs", laptop);
+    ASSERT_EQ(r.status, 201) << r.body;
+    EXPECT_EQ(r.body["gpu_model"], "NVIDIA GeForce RTX 4090 Laptop GPU");
+    open();  // read back from the database, not from memory
+    r = call(http::verb::post, "/jobs", laptop);
+    EXPECT_EQ(r.status, 200) << r.body << ": the stored spec differs from the one sent";
+    // Ids and names up to the columns' 400 characters (counted as characters, as PostgreSQL does).
+    const std::string long_id = "mnist" + std::string(395, 'x');
+    r = call(http::verb::post, "/jobs", spec(long_id));
+    EXPECT_EQ(r.status, 201) << r.body;
+    EXPECT_EQ(predict(long_id)["job_id"], long_id);
+    auto accented = spec("mnist-accent");
+    accented["gpu_model"] = std::string(200, 'x') + [] { std::string e; for (int i = 0; i < 200; ++i) e += "\u00e9"; return e; }();
+    EXPECT_EQ(call(http::verb::post, "/jobs", accented).status, 201);
+    for (const auto& [field, value] : std::vector<std::pair<std::string, json>>{
+             {"job_id", "mnist" + std::string(396, 'x')},
+             {"gpu_model", std::string(401, 'g')},
+             {"num_pruning_rounds", 0},
+             {"max_epochs", json::parse("9223372036854775808")},
+             {"number_of_gpus", json::parse("18446744073709551615")},
+             {"default_batch_size", 1e300},
+             {"window_size", -1e300}}) {
+        auto bad = spec("mnist-bad");
+        bad[field] = value;
+        r = call(http::verb::post, "/jobs", bad);
+        EXPECT_EQ(r.status, 422) << field << ": " << r.body;
+        if (r.status == 422) {
+            EXPECT_EQ(field_of(r), field) << r.body;
+        }
+    }
+    auto prefix = spec("x");
+    prefix.erase("job_id");
+    prefix["job_id_prefix"] = std::string(392, 'p');
+    r = call(http::verb::post, "/jobs", prefix);
+    EXPECT_EQ(r.status, 422) << r.body;
+    EXPECT_EQ(field_of(r), "job_id_prefix");
+    // A batch size beyond int64 in a list, and in a report.
+    auto huge = spec("mnist-huge");
+    huge["batch_sizes"] = json::array({8, json::parse("9223372036854775808")});
+    EXPECT_EQ(call(http::verb::post, "/jobs", huge).status, 422);
+    EXPECT_EQ(call(http::verb::post, "/report", json{{"job_id", "mnist-1"}, {"batch_size", 1e300}, {"trial_number", 1},
+                                                     {"time", 1}, {"energy", 1}, {"metric", 1}, {"current_epoch", 1}})
+                  .status,
+              422);
+}
+
+// Ids that are not percent-encoded UTF-8 are a 422 (they were a 500 and a log line per request).
+TEST_P(BsoApi, UndecodableQueryIdsAre422s) {
+    for (const char* target : {"/jobs/batch_size?job_id=%FF", "/jobs/batch_size?job_id=%C3%28"}) {
+        const auto r = call(http::verb::get, target);
+        EXPECT_EQ(r.status, 422) << target << ": " << r.body;
+        EXPECT_EQ(r.body["detail"][0]["loc"], json({"query", "job_id"}));
+    }
+    EXPECT_EQ(call(http::verb::delete_, "/jobs?job_id=%FF").status, 422);
+    EXPECT_EQ(call(http::verb::post, "/jobs", std::string(100000, '[')).status, 422);
+}
+
+// A database failure is a 500 that says so; its text, which quotes SQL, goes to the log only.
+TEST_P(BsoApi, NoResponseBodyCarriesSql) {
+    ASSERT_EQ(call(http::verb::post, "/jobs", spec("mnist-1")).status, 201);
+    std::vector<std::string> logged;
+    router_ = std::make_unique<Router>(*service_, [&logged](http_server::LogLevel, const std::string& line) {
+        logged.push_back(line);
+    });
+    if (GetParam() == "postgresql") {
+        ASSERT_TRUE(cluster().sql(location_.substr(location_.rfind('/') + 1), "DROP TABLE bso_trial"));
+    } else {
+        ASSERT_EQ(std::system(("sqlite3 '" + location_ + "' 'DROP TABLE bso_trial'").c_str()), 0);
+    }
+    const auto r = call(http::verb::get, "/jobs/batch_size?job_id=mnist-1");
+    EXPECT_EQ(r.status, 500) << r.body;
+    for (const char* sql : {"SELECT", "INSERT", "bso_", "FROM"}) EXPECT_EQ(r.body.dump().find(sql), std::string::npos) << r.body;
+    ASSERT_EQ(logged.size(), 1U);
+    EXPECT_NE(logged[0].find("bso_trial"), std::string::npos) << logged[0];
+}
+
+// The original server's database (its Job, BatchSize, GaussianTsArmState and
+// Trial tables, as its schema.py names them): refused at start with a message
+// that says so, never answered "Unknown job" for the original's jobs.
+TEST_P(BsoApi, TheOriginalServersDatabaseIsRefusedAtStart) {
+    std::string location;
+    const std::string tables[] = {
+        R"(CREATE TABLE "Job" (job_id VARCHAR(400) PRIMARY KEY, gpu_model VARCHAR(30) NOT NULL))",
+        R"(CREATE TABLE "Trial" (job_id VARCHAR(400) NOT NULL, trial_number INTEGER NOT NULL))"};
+    if (GetParam() == "postgresql") {
+        const std::string name = "bso_original_" + std::to_string(::getpid());
+        location = cluster().new_database(name);
+        for (const auto& table : tables) {
+            std::string escaped;
+            for (const char c : table) escaped += c == '"' ? std::string("\\\"") : std::string(1, c);
+            ASSERT_TRUE(cluster().sql(name, escaped)) << escaped;
+        }
+    } else {
+        location = (dir_ / "original.db").string();
+        for (const auto& table : tables)
+            ASSERT_EQ(std::system(("sqlite3 '" + location + "' '" + table + "'").c_str()), 0) << table;
+    }
+    try {
+        (void)Database::open(location);
+        FAIL() << "the original server's database was opened";
+    } catch (const BsoError& e) {
+        const std::string message = e.what();
+        EXPECT_NE(message.find("original Zeus batch-size server's tables (Job, Trial)"), std::string::npos) << message;
+        EXPECT_NE(message.find("does not import"), std::string::npos) << message;
+        EXPECT_NE(message.find("--database"), std::string::npos) << message;
+    }
+}
+
 INSTANTIATE_TEST_SUITE_P(Sqlite, BsoApi, ::testing::Values("sqlite"));
 INSTANTIATE_TEST_SUITE_P(Postgres, BsoApi, ::testing::Values("postgresql"));
+
+// PostgreSQL restarted (or the backends ended) under load: the pooled
+// connections are replaced, every request succeeds again within seconds, the
+// outage is logged once, and no write that was answered is lost.
+class BsoPostgresOutage : public ::testing::Test {
+protected:
+    void SetUp() override {
+        if (cluster().uri().empty()) GTEST_SKIP() << "no PostgreSQL server: " << cluster().error();
+        static std::atomic<int> counter{0};
+        name_ = "bso_outage_" + std::to_string(::getpid()) + "_" + std::to_string(counter++);
+        location_ = cluster().new_database(name_);
+    }
+
+    void survives(const std::function<bool()>& outage) {
+        std::vector<std::unique_ptr<Database>> pool;
+        for (int i = 0; i < 4; ++i) pool.push_back(Database::open(location_));
+        Service service(std::move(pool));
+        std::mutex log_mutex;
+        std::vector<std::string> logged;
+        service.set_log([&](const std::string& line) {
+            const std::lock_guard lock(log_mutex);
+            logged.push_back(line);
+        });
+        Router router(service);
+        const auto call = [&router](http::verb method, const std::string& target, const std::string& body = "") {
+            http_server::Request request{method, target, 11};
+            request.body() = body;
+            const auto response = router.handle(request);
+            return std::make_pair(static_cast<int>(response.status), json::parse(response.body));
+        };
+        json job{{"job_id_prefix", "load"}, {"batch_sizes", {8, 16, 32}}, {"default_batch_size", 16},
+                 {"max_power", 300.0}, {"number_of_gpus", 1}, {"gpu_model", "A100"}};
+        std::vector<std::string> jobs;
+        for (int i = 0; i < 4; ++i) {
+            auto created = call(http::verb::post, "/jobs", job.dump());
+            ASSERT_EQ(created.first, 201) << created.second;
+            jobs.push_back(created.second["job_id"]);
+        }
+        std::atomic<bool> stop{false};
+        std::atomic<bool> restarted{false};
+        std::mutex acknowledged_mutex;
+        std::vector<json> acknowledged;  // trials the server answered
+        std::vector<std::chrono::steady_clock::time_point> last_failure(jobs.size());
+        std::vector<std::thread> clients;
+        for (std::size_t c = 0; c < jobs.size(); ++c) {
+            clients.emplace_back([&, c] {
+                while (!stop) {
+                    const auto [status, body] = call(http::verb::get, "/jobs/batch_size?job_id=" + jobs[c]);
+                    if (status == 200) {
+                        const std::lock_guard lock(acknowledged_mutex);
+                        acknowledged.push_back(body);
+                    } else {
+                        EXPECT_TRUE(status == 500 || status == 503) << body;
+                        EXPECT_EQ(body.dump().find("SELECT"), std::string::npos) << body;
+                        if (restarted) last_failure[c] = std::chrono::steady_clock::now();
+                    }
+                    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+                }
+            });
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(300));
+        ASSERT_TRUE(outage());
+        const auto back = std::chrono::steady_clock::now();
+        restarted = true;
+        std::this_thread::sleep_for(std::chrono::seconds(4));
+        stop = true;
+        for (auto& client : clients) client.join();
+        std::size_t after_restart = 0;
+        for (const auto& failure : last_failure) {
+            if (failure.time_since_epoch().count() == 0) continue;
+            EXPECT_LT(failure - back, std::chrono::seconds(2)) << "requests still failed long after PostgreSQL was back";
+        }
+        // Every request succeeds now, on every pooled connection.
+        for (int i = 0; i < 8; ++i) {
+            const auto [status, body] = call(http::verb::get, "/jobs/batch_size?job_id=" + jobs[0]);
+            EXPECT_EQ(status, 200) << body;
+            if (status == 200) ++after_restart;
+        }
+        EXPECT_EQ(after_restart, 8U);
+        // Nothing answered was lost: every acknowledged trial is still there to end.
+        for (const auto& trial : acknowledged) {
+            const auto [status, body] = call(http::verb::patch, "/trials", trial.dump());
+            EXPECT_EQ(status, 200) << trial << " was acknowledged and is gone: " << body;
+        }
+        const std::lock_guard lock(log_mutex);
+        ASSERT_EQ(logged.size(), 2U) << "the outage is logged once, and the recovery once";
+        EXPECT_NE(logged[0].find("connection to PostgreSQL broke"), std::string::npos) << logged[0];
+        EXPECT_NE(logged[1].find("reconnected to PostgreSQL"), std::string::npos) << logged[1];
+    }
+
+    std::string name_;
+    std::string location_;
+};
+
+TEST_F(BsoPostgresOutage, ARestartUnderLoadIsSurvived) {
+    survives([] { return cluster().restart(); });
+}
+
+TEST_F(BsoPostgresOutage, TerminatedBackendsAreReplaced) {
+    survives([this] { return cluster().terminate_backends(name_); });
+}
 
 }  // namespace
 }  // namespace zeus::bso

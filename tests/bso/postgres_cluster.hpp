@@ -88,6 +88,22 @@ public:
         return "postgresql://bso@127.0.0.1:" + std::to_string(port_) + "/" + name;
     }
 
+    // pg_ctl restart (fast shutdown: every client's connection is cut).
+    bool restart() {
+        return run(pg_ctl_ + " -w -t 60 -m fast -l " + (dir_ / "server.log").string() + " restart >/dev/null 2>&1");
+    }
+    // Ends every other backend connected to `database`, as an operator's pg_terminate_backend does.
+    bool terminate_backends(const std::string& database) {
+        return run(psql_ + " -q -h 127.0.0.1 -p " + std::to_string(port_) +
+                   " -U bso -d postgres -c \"SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '" +
+                   database + "' AND pid <> pg_backend_pid()\" >/dev/null 2>&1");
+    }
+    // Runs one SQL statement on `database` with psql; true when it succeeded.
+    bool sql(const std::string& database, const std::string& statement) {
+        return run(psql_ + " -q -h 127.0.0.1 -p " + std::to_string(port_) + " -U bso -d " + database + " -c \"" +
+                   statement + "\" >/dev/null 2>&1");
+    }
+
 private:
     static bool run(const std::string& command) { return std::system(command.c_str()) == 0; }
 

@@ -81,6 +81,7 @@ class HttpServerTest : public ::testing::Test {
                     later_.push_back(std::move(respond));
                     return;
                 }
+                if (request.target() == "/throw") throw std::runtime_error("a handler bug");
                 if (request.target() == "/stream") {
                     respond(Response::event_stream(std::make_shared<SteadySource>()));
                     return;
@@ -317,6 +318,100 @@ TEST_F(HttpServerTest, BodiesInCodingsWeCannotDecodeAreRefused) {
                       "close\r\n\r\n3\r\nabc\r\n0\r\n\r\n");
     const auto fine = receive_all(chunked);
     EXPECT_TRUE(has(fine, "got 'abc'")) << fine;
+}
+
+// A handler slower than the request timeout once must not leave its
+// keep-alive connection without one: after the late answer, an idle
+// connection is dropped again after request_timeout.
+TEST_F(HttpServerTest, TheRequestTimeoutIsRearmedAfterALateAnswer) {
+    ServerLimits limits;
+    limits.request_timeout = 300ms;
+    start(limits);
+    const int fd = connect_client();
+    send_all(fd, "GET /later HTTP/1.1\r\nHost: x\r\n\r\n");
+    for (const auto since = std::chrono::steady_clock::now();;) {
+        {
+            const std::lock_guard lock(log_mutex_);
+            if (!later_.empty()) break;
+        }
+        ASSERT_LT(std::chrono::steady_clock::now() - since, 3s) << "the handler never ran";
+        std::this_thread::sleep_for(5ms);
+    }
+    std::this_thread::sleep_for(limits.request_timeout * 3);
+    {
+        const std::lock_guard lock(log_mutex_);
+        later_.front()(Response::text(http::status::ok, "late"));
+    }
+    EXPECT_TRUE(has(receive(fd, [](const std::string& r) { return has(r, "late"); }), "late"));
+    // Idle now: closed by the server (recv gives 0) within a few timeouts.
+    const auto idle_since = std::chrono::steady_clock::now();
+    EXPECT_EQ(receive_all(fd), "");
+    EXPECT_LT(std::chrono::steady_clock::now() - idle_since, 2s) << "the idle connection was never dropped";
+}
+
+// HEAD is answered as GET is, with the header (Content-Length included) and no body.
+TEST_F(HttpServerTest, HeadIsAnsweredLikeGetWithoutABody) {
+    start();
+    const int fd = connect_client();
+    send_all(fd, "GET /x HTTP/1.1\r\nHost: x\r\n\r\n");
+    const auto get = receive(fd, [](const std::string& r) { return has(r, "got ''"); });
+    send_all(fd, "HEAD /x HTTP/1.1\r\nHost: x\r\n\r\n");
+    const auto head = receive(fd, [](const std::string& r) { return has(r, "\r\n\r\n"); });
+    EXPECT_TRUE(has(head, "HTTP/1.1 200 OK")) << head;
+    const auto length = get.substr(get.find("Content-Length:"), get.find("\r\n", get.find("Content-Length:")) -
+                                                                   get.find("Content-Length:"));
+    EXPECT_TRUE(has(head, length)) << head << " vs " << length;
+    EXPECT_TRUE(head.ends_with("\r\n\r\n")) << head;
+    // The connection goes on, and no body bytes were left in it.
+    send_all(fd, "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok");
+    const auto next = receive_all(fd);
+    EXPECT_TRUE(next.starts_with("HTTP/1.1 200 OK")) << next;
+    EXPECT_TRUE(has(next, "got 'ok'")) << next;
+}
+
+// Bodies being read count against one budget for the whole server: clients
+// that each stay under body_limit cannot together hold N x body_limit.
+TEST_F(HttpServerTest, RequestBodiesShareOneBudgetForTheServer) {
+    ServerLimits limits;
+    limits.body_limit = 1024 * 1024;
+    limits.total_body_limit = 2 * 1024 * 1024;
+    start(limits);
+    const std::string header = "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 1048576\r\n\r\n";
+    const int first = connect_client();
+    const int second = connect_client();
+    send_all(first, header + "a");
+    send_all(second, header + "b");
+    std::this_thread::sleep_for(100ms);  // both headers read; their bodies pending
+    const int third = connect_client();
+    send_all(third, header);
+    const auto refused = receive_all(third);
+    EXPECT_TRUE(has(refused, "503 Service Unavailable")) << refused;
+    EXPECT_TRUE(has(refused, "Retry-After: 1")) << refused;
+    EXPECT_TRUE(has(log(), "refused a 1048576-byte request body")) << log();
+    // One body done and answered: its share is free for the next.
+    send_all(first, std::string(1048575, 'a'));
+    EXPECT_TRUE(has(receive(first, [](const std::string& r) { return has(r, "got 'a"); }), "200 OK"));
+    const int fourth = connect_client();
+    send_all(fourth, "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 1048576\r\nConnection: close\r\n\r\n" +
+                         std::string(1048576, 'c'));
+    const auto served = receive(fourth, [](const std::string& r) { return r.ends_with("'"); });
+    EXPECT_TRUE(has(served, "200 OK")) << served.substr(0, 200);
+}
+
+// A request that keeps failing in the handler is logged once per interval, not once per request.
+TEST_F(HttpServerTest, RepeatedHandlerFailuresAreLoggedAtARate) {
+    start();
+    const int fd = connect_client();
+    for (int i = 0; i < 20; ++i) {
+        send_all(fd, "GET /throw HTTP/1.1\r\nHost: x\r\n\r\n");
+        const auto reply = receive(fd, [](const std::string& r) { return has(r, "server log\"}"); });
+        EXPECT_TRUE(has(reply, "500 Internal Server Error")) << reply;
+    }
+    const auto text = log();
+    std::size_t lines = 0;
+    for (std::size_t at = text.find("a handler bug"); at != std::string::npos; at = text.find("a handler bug", at + 1))
+        ++lines;
+    EXPECT_EQ(lines, 1U) << text;
 }
 
 }  // namespace

@@ -40,6 +40,29 @@ TEST(Solution, RefusesCodeAndMalformedText) {
     }
 }
 
+// What the ranks would be sent must be a schedule they can run: names that
+// are identifiers (text, so that they can be sent as JSON) and frequencies a
+// GPU has. Such a solution was accepted, then one rank got a 500 and another
+// a closed connection.
+TEST(Solution, RefusesImpossibleInstructionsAndFrequencies) {
+    const auto refused = [](const std::string& text, const std::string& expected) {
+        try {
+            (void)parse_solution(text, "s.json");
+            ADD_FAILURE() << text << " was accepted";
+        } catch (const std::invalid_argument& e) {
+            EXPECT_NE(std::string(e.what()).find(expected), std::string::npos) << e.what();
+        }
+    };
+    refused(R"([[["forward",1740],["backward",5]]])", "a frequency of 5 MHz is impossible");
+    refused(R"([[["forward",0]]])", "a frequency of 0 MHz is impossible");
+    refused(R"([[["forward",174000000]]])", "a frequency of 174000000 MHz is impossible");
+    refused(R"([[["forward",99999999999999999999999]]])", "out of range");
+    refused("[[[\"forw\xFF" "ard\",1740]]]", "'forw\\xFFard' is not an identifier");
+    refused(R"([[["",1740]]])", "'' is not an identifier");
+    refused(R"([[["for ward",1740]]])", "'for ward' is not an identifier");
+    EXPECT_NO_THROW((void)parse_solution(R"([[["forward",210],["backward_2",10000],["recompute.fw",1410]]])", "s.json"));
+}
+
 TEST(PointSolution, OneEntryPerRank) {
     const std::vector<std::vector<InstructionFrequency>> solution{{{"forward", 1}}, {{"forward", 2}}};
     const auto schedules = point_solution(solution, 2);

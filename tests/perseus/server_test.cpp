@@ -4,11 +4,13 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <filesystem>
 #include <fstream>
 #include <optional>
 #include <string>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "perseus/router.hpp"
@@ -249,6 +251,91 @@ TEST_F(PfoServerTest, ThreeDimensionalResultsThatCannotBeAggregatedEndTheJob) {
     ASSERT_TRUE(next.answered());
     EXPECT_EQ(next.status(), 500);
     EXPECT_NE(next.body()["detail"].get<std::string>().find("could not observe"), std::string::npos) << next.body();
+}
+
+// job_metadata becomes part of the job id, and the id a directory under
+// dump_dir: whatever a client puts there, every dump stays inside dump_dir
+// ("/../../escaped" wrote escaped/ranks.json two levels up).
+TEST_F(PfoServerTest, DumpsStayInsideTheDumpDirectoryWhateverTheJobMetadata) {
+    start("PointSolution", 1);
+    // dump_dir two levels down, so that "../.." lands inside the test's directory where we can look.
+    settings_.dump_dir = dir_ / "a" / "b" / "dump";
+    jobs_.emplace(settings_);
+    router_.emplace(*jobs_);
+    const auto percent_encoded = [](const std::string& id) {
+        std::string out;
+        for (const char c : id) {
+            const auto byte = static_cast<unsigned char>(c);
+            if (std::isalnum(byte) || c == '-' || c == '+' || c == '.' || c == '_') out += c;
+            else out += fmt::format("%{:02X}", byte);
+        }
+        return out;
+    };
+    for (const std::string& metadata : {std::string("/../../escaped"), std::string("x/../../../escaped2"),
+                                       std::string("/..") + std::string(1, '\0') + "/nul", std::string("..")}) {
+        const auto job = register_job(1, 1, 1, metadata);
+        ASSERT_EQ(register_rank(percent_encoded(job), 0, 0).status(), 200) << job;
+    }
+    std::size_t inside = 0;
+    for (const auto& entry : std::filesystem::recursive_directory_iterator(dir_)) {
+        if (entry.path().filename() != "ranks.json") continue;
+        const auto relative = entry.path().lexically_relative(settings_.dump_dir);
+        EXPECT_FALSE(relative.empty() || *relative.begin() == "..") << entry.path() << " is outside the dump directory";
+        // Exactly one directory per job right under dump_dir.
+        EXPECT_EQ(std::distance(relative.begin(), relative.end()), 2) << relative;
+        ++inside;
+    }
+    EXPECT_EQ(inside, 4U);
+    EXPECT_FALSE(std::filesystem::exists(dir_ / "a" / "escaped"));
+    EXPECT_FALSE(std::filesystem::exists(dir_ / "escaped2"));
+}
+
+// A symbolic link planted in the dump directory does not lead a dump out of it.
+TEST_F(PfoServerTest, ADumpThroughASymbolicLinkOutOfTheDumpDirectoryIsRefused) {
+    std::vector<std::string> warnings;
+    start("PointSolution", 1);
+    jobs_.emplace(settings_, [&warnings](const std::string& warning) { warnings.push_back(warning); });
+    router_.emplace(*jobs_);
+    const auto job = register_job(1, 1, 1, "linked");
+    std::filesystem::create_directories(settings_.dump_dir);
+    std::filesystem::create_directories(dir_ / "elsewhere");
+    std::filesystem::create_directory_symlink(dir_ / "elsewhere", settings_.dump_dir / job);
+    ASSERT_EQ(register_rank(job, 0, 0).status(), 200);
+    EXPECT_FALSE(std::filesystem::exists(dir_ / "elsewhere" / "ranks.json"));
+    ASSERT_EQ(warnings.size(), 1U);
+    EXPECT_NE(warnings[0].find("outside the dump directory"), std::string::npos) << warnings[0];
+}
+
+// Ids that are not percent-encoded UTF-8, in the path or the query, and
+// bodies nested too deeply: 422s that serialise, never a 500.
+TEST_F(PfoServerTest, UndecodableIdsAndDeepBodiesAre422s) {
+    start("PointSolution", 2);
+    const auto job = register_job(2, 1, 1);
+    for (const auto& [method, target] : std::vector<std::pair<http::verb, std::string>>{
+             {http::verb::get, "/schedule/%FF?rank=0"},
+             {http::verb::post, "/register_rank/%FF"},
+             {http::verb::post, "/result/%C3%28"},
+             {http::verb::get, "/schedule/" + job + "?rank=%FF"}}) {
+        const auto answer = send(method, target, "{}");
+        ASSERT_TRUE(answer.answered()) << target;
+        EXPECT_EQ(answer.status(), 422) << target << ": " << (*answer.slot)->body;
+    }
+    const auto deep = send(http::verb::post, "/register_job", std::string(1 << 20, '['));
+    EXPECT_EQ(deep.status(), 422);
+    EXPECT_NE(deep.body()["detail"][0]["msg"].get<std::string>().find("deeper than"), std::string::npos);
+}
+
+// A solution no rank could run is a startup error, before any job registers.
+TEST_F(PfoServerTest, AnImpossibleSolutionIsRefusedAtStartup) {
+    settings_.solution_path = dir_ / "slow.json";
+    std::ofstream(settings_.solution_path) << R"([[["forward",5],["backward",900]]])";
+    try {
+        check_settings(settings_);
+        FAIL() << "a 5 MHz schedule was accepted";
+    } catch (const PfoError& e) {
+        EXPECT_NE(std::string(e.what()).find("slow.json"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("5 MHz is impossible"), std::string::npos) << e.what();
+    }
 }
 
 TEST(PfoSettings, RefusesUnknownSchedulersAndMissingSolutions) {

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "http_server/json_limits.hpp"
 #include "zeusd/auth/base64url.hpp"
 
 namespace zeus::zeusd {
@@ -55,7 +56,16 @@ std::optional<std::string> hmac_sha256(std::string_view key, std::string_view da
 Result<nlohmann::json> decode_part(std::string_view part, std::string_view what) {
     auto bytes = base64url_decode(part);
     if (!bytes) return rejection(TokenProblem::Malformed, "Base64 error: " + bytes.error().message);
-    auto json = nlohmann::json::parse(bytes.value(), nullptr, /*allow_exceptions=*/false);
+    nlohmann::json json;
+    try {
+        // A key given twice ({"scopes":[],"scopes":["gpu-control"]}) has no one
+        // meaning (parsers differ on which one wins): such a token is refused.
+        json = http_server::parse_json_checked(bytes.value(), {.refuse_duplicate_keys = true});
+    } catch (const http_server::JsonLimitError& e) {
+        return rejection(TokenProblem::Malformed, fmt::format("JSON error in the {}: {}", what, e.what()));
+    } catch (const nlohmann::json::exception&) {
+        json = nullptr;
+    }
     if (!json.is_object()) {
         return rejection(TokenProblem::Malformed, fmt::format("JSON error: the {} is not a JSON object", what));
     }

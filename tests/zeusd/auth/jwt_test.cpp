@@ -270,6 +270,18 @@ TEST_F(JwtClaims, ExpMustBeWholeNonNegativeSeconds) {
               UnixSeconds{18446744073709551615ULL});
 }
 
+// A correctly signed token whose payload names a claim twice is refused:
+// "last one wins" would let one reader see other scopes than another.
+TEST_F(JwtClaims, RefusesADuplicatedKey) {
+    expect_problem(verify_payload(R"({"sub":"x","scopes":["gpu-read"],"scopes":["gpu-control"]})"),
+                   TokenProblem::Malformed,
+                   "JSON error in the payload: the key \"scopes\" appears twice in one object; give each key once");
+    expect_problem(verify_payload(R"({"sub":"x","sub":"y","scopes":[]})"), TokenProblem::Malformed,
+                   "JSON error in the payload: the key \"sub\" appears twice in one object; give each key once");
+    // The same key in two different objects is no duplicate.
+    EXPECT_TRUE(verify_payload(R"({"sub":"x","scopes":[],"extra":{"sub":1}})").ok());
+}
+
 TEST_F(JwtClaims, RefusesAnAudience) {
     expect_problem(verify_payload(R"({"sub":"x","scopes":[],"aud":"elsewhere"})"), TokenProblem::Malformed,
                    "InvalidAudience");

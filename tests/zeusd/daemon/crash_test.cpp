@@ -61,6 +61,23 @@ TEST_F(ZeusdTest, PersistedChangesAreNotUndoneAfterACrash) {
     EXPECT_EQ(log().find("previous zeusd"), std::string::npos) << log();
 }
 
+// A ledger that parses but does not validate (a wrong JSON type) aborted
+// every start with a type_error: it is set aside like a corrupt one, and
+// zeusd starts.
+TEST_F(ZeusdTest, ALedgerWithWrongTypesIsSetAsideAndZeusdStarts) {
+    const std::filesystem::path ledger = *endpoint_.unix_path + ".ledger.json";
+    for (const char* text : {R"({"records":[1]})", R"({"records":[{"pci_address":7,"setting":"power_limit","owner_pid":1}]})",
+                             R"({"records":[{"pci_address":"x","setting":"power_limit","owner_pid":"x"}]})"}) {
+        std::ofstream(ledger) << text;
+        start();
+        EXPECT_EQ(get("/time").status, 200) << text << "\n" << log();
+        EXPECT_NE(log().find("is not valid"), std::string::npos) << log();
+        EXPECT_TRUE(std::filesystem::exists(ledger.string() + ".corrupt")) << text;
+        daemon_.reset();
+        std::filesystem::remove(ledger.string() + ".corrupt");
+    }
+}
+
 TEST_F(ZeusdTest, AnUnwritableLedgerDirectoryIsRefusedAtStart) {
     const auto [status, output] =
         run_zeusd({"serve", "--socket-path", *endpoint_.unix_path, "--restore-ledger", "/proc/zeusd/ledger.json"},

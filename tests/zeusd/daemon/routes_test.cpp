@@ -187,6 +187,7 @@ TEST_F(ZeusdTest, BadQueriesGetTheOriginalsErrors) {
         {"/gpu/reset_locked_clocks?gpu_ids=0&block=true&persist=true", 400,
          "Query deserialize error: unknown field `persist`, expected one of `gpu_ids`, `block`"},
         {"/gpu/get_power?gpu_ids=%zz", 400, "Bad request target: invalid percent-encoding"},
+        {"/gpu/get_power?gpu_ids=%FF", 400, "Bad request target: invalid percent-encoding"},  // not UTF-8
     };
     for (const auto& bad : cases) {
         const bool is_post = std::string(bad.target).find("/set_") != std::string::npos ||

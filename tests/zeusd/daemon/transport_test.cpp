@@ -5,6 +5,8 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 
+#include <chrono>
+#include <filesystem>
 #include <fstream>
 #include <thread>
 
@@ -167,6 +169,54 @@ TEST_F(ZeusdTest, SlowClientsAreDroppedWhileOthersAreServed) {
     EXPECT_EQ(n, 0);
     EXPECT_LT(waited, 3.0);
     ::close(slow);
+}
+
+// A handler slower than the request timeout (an override that sleeps)
+// must not leave its keep-alive connection without one afterwards.
+TEST_F(ZeusdTest, TheRequestTimeoutHoldsAgainAfterASlowOverride) {
+    const auto script = dir_ / "slow.sh";
+    std::ofstream(script) << "#!/bin/sh\nsleep 1.5\n";
+    std::filesystem::permissions(script, std::filesystem::perms::owner_all);
+    const auto toml = dir_ / "overrides.toml";
+    std::ofstream(toml) << "[set_power_limit]\ncommands = [\"" << script.string() << "\"]\n";
+    std::filesystem::permissions(toml, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
+    start({"--gpu-command-overrides", toml.string(), "--request-timeout-s", "0.5"});
+    const int fd = connect_to(endpoint_);
+    ASSERT_GE(fd, 0);
+    const std::string request =
+        "POST /gpu/set_power_limit?gpu_ids=0&power_limit_mw=250000&block=true&persist=true HTTP/1.1\r\nHost: x\r\n\r\n";
+    ASSERT_GT(::send(fd, request.data(), request.size(), MSG_NOSIGNAL), 0);
+    std::string reply;
+    char buffer[4096];
+    while (reply.find("\r\n\r\n") == std::string::npos) {
+        const auto n = ::recv(fd, buffer, sizeof buffer, 0);
+        ASSERT_GT(n, 0) << reply << log();
+        reply.append(buffer, static_cast<std::size_t>(n));
+    }
+    EXPECT_EQ(reply.rfind("HTTP/1.1 200", 0), 0U) << reply;
+    // Idle from here: dropped after about the timeout, not kept open for good.
+    timeval limit{5, 0};
+    ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof limit);
+    const auto idle_since = std::chrono::steady_clock::now();
+    ssize_t n = 0;
+    while ((n = ::recv(fd, buffer, sizeof buffer, 0)) > 0) {
+    }
+    const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - idle_since).count();
+    EXPECT_EQ(n, 0) << "the idle connection was still open after 5 s";
+    EXPECT_LT(waited, 3.0);
+    ::close(fd);
+}
+
+// HEAD on a GET route: GET's status and headers, no body (it was a 405).
+TEST_F(ZeusdTest, HeadIsAnsweredLikeGetWithoutABody) {
+    start();
+    const auto get_reply = raw_exchange(endpoint_, "GET /time HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+    const auto head = raw_exchange(endpoint_, "HEAD /time HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+    EXPECT_EQ(head.rfind("HTTP/1.1 200", 0), 0U) << head;
+    EXPECT_TRUE(head.ends_with("\r\n\r\n")) << head;
+    EXPECT_NE(head.find("Content-Length:"), std::string::npos) << head;
+    EXPECT_EQ(get_reply.rfind("HTTP/1.1 200", 0), 0U) << get_reply;
+    EXPECT_GT(get_reply.size(), head.size());
 }
 
 }  // namespace

@@ -1,0 +1,274 @@
+#!/usr/bin/env python3
+"""The classes of request every server shares through src/http_server/, tried
+against all four servers as processes: zeusd, `zeus exporter`,
+`zeus bso-server` and `zeus perseus-server`.
+
+- HEAD on a GET route: GET's status and Content-Length, and no body (zeusd,
+  the batch-size and the Perseus servers answered 405);
+- an id that is not percent-encoded UTF-8 (%FF): a 4xx, never a 500;
+- the request timeout holds again after an answer that took longer than it
+  (a Perseus long-poll; zeusd's slow override is in tests/zeusd);
+- JSON bodies nested too deeply: a 422 (the FastAPI-style servers);
+- the Perseus server's 16 MiB bodies share one budget (a 503 once it is
+  spent), and the memory of large bodies goes back after they are answered.
+
+Usage: every_server_test.py ZEUS_CLI ZEUSD SIM_LIBRARY
+Standard library only (Debian's python3).
+"""
+import json
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+ZEUS, ZEUSD, SIM_LIBRARY = sys.argv[1:4]
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Server:
+    """A server process and how to reach it (TCP port or Unix socket path)."""
+
+    def __init__(self, args, address, env=None, log=None):
+        self.address = address
+        self.log_path = log
+        self.log_file = open(log, "wb") if log else None
+        self.process = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL,
+                                        stderr=self.log_file or subprocess.DEVNULL)
+        deadline = time.time() + 30
+        while time.time() < deadline:
+            try:
+                self.connect().close()
+                return
+            except OSError:
+                if self.process.poll() is not None:
+                    raise RuntimeError(f"{args[0]} exited: {self.log()}")
+                time.sleep(0.05)
+        raise RuntimeError(f"{args} never listened: {self.log()}")
+
+    def log(self):
+        if not self.log_path:
+            return ""
+        with open(self.log_path, errors="replace") as f:
+            return f.read()
+
+    def connect(self):
+        if isinstance(self.address, str):
+            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        else:
+            s = socket.socket()
+        s.settimeout(10)
+        try:
+            s.connect(self.address)
+        except OSError:
+            s.close()
+            raise
+        return s
+
+    def exchange(self, raw):
+        """Sends raw bytes on a new connection and returns all until it closes."""
+        s = self.connect()
+        s.sendall(raw)
+        data = b""
+        try:
+            while True:
+                chunk = s.recv(65536)
+                if not chunk:
+                    break
+                data += chunk
+        except socket.timeout:
+            pass
+        s.close()
+        return data
+
+    def stop(self):
+        self.process.terminate()
+        try:
+            self.process.wait(10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+        if self.log_file:
+            self.log_file.close()
+
+    def rss_kib(self):
+        with open(f"/proc/{self.process.pid}/status") as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1])
+        return 0
+
+
+def status_of(reply):
+    return int(reply.split(b" ", 2)[1])
+
+
+def header(reply, name):
+    head = reply.split(b"\r\n\r\n", 1)[0].decode("latin-1")
+    for line in head.split("\r\n")[1:]:
+        key, _, value = line.partition(":")
+        if key.strip().lower() == name.lower():
+            return value.strip()
+    return None
+
+
+def request(method, target, body=b"", headers=""):
+    return (f"{method} {target} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n{headers}"
+            f"Content-Length: {len(body)}\r\n\r\n").encode() + body
+
+
+class EveryServer(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.dir = tempfile.TemporaryDirectory(prefix="zeus-every-server-")
+        d = cls.dir.name
+        env = dict(os.environ, ZEUS_SIMULATE="1", ZEUS_SIM_LIBRARY=SIM_LIBRARY,
+                   LD_LIBRARY_PATH=os.path.dirname(SIM_LIBRARY), ZEUS_SIM_STATE=os.path.join(d, "sim-state"))
+        env.pop("ZEUS_BSO_DATABASE_URL", None)
+        solution = os.path.join(d, "solution.json")
+        with open(solution, "w") as f:
+            json.dump([[["forward", 1410], ["backward", 1410]], [["forward", 1200], ["backward", 1200]]], f)
+        cls.servers = {}
+        try:
+            socket_path = os.path.join(d, "zeusd.sock")
+            cls.servers["zeusd"] = Server([ZEUSD, "serve", "--socket-path", socket_path], socket_path, env,
+                                          os.path.join(d, "zeusd.log"))
+            port = free_port()
+            cls.servers["exporter"] = Server([ZEUS, "exporter", "--listen", f"127.0.0.1:{port}"],
+                                             ("127.0.0.1", port), env, os.path.join(d, "exporter.log"))
+            port = free_port()
+            cls.servers["bso"] = Server([ZEUS, "bso-server", "--database", os.path.join(d, "bso.db"),
+                                         "--listen", f"127.0.0.1:{port}"], ("127.0.0.1", port), env,
+                                        os.path.join(d, "bso.log"))
+            cls.servers["perseus"] = cls.perseus_server(env, solution, [])
+            cls.env, cls.solution = env, solution
+        except Exception:
+            cls.tearDownClass()
+            raise
+
+    @classmethod
+    def perseus_server(cls, env, solution, extra):
+        port = free_port()
+        return Server([ZEUS, "perseus-server", "--solution", solution, "--listen", f"127.0.0.1:{port}",
+                       "--dump-dir", os.path.join(cls.dir.name, "dump")] + extra, ("127.0.0.1", port), env,
+                      os.path.join(cls.dir.name, f"perseus-{port}.log"))
+
+    @classmethod
+    def tearDownClass(cls):
+        for server in cls.servers.values():
+            server.stop()
+        cls.dir.cleanup()
+
+    # A GET route of each server, and a target whose id is "%FF".
+    GET_ROUTES = {"zeusd": "/time", "exporter": "/metrics", "bso": "/jobs/batch_size?job_id=none",
+                  "perseus": "/schedule/none?rank=0"}
+    UNDECODABLE = {"zeusd": "/gpu/get_power_limit?gpu_ids=%FF", "exporter": "/metrics?name=%FF",
+                   "bso": "/jobs/batch_size?job_id=%FF", "perseus": "/schedule/%FF?rank=0"}
+
+    def test_head_is_get_without_a_body(self):
+        for name, server in self.servers.items():
+            with self.subTest(server=name):
+                get = server.exchange(request("GET", self.GET_ROUTES[name]))
+                head = server.exchange(request("HEAD", self.GET_ROUTES[name]))
+                self.assertEqual(status_of(head), status_of(get), head)
+                self.assertNotEqual(status_of(head), 405, head)
+                self.assertEqual(header(head, "Content-Length"), header(get, "Content-Length"), head)
+                self.assertTrue(head.endswith(b"\r\n\r\n"), head)
+                self.assertGreater(len(get.split(b"\r\n\r\n", 1)[1]), 0)
+
+    def test_ids_that_are_not_utf8_are_a_4xx(self):
+        for name, server in self.servers.items():
+            with self.subTest(server=name):
+                for _ in range(3):
+                    reply = server.exchange(request("GET", self.UNDECODABLE[name]))
+                    self.assertLess(status_of(reply), 500, reply)
+                    if name in ("exporter",):  # takes no id; it must just not fail
+                        continue
+                    self.assertIn(status_of(reply), (400, 422), reply)
+                body = reply.split(b"\r\n\r\n", 1)[1]
+                if header(reply, "Content-Type") == "application/json":
+                    json.loads(body)  # one valid document
+
+    def test_deep_json_bodies_are_a_422(self):
+        deep = b"[" * 60000  # under the batch-size server's 64 KiB body limit
+        for name, target in (("bso", "/jobs"), ("perseus", "/register_job")):
+            with self.subTest(server=name):
+                reply = self.servers[name].exchange(request("POST", target, deep,
+                                                            "Content-Type: application/json\r\n"))
+                self.assertEqual(status_of(reply), 422, reply[:300])
+                self.assertIn(b"deeper than 64", reply)
+
+    def test_the_timeout_holds_after_a_perseus_long_poll(self):
+        server = self.perseus_server(self.env, self.solution, ["--request-timeout-s", "1"])
+        self.addCleanup(server.stop)
+        job = json.loads(server.exchange(request(
+            "POST", "/register_job", json.dumps({"job_id": "", "pp_degree": 2, "dp_degree": 1, "tp_degree": 1,
+                                                 "world_size": 2}).encode())).split(b"\r\n\r\n", 1)[1])
+        quoted = job.replace("+", "%2B")
+        for rank in (0, 1):
+            reply = server.exchange(request("POST", f"/register_rank/{quoted}", json.dumps(
+                {"rank": rank, "dp_rank": 0, "pp_rank": rank, "tp_rank": 0,
+                 "available_frequencies": [1410, 1200]}).encode()))
+            self.assertEqual(status_of(reply), 200, reply)
+        waiting = server.connect()  # keep-alive: no Connection: close
+        waiting.sendall(f"GET /schedule/{quoted}?rank=0 HTTP/1.1\r\nHost: x\r\n\r\n".encode())
+        time.sleep(2.5)  # the long poll outlasts the 1 s request timeout
+        self.assertEqual(status_of(server.exchange(request("GET", f"/schedule/{quoted}?rank=1"))), 200)
+        reply = waiting.recv(65536)
+        self.assertEqual(status_of(reply), 200, reply)
+        idle_since = time.time()
+        waiting.settimeout(6)
+        try:
+            while waiting.recv(65536):
+                pass
+            closed = True
+        except socket.timeout:
+            closed = False
+        waiting.close()
+        self.assertTrue(closed, "the idle keep-alive connection was still open 6 s after the long poll")
+        self.assertLess(time.time() - idle_since, 3.5)
+
+    def test_perseus_bodies_share_one_budget_and_memory_comes_back(self):
+        server = self.servers["perseus"]
+        mib16 = 16 << 20
+        baseline = server.rss_kib()
+        # Twelve 16 MiB bodies at once (the load that took RSS from 75 to 195 MB): the first four fit
+        # the 64 MiB budget, the other eight are refused at their header.
+        held = []
+        for _ in range(12):
+            s = server.connect()
+            s.sendall(f"POST /register_job HTTP/1.1\r\nHost: x\r\nContent-Length: {mib16}\r\n\r\n".encode())
+            held.append(s)
+            time.sleep(0.05)
+        time.sleep(0.3)
+        for s in held[4:]:
+            reply = s.recv(65536)
+            self.assertEqual(status_of(reply), 503, reply)
+            self.assertEqual(header(reply, "Retry-After"), "1")
+            s.close()
+        held = held[:4]
+        # The four bodies arrive whole (not JSON: a quick 422) and are answered.
+        body = b"x" * mib16
+        for s in held:
+            s.sendall(body)
+        for s in held:
+            s.settimeout(30)
+            reply = s.recv(65536)
+            self.assertEqual(status_of(reply), 422, reply[:200])
+            s.close()
+        time.sleep(0.5)
+        after = server.rss_kib()
+        print(f"perseus-server RSS: {baseline} KiB before twelve 16 MiB bodies, {after} KiB after", file=sys.stderr)
+        self.assertLess(after - baseline, 32 * 1024,
+                        f"RSS {baseline} KiB before twelve 16 MiB bodies, {after} KiB after they were answered")
+
+
+if __name__ == "__main__":
+    unittest.main(argv=sys.argv[:1], verbosity=2)
