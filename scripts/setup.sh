@@ -20,6 +20,8 @@ PACKAGES=(
   # the images: clean Debian roots (mmdebstrap), OCI images built without a
   # container runtime (buildah), package checks, systemd-analyze for the units.
   ccache mmdebstrap buildah lintian dpkg-dev fakeroot patchelf systemd
+  # pyright (the Python stubs test, scripts/setup-python.sh) runs on node.
+  nodejs
 )
 
 missing=()

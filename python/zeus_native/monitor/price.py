@@ -11,14 +11,41 @@ every number, None (never 0) when the price is unavailable.
 from __future__ import annotations
 
 import abc
+import enum
+import dataclasses
+from typing import Any, Dict, List, Optional
 
 from zeus_native import _core
 from zeus_native.exception import ZeusBaseError
 from zeus_native.monitor.carbon import _opened
-from zeus_native.monitor._charged_windows import ChargedWindows
+from zeus_native.monitor.energy import Measurement
+from zeus_native.monitor._charged_windows import ChargedResult, ChargedWindows
 from zeus_native.utils.framework import DEFAULT_SYNC
 
-EnergyCostMeasurement = _core.EnergyCostMeasurement
+
+
+@dataclasses.dataclass
+class EnergyCostMeasurement(ChargedResult):
+    """A window's energy (J) and electricity cost, the original's fields first.
+
+    A cost is None when the price is unavailable (provenance says why). Beyond
+    the original: total_energy_cost, provenance (provider, zone, unit, each UTC
+    hour's price and flags, warnings) and measurement (the window's energy
+    Measurement).
+    """
+
+    time: float
+    gpu_energy: Dict[int, float]
+    gpu_energy_cost: Optional[Dict[int, float]]
+    cpu_energy: Optional[Dict[int, float]] = None
+    cpu_energy_cost: Optional[Dict[int, float]] = None
+    dram_energy: Optional[Dict[int, float]] = None
+    dram_energy_cost: Optional[Dict[int, float]] = None
+    total_energy_cost: Optional[float] = None
+    provenance: Optional[Dict[str, Any]] = None
+    measurement: Optional[Measurement] = None
+
+    _kind = "energy_cost"
 
 
 class ZeusElectricityPriceHTTPError(ZeusBaseError):
@@ -93,6 +120,15 @@ class TimeOfUsePriceFile(ElectricityPriceProvider):
         self._native = _opened(_core.ElectricityPriceSource.from_file, str(path), currency, int(utc_offset_hours))
 
 
+class Op(enum.Enum):
+    """The original's messages to its EnergyCostMonitor polling process (kept for code that names
+    them; the native monitor polls in a thread and takes no messages)."""
+
+    BEGIN = 0
+    END = 1
+    NEXTITER = 2
+
+
 class EnergyCostMonitor(ChargedWindows):
     """Energy windows with their electricity cost, as the original's EnergyCostMonitor.
 
@@ -114,3 +150,6 @@ class EnergyCostMonitor(ChargedWindows):
         super().__init__(_core.EnergyCostWindows, electricity_price_provider, gpu_indices, cpu_indices,
                          sync_execution_with, fallback_price, max_gap_hours, poll_interval)
         self.electricity_price_provider = electricity_price_provider
+
+    def _result_type(self) -> Any:
+        return EnergyCostMeasurement
