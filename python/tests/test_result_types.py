@@ -162,3 +162,33 @@ def test_hf_optimizer_is_a_class_and_importing_the_module_does_not_import_transf
             "assert isinstance(H, type) and H.__name__ == 'HFGlobalPowerLimitOptimizer'")
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert run.returncode == 0, run.stderr
+
+
+def test_power_log_energy_and_average_power_follow_the_trapezoid_rule(tmp_path):
+    """zeus.utils.metric.energy / avg_power over a power log, computed here by hand."""
+    from zeus_native.utils.metric import avg_power, energy
+
+    log = tmp_path / "power.csv"
+    # 0-2 s at 100 W, then a ramp to 300 W at 4 s; the last line is the log's summary.
+    log.write_text("Time,Power\n"
+                   "2024-01-01 00:00:00.000000,100000\n"
+                   "2024-01-01 00:00:02.000000,100000\n"
+                   "2024-01-01 00:00:04.000000,300000\n"
+                   "summary,0\n")
+    assert energy(log) == pytest.approx(2 * 100 + 2 * 200)
+    assert energy(log, start=2.0) == pytest.approx(400.0)
+    assert energy(log, start=-2.0) == pytest.approx(400.0)  # from the end, as the original
+    assert avg_power(log) == pytest.approx(600 / 4)
+    assert avg_power(log, end=2.0) == pytest.approx(100.0)
+    with pytest.raises(ValueError, match="At least 2 points"):
+        energy(log, start=3.0)
+
+
+def test_openei_search_json_and_time_info():
+    from zeus_native.monitor.price import OpenEIClient, get_time_info
+
+    data = {"items": [{"label": "a", "rates": 1}, {"label": "b", "rates": 2, "sub": {"label": "b"}}]}
+    client = OpenEIClient.__new__(OpenEIClient)
+    assert client.search_json(data, "label", "b", "rates") == [2, None]
+    month, day_type, hour = get_time_info()
+    assert day_type in ("Weekday", "Weekend") and 0 <= hour < 24 and month.isalpha()

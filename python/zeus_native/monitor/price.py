@@ -13,7 +13,8 @@ from __future__ import annotations
 import abc
 import enum
 import dataclasses
-from typing import Any, Dict, List, Optional
+from datetime import datetime
+from typing import Any, Dict, List, Optional, Tuple
 
 from zeus_native import _core
 from zeus_native.exception import ZeusBaseError
@@ -46,6 +47,12 @@ class EnergyCostMeasurement(ChargedResult):
     measurement: Optional[Measurement] = None
 
     _kind = "energy_cost"
+
+
+def get_time_info() -> Tuple[str, str, int]:
+    """(month name, "Weekend" or "Weekday", hour) now, local time (the original's helper)."""
+    now = datetime.now()
+    return now.strftime("%B"), "Weekend" if now.weekday() >= 5 else "Weekday", now.hour
 
 
 class ZeusElectricityPriceHTTPError(ZeusBaseError):
@@ -104,6 +111,20 @@ class OpenEIClient(ElectricityPriceProvider):
             _core.ElectricityPriceSource.openei,
             self.lat, self.long, label, sector, self.radius, int(utc_offset_hours), base_url, api_key,
         )
+
+    def search_json(self, data: Any, key_name: str, target_value: Any, return_value: str) -> List[Any]:
+        """Every `return_value` (None when absent) of the dicts in nested JSON `data` whose
+        `key_name` is `target_value` (the original's helper for OpenEI answers)."""
+        results: List[Any] = []
+        if isinstance(data, dict):
+            for key, value in data.items():
+                if key == key_name and value == target_value:
+                    results.append(data.get(return_value))
+                results.extend(self.search_json(value, key_name, target_value, return_value))
+        elif isinstance(data, list):
+            for item in data:
+                results.extend(self.search_json(item, key_name, target_value, return_value))
+        return results
 
 
 class ConstantPrice(ElectricityPriceProvider):
