@@ -192,3 +192,21 @@ def test_openei_search_json_and_time_info():
     assert client.search_json(data, "label", "b", "rates") == [2, None]
     month, day_type, hour = get_time_info()
     assert day_type in ("Weekday", "Weekend") and 0 <= hour < 24 and month.isalpha()
+
+
+def test_batch_size_wire_models_check_like_the_original():
+    from zeus_native.optimizer.batch_size.common import (
+        CreatedJob, GpuConfig, JobParams, JobSpecFromClient, ReportResponse, TrainingResult, TrialId)
+
+    spec = dict(job_id_prefix="mnist", batch_sizes=[64, 32], default_batch_size=32)
+    with pytest.raises(ValueError, match="job_id: field required"):
+        JobParams(**spec)
+    job = CreatedJob(job_id="mnist-1", max_power=300.0, number_of_gpus=2, gpu_model="A100", **spec)
+    assert job.batch_sizes == [32, 64] and job.dict()["gpu_model"] == "A100"
+    with pytest.raises(ValueError, match="max_power"):
+        JobSpecFromClient(max_power=0, number_of_gpus=1, gpu_model="A100", **spec)
+    with pytest.raises(ValueError, match="number_of_gpus"):
+        GpuConfig(300.0, 0, "A100")
+    result = TrainingResult("mnist-1", 32, 1, time=2.0, energy=5.0, metric=0.9, current_epoch=3)
+    assert isinstance(result, TrialId) and dataclasses.asdict(result)["energy"] == 5.0
+    assert ReportResponse(stop_train=True, converged=False, message="m").stop_train
