@@ -7,6 +7,7 @@ cd "$(dirname "$0")/.."
 scripts/setup.sh
 # The extension's own sources are built with warnings as errors too (scikit-build-core reads cmake.define here).
 SKBUILD_CMAKE_DEFINE="ZEUS_PYTHON_WERROR=ON" scripts/setup-python.sh
+scripts/setup-frameworks.sh >/dev/null  # torch+transformers for python/tests/test_frameworks.py, cached outside the clone
 
 jobs="$(nproc)"
 echo "== layout of the lines the last commit changed (.clang-format)"

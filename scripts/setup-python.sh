@@ -22,6 +22,11 @@ REQUIREMENTS=(--no-deps
   # zeus_native's build backend and binding generator, and the test runner.
   nanobind==3.1.0 scikit-build-core==1.1.2 pathspec==1.1.1 packaging==26.3
   pytest==9.2.0 iniconfig==2.3.1 pluggy==1.7.0 pygments==2.21.0
+  # Type checkers for the stubs test (python/tests/test_typing.py). pyright's
+  # wheel carries its JavaScript (pyright/dist) and runs on Debian's nodejs,
+  # offline.
+  mypy==2.4.1 mypy_extensions==1.2.0 librt==0.17.0 ast_serialize==0.13.1
+  pyright==1.1.414 nodeenv==1.12.0
   # The original batch-size optimizer client (zeus.optimizer.batch_size, tests/bso/);
   # SQLAlchemy makes the original server's database from its own schema module
   # (tests/bso/original_database_test.py; the sync engine needs no greenlet).

@@ -22,6 +22,8 @@ PACKAGES=(
   ccache mmdebstrap buildah lintian dpkg-dev fakeroot patchelf systemd
   # The layout check of changed lines (scripts/check-format.sh).
   clang-format
+  # pyright (the Python stubs test, scripts/setup-python.sh) runs on node.
+  nodejs
 )
 
 missing=()

@@ -50,6 +50,66 @@ std::vector<UtcTime> hours_of(const std::vector<double>& unix) {
 struct IntensitySource {
     std::shared_ptr<carbon::CarbonIntensityProvider> provider;
 };
+
+// A provider written in Python (a subclass of the original's abstract
+// CarbonIntensityProvider): asked through its _python_intensities(hours),
+// which calls the user's get_recent/get_current_carbon_intensity. Called
+// from the monitor's hourly thread and from windows without the GIL, so it
+// takes the GIL itself; it owns its reference by hand, released under the GIL.
+class PythonIntensityProvider final : public carbon::CarbonIntensityProvider {
+  public:
+    explicit PythonIntensityProvider(nb::handle user) : user_(user.ptr()) {
+        Py_INCREF(user_);
+        name_ = nb::cast<std::string>(
+            nb::str(nb::handle(reinterpret_cast<PyObject*>(Py_TYPE(user_))).attr("__name__")));
+        nb::object zone = nb::getattr(user, "zone", nb::none());
+        zone_ = zone.is_none() ? std::string() : nb::cast<std::string>(nb::str(zone));
+    }
+    PythonIntensityProvider(const PythonIntensityProvider&) = delete;
+    PythonIntensityProvider& operator=(const PythonIntensityProvider&) = delete;
+    ~PythonIntensityProvider() override {
+        if (!Py_IsInitialized()) return;  // the interpreter is gone: nothing to release into
+        nb::gil_scoped_acquire gil;
+        Py_DECREF(user_);
+    }
+
+    [[nodiscard]] std::string provider() const override { return "python " + name_; }
+    [[nodiscard]] std::string zone() const override { return zone_; }
+
+    [[nodiscard]] Result<std::vector<HourlyRate>> intensities(const std::vector<UtcTime>& hours) override {
+        nb::gil_scoped_acquire gil;
+        try {
+            nb::list asked;
+            for (auto h : hours) asked.append(unix_of(h));
+            std::vector<HourlyRate> out;
+            const auto now = std::chrono::system_clock::now();
+            for (nb::handle row : nb::handle(user_).attr("_python_intensities")(asked)) {
+                const auto [hour, value] = nb::cast<std::tuple<double, double>>(row);
+                HourlyRate rate;
+                rate.hour = hours_of({hour}).front();
+                rate.per_kwh = value;
+                rate.data_time = std::chrono::time_point_cast<UtcTime::duration>(now);
+                out.push_back(rate);
+            }
+            return out;
+        } catch (nb::python_error& e) {
+            return Error{ErrorCode::Unavailable, fmt::format("the carbon-intensity provider {} raised: {}", name_,
+                                                             e.what()),
+                         "fix the provider's get_recent_carbon_intensity / get_current_carbon_intensity", 0};
+        } catch (const std::exception& e) {
+            return Error{ErrorCode::Unavailable,
+                         fmt::format("the carbon-intensity provider {} answered something other than "
+                                     "{{datetime: gCO2eq/kWh}} ({})",
+                                     name_, e.what()),
+                         "return a dict of timezone-aware datetimes to floats from get_recent_carbon_intensity", 0};
+        }
+    }
+
+  private:
+    PyObject* user_;
+    std::string name_;
+    std::string zone_;
+};
 struct PriceSource {
     std::shared_ptr<carbon::ElectricityPriceProvider> provider;
 };
@@ -105,22 +165,41 @@ struct ChargedWindows {
     std::unique_ptr<Monitor> monitor;
 
     EnergyWindows& energy() { return nb::cast<EnergyWindows&>(energy_owner); }
+    Monitor& live() {
+        if (!monitor) {
+            raise_error(Error{ErrorCode::InvalidState, "this monitor was stopped at interpreter exit",
+                              "use monitors before the interpreter exits", 0},
+                        ErrorFamily::Runtime);
+        }
+        return *monitor;
+    }
+    // Without the GIL: the hourly thread may be waiting for it (a Python provider).
+    ~ChargedWindows() { stop_threads(); }
+
+    // Joins the hourly thread (interpreter exit): the native monitor goes.
+    void stop_threads() {
+        std::unique_ptr<Monitor> closing = std::move(monitor);
+        nb::gil_scoped_release release;
+        closing.reset();
+    }
     void begin(std::string_view key, bool sync_execution) {
         EnergyWindows& e = energy();
+        Monitor& native = live();
         if (sync_execution && !e.sync.is_none()) e.sync(e.gpu_index_list);
         Status status;
         {
             nb::gil_scoped_release release;
-            status = monitor->begin_window(key, false);
+            status = native.begin_window(key, false);
         }
         check(status, ErrorFamily::Value);
     }
     auto end(std::string_view key, bool sync_execution) {
         EnergyWindows& e = energy();
+        Monitor& native = live();
         if (sync_execution && !e.sync.is_none()) e.sync(e.gpu_index_list);
         auto result = [&] {
             nb::gil_scoped_release release;
-            return monitor->end_window(key, false);
+            return native.end_window(key, false);
         }();
         return unwrap(std::move(result), ErrorFamily::Value);
     }
@@ -162,6 +241,11 @@ void bind_sources(nb::module_& m) {
                  return IntensitySource{unwrap(carbon::intensity_from_file(path), ErrorFamily::Runtime)};
              },
              nb::arg("path"))
+        .def_static("from_python",
+             [](nb::handle provider) {
+                 return IntensitySource{std::make_shared<PythonIntensityProvider>(provider)};
+             },
+             nb::arg("provider"), "A provider written in Python (its _python_intensities(hours) is asked).")
         .def_prop_ro("provider", [](const IntensitySource& s) { return s.provider->provider(); })
         .def_prop_ro("zone", [](const IntensitySource& s) { return s.provider->zone(); })
         .def("intensities",
@@ -333,9 +417,11 @@ void bind_carbon(nb::module_& m) {
         .def("begin_window", &CarbonWindows::begin, nb::arg("key"), nb::arg("sync_execution") = true)
         .def("end_window", &CarbonWindows::end, nb::arg("key"), nb::arg("sync_execution") = true)
         .def("poll", [](CarbonWindows& w) {
+            auto& native = w.live();
             nb::gil_scoped_release release;
-            w.monitor->poll();
-        });
+            native.poll();
+        })
+        .def("_stop_threads", &CarbonWindows::stop_threads, "Joins the hourly thread (interpreter exit); idempotent.");
 
     nb::class_<CostWindows>(m, "EnergyCostWindows", "Native EnergyCostMonitor over a ZeusMonitor.")
         .def("__init__",
@@ -352,9 +438,11 @@ void bind_carbon(nb::module_& m) {
         .def("begin_window", &CostWindows::begin, nb::arg("key"), nb::arg("sync_execution") = true)
         .def("end_window", &CostWindows::end, nb::arg("key"), nb::arg("sync_execution") = true)
         .def("poll", [](CostWindows& w) {
+            auto& native = w.live();
             nb::gil_scoped_release release;
-            w.monitor->poll();
-        });
+            native.poll();
+        })
+        .def("_stop_threads", &CostWindows::stop_threads, "Joins the hourly thread (interpreter exit); idempotent.");
 }
 
 }  // namespace zeus::python

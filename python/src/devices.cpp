@@ -214,6 +214,10 @@ void bind_cpus(nb::module_& m) {
                 if (v.dram) dram = v.dram->count() * 1000.0;
                 return std::make_pair(v.package.count() * 1000.0, dram);
             }, nb::arg("cpu_index"), "(package mJ, DRAM mJ or None) since the set was opened.")
+        .def("_stop_threads", [](CpuSet& s) {
+            nb::gil_scoped_release release;
+            s.cpus.stop_sampling();
+        }, "Joins the counters' background reader (interpreter exit). Idempotent.")
         .def("supports_get_dram_energy_consumption",
              [](const CpuSet& s, long i) { return s.cpu(i).has_dram() && s.cpu(i).dram_status().ok(); },
              nb::arg("cpu_index"), "Whether the package's DRAM energy can be read.");
@@ -246,7 +250,23 @@ void bind_soc(nb::module_& m) {
             std::vector<std::string> out;
             for (auto metric : s.soc->available_metrics()) out.emplace_back(to_string(metric));
             return out;
-        }, "Metrics this SoC measures (cpu, gpu, total).");
+        }, "Metrics this SoC measures (cpu, gpu, total).")
+        .def("_stop_threads", [](SocSet& s) {
+            nb::gil_scoped_release release;
+            s.soc->stop_sampling();
+        }, "Joins the rails' background sampler (interpreter exit). Idempotent.")
+        .def("get_total_energy_consumption", [](const SocSet& s) {
+            auto energy = [&] {
+                nb::gil_scoped_release release;
+                return s.soc->total_energy();
+            }();
+            nb::dict out;  // metric -> mJ since the SoC was opened, None when unreadable
+            for (const auto& entry : unwrap(std::move(energy), ErrorFamily::Soc).metrics) {
+                out[std::string(to_string(entry.metric)).c_str()] =
+                    entry.energy ? nb::cast(entry.energy->count() * 1000.0) : nb::none();
+            }
+            return out;
+        }, "{metric: mJ since the SoC was opened, or None when unreadable}.");
     m.def("open_soc", [] {
         auto set = std::make_unique<SocSet>();
         auto options = unwrap(SocOptions::from_environment(), ErrorFamily::Soc);

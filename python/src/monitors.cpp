@@ -99,16 +99,44 @@ nb::dict gpu_energy(const Measurement& m) {
     return d;
 }
 
+EnergySource parse_source(std::string_view name) {
+    for (auto s : {EnergySource::HardwareCounter, EnergySource::IntegratedPower,
+                   EnergySource::InstantPowerApproximation, EnergySource::WindowLog}) {
+        if (to_string(s) == name) return s;
+    }
+    raise_error(Error{ErrorCode::InvalidArgument, fmt::format("unknown energy source '{}' in provenance", name),
+                      "use 'hardware counter', 'integrated power', 'instant power approximation' or 'window log'",
+                      0},
+                ErrorFamily::Value);
+}
+
+// One device's values; `provenance` (its entry of Measurement.provenance, or
+// None) restores how the value was obtained, so a Measurement rebuilt from
+// its fields (unpickled, copied) reports as the measured one did.
 template <class Map>
-void fill(Map& target, nb::handle source, EnergySource how) {
+void fill(Map& target, nb::handle source, EnergySource how, nb::handle provenance) {
     if (source.is_none()) return;
     for (auto [key, value] : nb::cast<nb::dict>(source)) {
         const double joules = nb::cast<double>(value);
         // NaN is how a lost device reads back (gpu_energy): keep it marked.
-        target[nb::cast<typename Map::key_type>(key)] =
-            std::isnan(joules) ? EnergyValue{Joules(0.0), how, {"given as NaN: the device was lost"}, true}
-                               : EnergyValue{Joules(joules), how, {}};
+        EnergyValue v = std::isnan(joules) ? EnergyValue{Joules(0.0), how, {"given as NaN: the device was lost"}, true}
+                                           : EnergyValue{Joules(joules), how, {}};
+        if (!provenance.is_none() && nb::cast<nb::dict>(provenance).contains(key)) {
+            nb::dict entry = nb::cast<nb::dict>(provenance[key]);
+            if (entry.contains("source")) v.source = parse_source(nb::cast<std::string>(entry["source"]));
+            if (entry.contains("warnings")) v.warnings = nb::cast<std::vector<std::string>>(entry["warnings"]);
+            if (entry.contains("lost")) v.lost = v.lost || nb::cast<bool>(entry["lost"]);
+            if (entry.contains("edge_error_bound_j") && !entry["edge_error_bound_j"].is_none())
+                v.edge_error_bound = Joules(nb::cast<double>(entry["edge_error_bound_j"]));
+        }
+        target[nb::cast<typename Map::key_type>(key)] = std::move(v);
     }
+}
+
+nb::object provenance_of(nb::handle provenance, const char* kind) {
+    if (provenance.is_none()) return nb::none();
+    nb::dict d = nb::cast<nb::dict>(provenance);
+    return d.contains(kind) ? nb::object(d[kind]) : nb::none();
 }
 
 void bind_measurement(nb::module_& m) {
@@ -116,16 +144,24 @@ void bind_measurement(nb::module_& m) {
                             "What an energy window measured (the original's Measurement), in J and s, with how "
                             "each value was obtained (provenance) and what makes it less trustworthy (warnings).")
         .def("__init__",
-             [](Measurement* self, double time, nb::dict gpu, nb::object cpu, nb::object dram, nb::object soc) {
+             [](Measurement* self, double time, nb::dict gpu, nb::object cpu, nb::object dram, nb::object soc,
+                std::optional<double> start_time, nb::object provenance, std::vector<std::string> window_warnings) {
                  new (self) Measurement();
                  self->time = Seconds(time);
-                 fill(self->gpu_energy, gpu, EnergySource::HardwareCounter);
-                 fill(self->cpu_energy, cpu, EnergySource::HardwareCounter);
-                 fill(self->dram_energy, dram, EnergySource::HardwareCounter);
-                 fill(self->soc_energy, soc, EnergySource::IntegratedPower);
+                 if (start_time)
+                     self->start_time = std::chrono::system_clock::time_point(
+                         std::chrono::duration_cast<std::chrono::system_clock::duration>(
+                             std::chrono::duration<double>(*start_time)));
+                 fill(self->gpu_energy, gpu, EnergySource::HardwareCounter, provenance_of(provenance, "gpu"));
+                 fill(self->cpu_energy, cpu, EnergySource::HardwareCounter, provenance_of(provenance, "cpu"));
+                 fill(self->dram_energy, dram, EnergySource::HardwareCounter, provenance_of(provenance, "dram"));
+                 fill(self->soc_energy, soc, EnergySource::IntegratedPower, provenance_of(provenance, "soc"));
+                 self->warnings = std::move(window_warnings);
              },
              nb::arg("time"), nb::arg("gpu_energy"), nb::arg("cpu_energy") = nb::none(),
-             nb::arg("dram_energy") = nb::none(), nb::arg("soc_energy") = nb::none())
+             nb::arg("dram_energy") = nb::none(), nb::arg("soc_energy") = nb::none(),
+             nb::arg("start_time") = nb::none(), nb::arg("provenance") = nb::none(),
+             nb::arg("window_warnings") = std::vector<std::string>{})
         .def_prop_ro("time", [](const Measurement& x) { return x.time.count(); }, "Elapsed time (s).")
         .def_prop_ro("gpu_energy", &gpu_energy,
                      "Energy per GPU index (J); NaN for a GPU lost during the window (see lost_gpus).")
@@ -146,6 +182,8 @@ void bind_measurement(nb::module_& m) {
                      "GPU energy summed (J), as the original's total_energy; lost GPUs are left out.")
         .def_prop_ro("start_time", [](const Measurement& x) { return unix_seconds(x.start_time); },
                      "When the window began (Unix seconds).")
+        .def_prop_ro("window_warnings", [](const Measurement& x) { return x.warnings; },
+                     "Warnings about the window as a whole (`warnings` also lists each device's).")
         .def_prop_ro("warnings", [](const Measurement& x) {
                 std::vector<std::string> all = x.warnings;
                 for (const auto& [gpu, v] : x.gpu_energy)
@@ -194,7 +232,9 @@ void bind_energy_monitor(nb::module_& m) {
                  if (!sync.is_none()) {
                      // For windows the C++ core opens itself (the power-limit optimizer's):
                      // called without the GIL; the windows opened from Python sync in begin/end.
-                     options.sync = [fn = sync.ptr()](const std::vector<unsigned>& indices) {
+                     // A failure is kept (the first of a call) and raised by the
+                     // binding that called into the core.
+                     options.sync = [self, fn = sync.ptr()](const std::vector<unsigned>& indices) {
                          nb::gil_scoped_acquire acquire;
                          try {
                              nb::list l;
@@ -202,7 +242,7 @@ void bind_energy_monitor(nb::module_& m) {
                              const nb::handle callable(fn);
                              callable(l);
                          } catch (nb::python_error& e) {
-                             e.discard_as_unraisable("zeus_native: framework sync of a power-limit optimizer window");
+                             if (!self->sync_error) self->sync_error.emplace(std::move(e));
                          }
                      };
                  }
@@ -227,6 +267,10 @@ void bind_energy_monitor(nb::module_& m) {
              nb::arg("cancel") = false,
              "Ends the window `key` and returns its Measurement (zeros when cancel=True). ValueError when it is "
              "not open.")
+        .def("_stop_threads", [](EnergyWindows& w) {
+            nb::gil_scoped_release release;
+            w.monitor->stop_threads();
+        }, "Joins the monitor's background threads (interpreter exit); windows keep working. Idempotent.")
         .def("reset_windows", [](EnergyWindows& w) { return w.monitor->reset_windows(); },
              "Drops every open window; returns their names.")
         .def_prop_ro("open_windows", [](const EnergyWindows& w) { return w.monitor->open_windows(); },
@@ -369,7 +413,7 @@ void bind_power_monitor(nb::module_& m) {
                  for (const auto& [g, w] : *power) out[g] = w.count();
                  return out;
              },
-             nb::arg("time") = nb::none(), nb::arg("power_domain"),
+             nb::arg("time") = nb::none(), nb::arg("power_domain") = "device_instant",
              "{gpu: W} in force at `time` (default: latest), or None before any sample.");
 }
 
@@ -506,6 +550,27 @@ double EnergyWindows::native_reads(std::size_t count) const {
 }
 
 void bind_monitors(nb::module_& m) {
+    m.def(
+        "infer_counter_update_period",
+        [](nb::object gpus, const std::vector<unsigned>& gpu_indices) {
+            const Gpus& g = nb::cast<GpuSet&>(gpus).gpus;
+            Result<std::chrono::nanoseconds> fastest = Error{ErrorCode::InvalidArgument, "no GPU index was given",
+                                                             "pass at least one GPU index", 0};
+            {
+                nb::gil_scoped_release release;
+                for (unsigned i : gpu_indices) {
+                    auto period = infer_counter_update_period(g[i], PowerDomain::DeviceInstant);
+                    if (!period) {
+                        fastest = period;
+                        break;
+                    }
+                    if (!fastest || *period < *fastest) fastest = period;
+                }
+            }
+            return std::chrono::duration<double>(unwrap(std::move(fastest), ErrorFamily::Gpu)).count();
+        },
+        nb::arg("gpus"), nb::arg("gpu_indices"),
+        "Half the shortest interval between power-reading changes over these GPUs, capped at 0.1 s (s).");
     bind_measurement(m);
     bind_energy_monitor(m);
     bind_power_monitor(m);

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string_view>
 
 #include "bindings.hpp"
@@ -20,6 +21,17 @@ struct EnergyWindows {
     bool approx = false;
     nb::list gpu_index_list;
     bool warned_zero = false;  // the zero-energy warning is given once per monitor
+    // A framework sync that failed inside a window the C++ core opened (the
+    // power-limit optimizer's), kept for the binding to raise once the call
+    // returns: the core's sync hook cannot fail.
+    std::optional<nb::python_error> sync_error{};
+
+    void rethrow_sync_error() {
+        if (!sync_error) return;
+        nb::python_error error = std::move(*sync_error);
+        sync_error.reset();
+        throw error;
+    }
 
     void begin(std::string_view key, bool sync_execution, bool restart);
     Measurement end(std::string_view key, bool sync_execution, bool cancel);

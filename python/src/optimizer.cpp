@@ -6,7 +6,10 @@
 #include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
 
+#include <span>
 #include <tuple>
+#include <type_traits>
+#include <variant>
 
 #include "bindings.hpp"
 #include "devices.hpp"
@@ -24,9 +27,57 @@ namespace {
 using optimizer::PowerLimitMeasurement;
 using optimizer::SelectorPtr;
 
+// A selector written in Python (a subclass of the original's abstract
+// OptimumSelector): its _python_select([(W, J, s), ...]) returns the limit in
+// W. The optimizer selects without the GIL, so it is taken here; the
+// reference is released under the GIL.
+class PythonSelector final : public optimizer::OptimumSelector {
+  public:
+    explicit PythonSelector(nb::handle user) : user_(user.ptr()) {
+        Py_INCREF(user_);
+        name_ = "python:" + nb::cast<std::string>(
+                                nb::str(nb::handle(reinterpret_cast<PyObject*>(Py_TYPE(user_))).attr("__name__")));
+    }
+    PythonSelector(const PythonSelector&) = delete;
+    PythonSelector& operator=(const PythonSelector&) = delete;
+    ~PythonSelector() override {
+        if (!Py_IsInitialized()) return;
+        nb::gil_scoped_acquire gil;
+        Py_DECREF(user_);
+    }
+
+    [[nodiscard]] std::string name() const override { return name_; }
+    [[nodiscard]] Result<Milliwatts> select(std::span<const PowerLimitMeasurement> measurements,
+                                            const optimizer::SelectionContext& /*context*/) const override {
+        nb::gil_scoped_acquire gil;
+        try {
+            nb::list rows;
+            for (const auto& m : measurements)
+                rows.append(nb::make_tuple(m.power_limit.count() / 1000, m.energy.count(), m.time.count()));
+            const double watts = nb::cast<double>(nb::handle(user_).attr("_python_select")(rows));
+            return Milliwatts(static_cast<std::int64_t>(watts * 1000.0 + 0.5));
+        } catch (nb::python_error& e) {
+            return Error{ErrorCode::InvalidArgument, fmt::format("the optimum selector {} raised: {}", name_, e.what()),
+                         "fix its select(measurements), which returns the chosen power limit in W", 0};
+        } catch (const std::exception& e) {
+            return Error{ErrorCode::InvalidArgument,
+                         fmt::format("the optimum selector {} did not return a power limit in W ({})", name_, e.what()),
+                         "return an int (W) from select(measurements)", 0};
+        }
+    }
+
+  private:
+    PyObject* user_;
+    std::string name_;
+};
+
 struct PowerLimitOptimizer {
     nb::object monitor_owner;
     std::unique_ptr<optimizer::GlobalPowerLimitOptimizer> optimizer;
+
+    // The framework sync of the optimizer's own windows failed: raised here,
+    // as the same failure is at a window the user opens.
+    void rethrow_sync_error() { nb::cast<EnergyWindows&>(monitor_owner).rethrow_sync_error(); }
 };
 
 // (power limit W, energy J, time s) -> the C++ measurement.
@@ -66,6 +117,8 @@ void bind_optimizer(nb::module_& m) {
              },
              nb::arg("measurements"), nb::arg("world_size") = 1,
              "The chosen power limit (W) from [(power_limit W, energy J, time s), ...].");
+    m.def("python_selector", [](nb::handle selector) { return Selector{std::make_shared<PythonSelector>(selector)}; },
+          nb::arg("selector"), "A selector written in Python (its _python_select(rows) is asked).");
     m.def("time_selector", [] { return Selector{optimizer::time_selector()}; });
     m.def("energy_selector", [] { return Selector{optimizer::energy_selector()}; });
     m.def("zeus_cost_selector", [](double eta, std::optional<int> world_size) {
@@ -102,6 +155,7 @@ void bind_optimizer(nb::module_& m) {
                 nb::gil_scoped_release release;
                 s = p.optimizer->on_step_begin();
             }
+            p.rethrow_sync_error();
             check(s, family_of(s));
         })
         .def("on_epoch_end", [](PowerLimitOptimizer& p) {
@@ -109,6 +163,16 @@ void bind_optimizer(nb::module_& m) {
             {
                 nb::gil_scoped_release release;
                 s = p.optimizer->on_epoch_end();
+            }
+            p.rethrow_sync_error();
+            // Epochs too short to profile in: the optimizer has settled on the
+            // maximum limit and training goes on, as the message says. A
+            // warning, never an exception out of the training loop (the
+            // original keeps training too).
+            if (!s && s.error().code == ErrorCode::InvalidState) {
+                const std::string text = s.error().describe();
+                if (PyErr_WarnEx(PyExc_UserWarning, text.c_str(), 1) != 0) throw nb::python_error();
+                return;
             }
             check(s, ErrorFamily::Runtime);
         })
@@ -121,6 +185,18 @@ void bind_optimizer(nb::module_& m) {
             check(s, ErrorFamily::Runtime);
         })
         .def_prop_ro("state", [](const PowerLimitOptimizer& p) { return state_name(p.optimizer->state()); })
+        .def_prop_ro("state_detail", [](const PowerLimitOptimizer& p) {
+            // (name, its power limit in mW, its steps left; 0 for Done)
+            return std::visit(
+                [](const auto& s) -> std::tuple<std::string, long long, std::size_t> {
+                    using S = std::decay_t<decltype(s)>;
+                    if constexpr (std::is_same_v<S, optimizer::state::Ready>) return {"Ready", s.next.count(), s.steps};
+                    else if constexpr (std::is_same_v<S, optimizer::state::Warmup>) return {"Warmup", s.limit.count(), s.steps};
+                    else if constexpr (std::is_same_v<S, optimizer::state::Profiling>) return {"Profiling", s.limit.count(), s.steps};
+                    else return {"Done", s.optimal.count(), 0};
+                },
+                p.optimizer->state());
+        }, "(state name, its power limit in mW, steps left).")
         .def_prop_ro("optimal_power_limit", [](const PowerLimitOptimizer& p) -> std::optional<long long> {
             auto o = p.optimizer->optimal_power_limit();
             if (!o) return std::nullopt;

@@ -10,6 +10,7 @@ import time
 import pytest
 
 from conftest import a100s, energy_bound
+from zeus_native.optimizer.power_limit import Done
 
 
 def lose(sim, gpu: int, lost: bool = True) -> None:
@@ -126,15 +127,15 @@ def test_power_limit_optimizer_discards_a_window_with_a_lost_gpu(sim):
     for _ in range(8):
         plo.on_step_begin()
         sim.advance(0.05)
-    assert [w for w, _, _ in plo.measurements] == [400]
+    assert [m.power_limit for m in plo.measurements] == [400]
     lose(sim, 1)
     sim.advance(0.05)
     plo.on_step_begin()  # call 9, inside the window
     sim.advance(0.05)
     with pytest.raises(ZeusGPULostError, match=r"GPU 1 was lost while 375 W was profiled.*400 W"):
         plo.on_step_begin()
-    assert [w for w, _, _ in plo.measurements] == [400]
-    assert plo.state == "Done" and plo.optimal_power_limit == 400
+    assert [m.power_limit for m in plo.measurements] == [400]
+    assert isinstance(plo.state, Done) and plo.optimal_power_limit == 400_000
     assert monitor.gpus.get_power_management_limit(0) == 400_000
     assert any("375 W" in w and "GPU 1" in w for w in plo._native.warnings), plo._native.warnings
     with pytest.raises(RuntimeError, match=r"GPU 1"):

@@ -212,7 +212,7 @@ def test_sync_with_torch_stand_in_uses_the_monitored_cuda_indices(sim, monkeypat
     sim.start(a100s(3))
     synced = []
     torch = types.ModuleType("torch")
-    torch.cuda = types.SimpleNamespace(synchronize=synced.append)
+    torch.cuda = types.SimpleNamespace(synchronize=synced.append, is_available=lambda: True)
     monkeypatch.setitem(sys.modules, "torch", torch)
     from zeus_native.monitor import ZeusMonitor
 
@@ -241,7 +241,7 @@ def test_cuda_visible_devices_maps_indices_for_reads_and_torch_sync(sim, monkeyp
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "2,3")
     synced = []
     torch = types.ModuleType("torch")
-    torch.cuda = types.SimpleNamespace(synchronize=synced.append)
+    torch.cuda = types.SimpleNamespace(synchronize=synced.append, is_available=lambda: True)
     monkeypatch.setitem(sys.modules, "torch", torch)
     from zeus_native.monitor import ZeusMonitor
 

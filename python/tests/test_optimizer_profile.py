@@ -7,6 +7,7 @@ import json
 import pytest
 
 from conftest import a100s
+from zeus_native.optimizer.power_limit import Done
 
 SEED_LOOP = '''
 from zeus_native.monitor import ZeusMonitor
@@ -39,15 +40,19 @@ def test_seed_power_limit_loop_runs_unchanged_and_picks_the_zeus_cost_optimum(si
     scope = {"train_dataloader": train_dataloader_of(1 + 13 * 50 + 5)}
     exec(SEED_LOOP, scope)
     plo, monitor = scope["plo"], scope["monitor"]
-    assert plo.state == "Done"
+    assert isinstance(plo.state, Done)
     rows = plo.measurements
-    assert [w for w, _, _ in rows] == list(range(400, 99, -25))
+    assert [m.power_limit for m in rows] == list(range(400, 99, -25))  # W, as the original's
+    assert plo.power_limits == list(range(400_000, 99_999, -25_000))  # mW, as the original's
+    assert plo.pl_step == 25_000 and plo.warmup_steps == 10 and plo.profile_steps == 40
     # ZeusCost(eta 0.5, world size 4), computed here from the measurements.
-    max_power = max(w for w, _, _ in rows) * 4
-    cost = {w: 0.5 * e + 0.5 * max_power * t for w, e, t in rows}
-    assert plo.optimal_power_limit == min(cost, key=cost.get)
+    max_power = max(m.power_limit for m in rows) * 4
+    cost = {m.power_limit: 0.5 * m.energy + 0.5 * max_power * m.time for m in rows}
+    assert plo.optimal_power_limit == min(cost, key=cost.get) * 1000  # mW, as the original's
+    assert plo.state == Done(optimal_power_limit=plo.optimal_power_limit)
+    assert plo.current_power_limit == plo.optimal_power_limit
     for g in range(4):
-        assert monitor.gpus.get_power_management_limit(g) == plo.optimal_power_limit * 1000
+        assert monitor.gpus.get_power_management_limit(g) == plo.optimal_power_limit
     assert "ZeusCost" in plo.report() or "zeus-cost" in plo.report()
     plo.close()
     for g in range(4):  # the limit in force before the optimizer comes back
@@ -70,8 +75,8 @@ def test_optimizer_bad_arguments_and_saved_profile(sim, tmp_path):
     rows = [{"power_limit": 300, "energy": 50.0, "time": 1.0}, {"power_limit": 200, "energy": 40.0, "time": 1.5}]
     path.write_text(json.dumps({"measurements": rows}))
     plo = GlobalPowerLimitOptimizer(monitor, optimum_selector=Energy(), profile_path=path)
-    assert plo.state == "Done"
-    assert plo.optimal_power_limit == min(rows, key=lambda r: r["energy"])["power_limit"]
+    assert isinstance(plo.state, Done)
+    assert plo.optimal_power_limit == min(rows, key=lambda r: r["energy"])["power_limit"] * 1000
     plo.close()
 
 
@@ -171,7 +176,7 @@ def test_optimizer_windows_sync_with_the_monitors_framework(sim, monkeypatch):
     sim.start(a100s(1))
     synced = []
     torch = types.ModuleType("torch")
-    torch.cuda = types.SimpleNamespace(synchronize=synced.append)
+    torch.cuda = types.SimpleNamespace(synchronize=synced.append, is_available=lambda: True)
     monkeypatch.setitem(sys.modules, "torch", torch)
     from zeus_native.monitor import ZeusMonitor
     from zeus_native.optimizer import GlobalPowerLimitOptimizer
@@ -182,7 +187,7 @@ def test_optimizer_windows_sync_with_the_monitors_framework(sim, monkeypatch):
         plo.on_step_begin()
         sim.advance(0.2)
         plo.on_step_end()
-    assert plo.state == "Done" and len(plo.measurements) == 2  # 400 W and 100 W
+    assert isinstance(plo.state, Done) and len(plo.measurements) == 2  # 400 W and 100 W
     assert synced and set(synced) == {0}  # each profiling window's edges waited for torch
     plo.close()
 
@@ -216,7 +221,126 @@ def test_carbon_aware_selector_prices_energy_by_the_grids_intensity_now():
 
     with pytest.raises(ValueError, match="eta"):
         CarbonAware(ConstantCarbonIntensity(400.0), eta_knob=1.5)
-    with pytest.raises(ValueError, match="threshold"):
+    with pytest.raises(ValueError, match="Threshold"):
         CarbonAware(ConstantCarbonIntensity(400.0), threshold=-0.1)
     with pytest.raises(ValueError, match="reference_g_per_kwh"):
         CarbonAware(ConstantCarbonIntensity(400.0), reference_g_per_kwh=0.0)
+
+
+def test_short_epochs_are_a_warning_and_training_continues_at_the_maximum(sim):
+    """8-step epochs cannot hold a limit's 1 + 10 + 40 steps: the optimizer warns
+    (naming the fix), settles on the maximum limit and every later epoch runs (issue 22)."""
+    import warnings
+
+    from zeus_native.monitor import ZeusMonitor
+    from zeus_native.optimizer import GlobalPowerLimitOptimizer
+
+    sim.start(a100s(1))
+    monitor = ZeusMonitor()
+    plo = GlobalPowerLimitOptimizer(monitor)
+    maximum_mw = monitor.gpus.get_power_management_limit_constraints(0)[1]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for _epoch in range(5):
+            plo.on_epoch_begin()
+            for _step in range(8):
+                plo.on_step_begin()
+                sim.advance(0.05)
+                plo.on_step_end()
+            plo.on_epoch_end()
+    messages = [str(w.message) for w in caught if issubclass(w.category, UserWarning)]
+    assert len(messages) == 1 and "training continues at the maximum limit" in messages[0], messages
+    assert "warmup_steps" in messages[0]  # the fix
+    assert isinstance(plo.state, Done)
+    assert monitor.gpus.get_power_management_limit(0) == maximum_mw
+    plo.close()
+
+
+def _fake_torch(monkeypatch, cuda_available: bool):
+    import sys
+    import types
+
+    torch = types.ModuleType("torch")
+    torch.__version__ = "0.0+cpu"
+
+    def synchronize(device=None):
+        raise RuntimeError("Found no NVIDIA driver on your system.")
+
+    torch.cuda = types.SimpleNamespace(synchronize=synchronize, is_available=lambda: cuda_available)
+    monkeypatch.setitem(sys.modules, "torch", torch)
+
+
+def test_cpu_only_torch_chosen_explicitly_is_a_clear_error_at_construction(sim, monkeypatch):
+    from zeus_native.monitor import ZeusMonitor
+
+    sim.start(a100s(1))
+    _fake_torch(monkeypatch, cuda_available=False)
+    with pytest.raises(RuntimeError, match=r"cannot reach a CUDA GPU.*CPU-only build.*install a CUDA build"):
+        ZeusMonitor(sync_execution_with="torch")
+    # The default: a PyTorch without a GPU has queued nothing there, so windows do not wait.
+    monitor = ZeusMonitor()
+    monitor.begin_window("w")
+    sim.advance(1.0)
+    assert monitor.end_window("w").time > 0
+
+
+def test_cpu_only_torch_default_lets_the_optimizer_train_without_errors(sim, monkeypatch):
+    import warnings
+
+    from zeus_native.monitor import ZeusMonitor
+    from zeus_native.optimizer import GlobalPowerLimitOptimizer
+
+    sim.start(a100s(1))
+    _fake_torch(monkeypatch, cuda_available=False)
+    plo = GlobalPowerLimitOptimizer(ZeusMonitor(), wait_steps=0, warmup_steps=0, profile_steps=2, pl_step=300)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # an "Exception ignored" would not be a warning, so also:
+        for _ in range(8):
+            plo.on_step_begin()
+            sim.advance(0.2)
+            plo.on_step_end()
+    assert isinstance(plo.state, Done) and len(plo.measurements) == 2
+    plo.close()
+
+
+def test_a_failing_sync_in_the_optimizers_window_is_raised_not_swallowed(sim, monkeypatch):
+    from zeus_native.monitor import ZeusMonitor
+    from zeus_native.optimizer import GlobalPowerLimitOptimizer
+
+    sim.start(a100s(1))
+    _fake_torch(monkeypatch, cuda_available=True)  # claims a GPU, then fails to sync: the monitor's windows raise
+    monitor = ZeusMonitor(sync_execution_with="torch")
+    with pytest.raises(RuntimeError, match="Found no NVIDIA driver"):
+        monitor.begin_window("mine")
+    plo = GlobalPowerLimitOptimizer(monitor, wait_steps=0, warmup_steps=0, profile_steps=2, pl_step=300)
+    with pytest.raises(RuntimeError, match="Found no NVIDIA driver"):
+        for _ in range(4):
+            plo.on_step_begin()
+            sim.advance(0.2)
+    plo.close()
+
+
+def test_a_user_written_optimum_selector_chooses_the_limit(sim):
+    """The original's abstract OptimumSelector, subclassed by the user, drives the native optimizer."""
+    from zeus_native.monitor import ZeusMonitor
+    from zeus_native.optimizer import GlobalPowerLimitOptimizer
+    from zeus_native.optimizer.power_limit import OptimumSelector, PowerLimitMeasurement
+
+    seen = []
+
+    class SecondHighest(OptimumSelector):
+        def select(self, measurements):
+            seen.append(list(measurements))
+            return sorted(m.power_limit for m in measurements)[-2]
+
+    sim.start(a100s(1))
+    monitor = ZeusMonitor()
+    plo = GlobalPowerLimitOptimizer(monitor, SecondHighest(), wait_steps=0, warmup_steps=0, profile_steps=2,
+                                    pl_step=150)
+    for _ in range(12):
+        plo.on_step_begin()
+        sim.advance(0.2)
+    assert isinstance(plo.state, Done) and plo.optimal_power_limit == 250_000  # 400, 250, 100 W profiled
+    assert all(isinstance(m, PowerLimitMeasurement) for m in seen[0]) and len(seen[0]) == 3
+    assert monitor.gpus.get_power_management_limit(0) == 250_000
+    plo.close()

@@ -16,24 +16,12 @@ carries them. See docs/metrics.md for what differs from the original.
 from __future__ import annotations
 
 import abc
-import atexit
-import weakref
 from typing import Sequence
 
-from zeus_native import _core
+from zeus_native import _core, _exit
 from zeus_native.device import _sets
 from zeus_native.device._indices import check_gpu_indices
 from zeus_native.utils.framework import DEFAULT_SYNC, sync_function
-
-_live: "weakref.WeakSet" = weakref.WeakSet()
-
-
-@atexit.register
-def _close_all() -> None:
-    # Window threads never outlive the interpreter: each ends, pushes its last values and is joined.
-    for metric in list(_live):
-        metric.close()
-
 
 def _devices(gpu_indices: Sequence[int], cpu_indices: Sequence[int]):
     gpus = _sets.gpus()
@@ -110,7 +98,8 @@ class _Pushed(Metric):
 
     def _register(self) -> None:
         self._sync_fn = sync_function(DEFAULT_SYNC)
-        _live.add(self)
+        # Window threads never outlive the interpreter: each ends, pushes its last values and is joined.
+        _exit.track(self, "metric", _Pushed.close)
 
 
 class EnergyHistogram(_Pushed):

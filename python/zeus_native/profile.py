@@ -6,14 +6,97 @@ reports is the original's format.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence
+import dataclasses
+from typing import Any, Callable, List, Sequence, Tuple
 
 from zeus_native import _core
 from zeus_native.monitor.energy import ZeusMonitor
 
-TrialResult = _core.TrialResult
-SweepResult = _core.SweepResult
-SweepReport = _core.SweepReport
+
+@dataclasses.dataclass
+class TrialResult:
+    """One measurement trial (the original's TrialResult): J, s and °C."""
+
+    energy_per_iter: float
+    time_per_iter: float
+    total_energy: float
+    total_time: float
+    iterations: int
+    temperature_before: float
+    temperature_after: float
+
+    @classmethod
+    def _from_native(cls, t: Any) -> "TrialResult":
+        return cls(t.energy_per_iter, t.time_per_iter, t.total_energy, t.total_time, t.iterations,
+                   t.temperature_before, t.temperature_after)
+
+
+@dataclasses.dataclass
+class SweepResult:
+    """One swept value over its trials (the original's SweepResult); str() is its one-line summary."""
+
+    measurement_duration: float
+    cooldown_duration: float
+    trials: List[TrialResult]
+    energy_mean: float
+    energy_std: float
+    avg_temperature_before: float
+    avg_temperature_after: float
+    avg_total_time: float
+    avg_total_energy: float
+    is_valid: bool
+
+    @classmethod
+    def _from_native(cls, e: Any) -> "SweepResult":
+        return cls(e.measurement_duration, e.cooldown_duration, [TrialResult._from_native(t) for t in e.trials],
+                   e.energy_mean, e.energy_std, e.avg_temperature_before, e.avg_temperature_after,
+                   e.avg_total_time, e.avg_total_energy, e.is_valid)
+
+    def __str__(self) -> str:
+        """One-line summary without per-trial details (the original's format)."""
+        tag = "VALID" if self.is_valid else "INVALID"
+        return (
+            f"measurement={self.measurement_duration:.1f} s  "
+            f"cooldown={self.cooldown_duration:.1f} s  "
+            f"mean={self.energy_mean:.4f} J  "
+            f"std={self.energy_std:.4f} J  "
+            f"temp_before={self.avg_temperature_before:.1f} \u00b0C  "
+            f"temp_after={self.avg_temperature_after:.1f} \u00b0C  "
+            f"[{tag}]"
+        )
+
+
+@dataclasses.dataclass
+class SweepReport:
+    """A sweep (the original's SweepReport): (name, swept values), (name, fixed value), one entry per value."""
+
+    sweep_param: Tuple[str, List[float]]
+    fixed_param: Tuple[str, float]
+    entries: List[SweepResult]
+
+    @classmethod
+    def _from_native(cls, r: Any) -> "SweepReport":
+        name, values = r.sweep_param
+        return cls((name, list(values)), tuple(r.fixed_param), [SweepResult._from_native(e) for e in r.entries])
+
+    def __str__(self) -> str:
+        """A header line and one line per swept value (the original's format)."""
+        sweep_name, _ = self.sweep_param
+        fixed_name, fixed_value = self.fixed_param
+        prefixes = [f"{sweep_name}={getattr(e, sweep_name):.1f} s" for e in self.entries]
+        width = max((len(p) for p in prefixes), default=0)
+        lines = [f"Sweep {sweep_name} (fixed {fixed_name}={fixed_value:.1f} s):"]
+        for prefix, e in zip(prefixes, self.entries):
+            tag = "VALID" if e.is_valid else "INVALID"
+            lines.append(
+                f"  {prefix:<{width}}  "
+                f"mean={e.energy_mean:.4f} J  "
+                f"std={e.energy_std:.4f} J  "
+                f"temp_before={e.avg_temperature_before:.1f} \u00b0C  "
+                f"temp_after={e.avg_temperature_after:.1f} \u00b0C  "
+                f"[{tag}]"
+            )
+        return "\n".join(lines)
 
 
 def _range(values: Sequence[float] | None) -> list[float]:
@@ -32,10 +115,10 @@ def measure(
     """Calibrate the iteration time, then run one trial with the given durations (s)."""
     if warmup_settle_duration is not None and warmup_settle_duration < 0:
         raise ValueError(f"warmup_settle_duration must be non-negative, got {warmup_settle_duration}")
-    return _core.measure(
+    return TrialResult._from_native(_core.measure(
         target_function, zeus_monitor, measurement_duration, cooldown_duration,
         num_warmup_iterations, num_calibration_iterations,
-    )
+    ))
 
 
 def profile_measurement_duration(
@@ -51,11 +134,11 @@ def profile_measurement_duration(
     iteration_duration: float | None = None,
 ) -> SweepReport:
     """Sweep measurement durations with the cool-down fixed."""
-    return _core.profile_measurement_duration(
+    return SweepReport._from_native(_core.profile_measurement_duration(
         target_function, zeus_monitor, _range(measurement_duration_search_range), cooldown_duration, num_trials,
         num_warmup_trials, trial_stddev_threshold, num_warmup_iterations, num_calibration_iterations,
         iteration_duration,
-    )
+    ))
 
 
 def profile_cooldown_duration(
@@ -71,11 +154,11 @@ def profile_cooldown_duration(
     iteration_duration: float | None = None,
 ) -> SweepReport:
     """Sweep cool-down durations with the measurement duration fixed."""
-    return _core.profile_cooldown_duration(
+    return SweepReport._from_native(_core.profile_cooldown_duration(
         target_function, zeus_monitor, _range(cooldown_duration_search_range), measurement_duration, num_trials,
         num_warmup_trials, trial_stddev_threshold, num_warmup_iterations, num_calibration_iterations,
         iteration_duration,
-    )
+    ))
 
 
 # The names used by the issue and some versions of the original.
@@ -95,8 +178,9 @@ def profile_parameters(
     num_calibration_iterations: int = 100,
 ) -> tuple[SweepReport, SweepReport]:
     """Sweep measurement durations, then cool-down durations; returns both reports."""
-    return _core.profile_parameters(
+    measured, cooled = _core.profile_parameters(
         target_function, zeus_monitor, _range(measurement_duration_search_range),
         _range(cooldown_duration_search_range), num_trials, num_warmup_trials, trial_stddev_threshold,
         num_warmup_iterations, num_calibration_iterations,
     )
+    return SweepReport._from_native(measured), SweepReport._from_native(cooled)

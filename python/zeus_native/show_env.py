@@ -56,6 +56,11 @@ def report(format: str = "human", check_control: bool = False) -> str:  # noqa: 
     return "\n".join(head) + human
 
 
+def show_env() -> None:
+    """Print the report (human format), as the original's show_env()."""
+    print(report(), end="")
+
+
 def main(argv: list[str] | None = None) -> int:
     """Print the report; exit status 0 (as the original's show_env)."""
     parser = argparse.ArgumentParser(prog="python -m zeus_native.show_env")

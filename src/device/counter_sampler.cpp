@@ -46,7 +46,9 @@ CounterSampler::CounterSampler(std::vector<std::shared_ptr<AccumulatedCounter>> 
     thread_ = std::thread([this] { run(); });
 }
 
-CounterSampler::~CounterSampler() {
+CounterSampler::~CounterSampler() { stop(); }
+
+void CounterSampler::stop() {
     {
         std::lock_guard lock(mutex_);
         stopping_ = true;

@@ -39,11 +39,13 @@ class CounterWatch {
     CounterWatch(const Gpus& gpus, std::vector<unsigned> gpu_indices, std::chrono::nanoseconds period);
     CounterWatch(const CounterWatch&) = delete;
     CounterWatch& operator=(const CounterWatch&) = delete;
-    ~CounterWatch() { thread_.stop(); }
+    ~CounterWatch() { stop(); }
 
     // Starts the thread (once); returns after its first round of reads.
     void start();
     [[nodiscard]] GpuView view(unsigned gpu) const;
+    // Joins the thread; views stay as last read. Idempotent.
+    void stop() { thread_.stop(); }
 
   private:
     struct State {

@@ -394,6 +394,11 @@ class EnergyMonitorImpl final : public EnergyMonitor {
     [[nodiscard]] const std::vector<unsigned>& gpu_indices() const override { return gpu_indices_; }
     [[nodiscard]] const std::vector<unsigned>& cpu_indices() const override { return cpu_indices_; }
 
+    void stop_threads() override {
+        if (counter_watch_) counter_watch_->stop();
+        if (power_monitor_) power_monitor_->stop();
+    }
+
   private:
     static Error duplicate(const std::string& key) {
         return Error{ErrorCode::InvalidState, fmt::format("measurement window '{}' already exists", key),

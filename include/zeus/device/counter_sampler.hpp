@@ -47,6 +47,9 @@ class CounterSampler {
     ~CounterSampler();
 
     [[nodiscard]] std::chrono::nanoseconds period() const { return period_; }
+    // Wakes and joins the thread (the destructor does too); counters are
+    // then read only when asked. Idempotent.
+    void stop();
 
   private:
     void run();

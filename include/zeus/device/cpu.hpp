@@ -129,6 +129,11 @@ class Cpus {
     [[nodiscard]] const std::string& powercap_root() const { return root_; }
     // The background reader's period; nullopt when no counter is readable.
     [[nodiscard]] std::optional<std::chrono::nanoseconds> sample_period() const;
+    // Joins the background reader (a host's exit, before its own teardown);
+    // counters are then read only when asked. Idempotent.
+    void stop_sampling() {
+        if (sampler_) sampler_->stop();
+    }
 
     // For backends and tests: assemble a set from parts. The sampler (if
     // any) reads counters the CPUs share; it is stopped first on destruction.

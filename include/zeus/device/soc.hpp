@@ -108,6 +108,9 @@ class Soc {
     [[nodiscard]] virtual Result<SocEnergy> total_energy() const = 0;
     // The rails as last sampled (no new reading): names, metrics, status, power, energy.
     [[nodiscard]] virtual std::vector<SocRail> rails() const = 0;
+    // Joins a background sampler, if any (a host's exit, before its own
+    // teardown); energy then stops accumulating. Idempotent.
+    virtual void stop_sampling() {}
 };
 
 // No SoC to measure, and why (not aarch64, no Tegra release file, no rails...).
@@ -167,6 +170,7 @@ class JetsonSoc final : public Soc {
     [[nodiscard]] std::vector<SocMetricInfo> metrics() const override;
     [[nodiscard]] Result<SocEnergy> total_energy() const override;
     [[nodiscard]] std::vector<SocRail> rails() const override;
+    void stop_sampling() override;
     [[nodiscard]] std::chrono::nanoseconds sample_period() const;
 
   private:

@@ -73,6 +73,12 @@ class EnergyMonitor {
 
     [[nodiscard]] virtual const std::vector<unsigned>& gpu_indices() const = 0;
     [[nodiscard]] virtual const std::vector<unsigned>& cpu_indices() const = 0;
+
+    // Stops and joins the monitor's background threads, for a host that
+    // must end them before its own teardown (the Python package at
+    // interpreter exit). Windows keep working from their edge reads alone.
+    // Idempotent.
+    virtual void stop_threads() {}
 };
 
 // A window that ends when it goes out of scope (its measurement is then

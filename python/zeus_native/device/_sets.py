@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 
-from zeus_native import _core
+from zeus_native import _core, _exit
 
 _lock = threading.Lock()
 _gpus: _core.GPUs | None = None
@@ -37,6 +37,17 @@ def soc() -> _core.SoC:
         if _soc is None:
             _soc = _core.open_soc()
         return _soc
+
+
+def stop_threads() -> None:
+    """Join the open sets' counter samplers (interpreter exit, after every monitor)."""
+    with _lock:
+        for opened in (_cpus, _soc):
+            if opened is not None:
+                opened._stop_threads()
+
+
+_exit.at_exit("device", stop_threads)
 
 
 def reset() -> None:

@@ -3,7 +3,30 @@ the native monitor that charges each UTC hour of its windows (internal)."""
 
 from __future__ import annotations
 
-from zeus_native.monitor.energy import ZeusMonitor
+from zeus_native import _exit
+from typing import Any, Dict, Hashable, List, Optional
+
+from zeus_native.monitor.energy import Measurement, ZeusMonitor, _window_name
+
+
+class ChargedResult:
+    """What a carbon and a cost measurement share: built from the native result, whose
+    per-device amounts are named gpu_<kind>, cpu_<kind>, dram_<kind> and total_<kind>."""
+
+    _kind = ""
+    provenance: Optional[Dict[str, Any]]
+
+    @property
+    def warnings(self) -> List[str]:
+        """What makes the amounts less trustworthy, one line each."""
+        return list((self.provenance or {}).get("warnings", []))
+
+    @classmethod
+    def _from_native(cls, x: Any) -> Any:
+        m = Measurement._from_native(x.measurement)
+        k = cls._kind
+        return cls(m.time, m.gpu_energy, getattr(x, f"gpu_{k}"), m.cpu_energy, getattr(x, f"cpu_{k}"),  # type: ignore[call-arg]
+                   m.dram_energy, getattr(x, f"dram_{k}"), getattr(x, f"total_{k}"), x.provenance, m)
 
 
 class ChargedWindows:
@@ -15,16 +38,20 @@ class ChargedWindows:
         self.zeus_monitor = ZeusMonitor(gpu_indices, cpu_indices, sync_execution_with=sync_execution_with)
         self._native = native_type(self.zeus_monitor, provider._native, float(poll_interval), fallback,
                                    int(max_gap_hours))
+        _exit.track(self, "carbon", lambda windows: windows._native._stop_threads())
 
     @property
     def gpu_indices(self) -> list[int]:
         """Monitored GPU indices (CUDA indices)."""
         return self.zeus_monitor.gpu_indices
 
-    def begin_window(self, key: str, sync_execution: bool = True) -> None:
-        """Begins `key`; ValueError when it is already open."""
-        self._native.begin_window(key, sync_execution)
+    def begin_window(self, key: Hashable, sync_execution: bool = True) -> None:
+        """Begins `key` (any hashable); ValueError when it is already open."""
+        self._native.begin_window(_window_name(key), sync_execution)
 
-    def end_window(self, key: str, sync_execution: bool = True):
+    def end_window(self, key: Hashable, sync_execution: bool = True) -> Any:
         """Ends `key` and returns its energy with its emission or cost; ValueError when it is not open."""
-        return self._native.end_window(key, sync_execution)
+        return self._result_type()._from_native(self._native.end_window(_window_name(key), sync_execution))
+
+    def _result_type(self) -> Any:
+        raise NotImplementedError

@@ -16,14 +16,43 @@ emission is None (never 0); provenance["unavailable_reason"] says why.
 from __future__ import annotations
 
 import abc
+import enum
 from datetime import datetime, timedelta, timezone
+
+import dataclasses
+from typing import Any, Dict, List, Optional, Tuple
 
 from zeus_native import _core
 from zeus_native.exception import ZeusBaseError
-from zeus_native.monitor._charged_windows import ChargedWindows
+from zeus_native.monitor._charged_windows import ChargedResult, ChargedWindows
+from zeus_native.monitor.energy import Measurement
 from zeus_native.utils.framework import DEFAULT_SYNC
 
-CarbonEmissionMeasurement = _core.CarbonEmissionMeasurement
+
+
+@dataclasses.dataclass
+class CarbonEmissionMeasurement(ChargedResult):
+    """A window's energy (J) and carbon emission (gCO2eq), the original's fields first.
+
+    An emission is None when the intensity is unavailable (provenance says why).
+    Beyond the original: total_carbon_emission, provenance (provider, zone, unit,
+    each UTC hour's intensity and flags, warnings) and measurement (the window's
+    energy Measurement).
+    """
+
+    time: float
+    gpu_energy: Dict[int, float]
+    gpu_carbon_emission: Optional[Dict[int, float]]
+    cpu_energy: Optional[Dict[int, float]] = None
+    cpu_carbon_emission: Optional[Dict[int, float]] = None
+    dram_energy: Optional[Dict[int, float]] = None
+    dram_carbon_emission: Optional[Dict[int, float]] = None
+    total_carbon_emission: Optional[float] = None
+    provenance: Optional[Dict[str, Any]] = None
+    measurement: Optional[Measurement] = None
+
+    _kind = "carbon_emission"
+
 
 _ELECTRICITY_MAPS = "https://api.electricitymap.org"
 
@@ -83,6 +112,33 @@ class CarbonIntensityProvider(abc.ABC):
 
     update_period = timedelta(hours=1)
     history_length = 24
+
+    def __getattr__(self, name: str) -> Any:
+        # A provider written in Python (the original's abstract base,
+        # subclassed by the user): the native side asks _python_intensities.
+        if name == "_native":
+            return _core.CarbonIntensitySource.from_python(self)
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+    def _python_intensities(self, hours: List[float]) -> List[Tuple[float, float]]:
+        """(Unix hour, gCO2eq/kWh) pairs from a Python subclass's own methods: its
+        get_recent_carbon_intensity when it has one, else its current value for this hour."""
+        cls = type(self)
+        rows: Dict[float, float] = {}
+        if cls.get_recent_carbon_intensity is not CarbonIntensityProvider.get_recent_carbon_intensity:
+            for when, value in self.get_recent_carbon_intensity().items():
+                if when.tzinfo is None:
+                    raise ValueError(f"{cls.__name__}.get_recent_carbon_intensity returned the naive datetime "
+                                     f"{when}; return timezone-aware (UTC) datetimes")
+                rows[when.timestamp()] = float(value)
+        elif cls.get_current_carbon_intensity is not CarbonIntensityProvider.get_current_carbon_intensity:
+            hour = datetime.now(timezone.utc).replace(minute=0, second=0, microsecond=0).timestamp()
+            rows.setdefault(hour, float(self.get_current_carbon_intensity()))
+        if not rows and cls.get_recent_carbon_intensity is CarbonIntensityProvider.get_recent_carbon_intensity \
+                and cls.get_current_carbon_intensity is CarbonIntensityProvider.get_current_carbon_intensity:
+            raise NotImplementedError(f"{cls.__name__} implements neither get_current_carbon_intensity nor "
+                                      "get_recent_carbon_intensity; implement them (the original's abstract methods)")
+        return sorted(rows.items())
 
 
 class ElectricityMapsClient(CarbonIntensityProvider):
@@ -153,6 +209,15 @@ class CarbonIntensityFile(CarbonIntensityProvider):
         self._native = _opened(_core.CarbonIntensitySource.from_file, str(path))
 
 
+class Op(enum.Enum):
+    """The original's messages to its CarbonEmissionMonitor polling process (kept for code that names
+    them; the native monitor polls in a thread and takes no messages)."""
+
+    BEGIN = 0
+    END = 1
+    NEXTITER = 2
+
+
 class CarbonEmissionMonitor(ChargedWindows):
     """Energy windows with their carbon emission (gCO2eq), as the original's CarbonEmissionMonitor.
 
@@ -176,3 +241,6 @@ class CarbonEmissionMonitor(ChargedWindows):
         super().__init__(_core.CarbonEmissionWindows, carbon_intensity_provider, gpu_indices, cpu_indices,
                          sync_execution_with, fallback_intensity, max_gap_hours, poll_interval)
         self.carbon_intensity_provider = carbon_intensity_provider
+
+    def _result_type(self) -> Any:
+        return CarbonEmissionMeasurement

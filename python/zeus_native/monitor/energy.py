@@ -2,16 +2,108 @@
 
 from __future__ import annotations
 
+import dataclasses
+import math
 import os
+from functools import cached_property
 from pathlib import Path
+from typing import Any, Dict, Hashable, List, Optional
 
-from zeus_native import _core
+from zeus_native import _core, _exit
 from zeus_native.device import _sets
 from zeus_native.device._indices import check_cpu_indices, check_gpu_indices
 from zeus_native.device.cpu.common import ZeusCPUNoPermissionError
 from zeus_native.utils.framework import DEFAULT_SYNC, sync_function
 
-Measurement = _core.Measurement
+
+@dataclasses.dataclass
+class Measurement:
+    """What one energy window measured (the original's Measurement), in J and s.
+
+    The original's fields first (time, gpu_energy, cpu_energy, dram_energy,
+    soc_energy; soc_energy is {metric: J} here), then what this package adds:
+    start_time (Unix s), provenance (how each value was obtained: {"gpu": {index:
+    {"source", "warnings", "lost", "edge_error_bound_j"}}, "cpu", "dram", "soc"})
+    and window_warnings (about the window as a whole). A plain dataclass:
+    asdict, pickle, copy and == work; built by hand, provenance says
+    "hardware counter" (NaN marks a device lost).
+    """
+
+    time: float
+    gpu_energy: Dict[int, float]
+    cpu_energy: Optional[Dict[int, float]] = None
+    dram_energy: Optional[Dict[int, float]] = None
+    soc_energy: Optional[Dict[str, float]] = None
+    start_time: Optional[float] = dataclasses.field(default=None, repr=False)
+    provenance: Optional[Dict[str, Dict[Any, Dict[str, Any]]]] = dataclasses.field(default=None, repr=False)
+    window_warnings: List[str] = dataclasses.field(default_factory=list, repr=False)
+
+    def __post_init__(self) -> None:
+        """Fill in provenance from the values when it is not given."""
+        if self.provenance is None:
+            self.provenance = self._native().provenance
+
+    @classmethod
+    def _from_native(cls, native: Any) -> "Measurement":
+        return cls(native.time, native.gpu_energy, native.cpu_energy, native.dram_energy, native.soc_energy,
+                   native.start_time, native.provenance, list(native.window_warnings))
+
+    def _native(self) -> Any:
+        return _core.Measurement(float(self.time), dict(self.gpu_energy), self.cpu_energy, self.dram_energy,
+                                 self.soc_energy, self.start_time, self.provenance, list(self.window_warnings))
+
+    @cached_property
+    def total_energy(self) -> float:
+        """GPU energy summed (J), as the original's; GPUs lost during the window are left out."""
+        return sum(v for v in self.gpu_energy.values() if not math.isnan(v))
+
+    @property
+    def lost_gpus(self) -> List[int]:
+        """GPUs that stopped answering during the window: NaN in gpu_energy, out of total_energy."""
+        gpus = (self.provenance or {}).get("gpu", {})
+        return sorted(i for i, v in self.gpu_energy.items() if math.isnan(v) or gpus.get(i, {}).get("lost"))
+
+    @property
+    def warnings(self) -> List[str]:
+        """Everything that makes a value less trustworthy, one line each (empty when none)."""
+        lines = list(self.window_warnings)
+        for kind, label in (("gpu", "GPU"), ("cpu", "CPU"), ("dram", "DRAM")):
+            for index, entry in sorted((self.provenance or {}).get(kind, {}).items()):
+                lines += [f"{label} {index}: {w}" for w in entry.get("warnings", [])]
+        return lines
+
+    @property
+    def trustworthy(self) -> bool:
+        """True when no value carries a warning."""
+        return not self.warnings
+
+    def to_json(self, command: str = "energy", one_line: bool = False) -> str:
+        """The bytes `zeus energy --format json` writes for this window (one_line: the JSON Lines summary record)."""
+        return self._native().to_json(command, one_line)
+
+    def to_csv(self) -> str:
+        """The bytes `zeus energy --format csv` writes: a header and one row per device."""
+        return self._native().to_csv()
+
+    def to_table(self, command: str = "energy") -> str:
+        """The table `zeus energy` prints (time, energy and average power per device, warnings)."""
+        return self._native().to_table(command)
+
+
+@dataclasses.dataclass
+class MeasurementState:
+    """Where an open window began (the original's MeasurementState): start time (s) and counters (J)."""
+
+    time: float
+    gpu_energy: Dict[int, float]
+    cpu_energy: Optional[Dict[int, float]] = None
+    dram_energy: Optional[Dict[int, float]] = None
+    soc_energy: Optional[Dict[str, float]] = None
+
+    @cached_property
+    def total_energy(self) -> float:
+        """GPU energy summed (J)."""
+        return sum(self.gpu_energy.values())
 
 
 def _open_log(log_file: str | Path) -> str:
@@ -98,3 +190,26 @@ class ZeusMonitor(_core.EnergyMonitor):
         self.approx_instant_energy = bool(approx_instant_energy)
         self.log_file = path
         self.wait_for_counter_refresh = bool(wait_for_counter_refresh)
+        _exit.track(self, "energy", _core.EnergyMonitor._stop_threads)
+
+    def begin_window(self, key: Hashable, sync_execution: bool = True, restart: bool = False) -> None:
+        """Begin the window `key` (any hashable, as in the original); ValueError when it is already open
+        (restart=True begins it again)."""
+        super().begin_window(_window_name(key), sync_execution, restart)
+
+    def reset_windows(self) -> List[str]:
+        """Drop every open window (their measurements are lost); returns their names."""
+        return list(super().reset_windows())
+
+    def end_window(self, key: Hashable, sync_execution: bool = True, cancel: bool = False) -> Measurement:
+        """End the window `key` and return its Measurement; ValueError when it is not open."""
+        return Measurement._from_native(super().end_window(_window_name(key), sync_execution, cancel))
+
+
+def _window_name(key: Hashable) -> str:
+    # The original keys windows by any hashable; names cross to the native
+    # core as text, so each key gets one unambiguous name (a str stays itself).
+    if isinstance(key, str):
+        return key
+    hash(key)  # TypeError for an unhashable key, as the original's dict raises
+    return f"{type(key).__qualname__}:{key!r}"

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import atexit
+import dataclasses
 import enum
-import weakref
+from typing import Dict, List, Optional, Tuple, Union
 
-from zeus_native import _core
+from zeus_native import _core, _exit
 from zeus_native.device import _sets
 from zeus_native.device._indices import check_gpu_indices
 
@@ -19,14 +19,21 @@ class PowerDomain(enum.Enum):
     MEMORY_AVERAGE = "memory_average"
 
 
-_live: "weakref.WeakSet" = weakref.WeakSet()
+@dataclasses.dataclass
+class PowerSample:
+    """One power reading (the original's PowerSample): Unix time, GPU index, mW."""
+
+    timestamp: float
+    gpu_index: int
+    power_mw: float
 
 
-@atexit.register
-def _stop_all() -> None:
-    # Nothing the package starts survives the interpreter: join every sampler.
-    for monitor in list(_live):
-        monitor.stop()
+def infer_counter_update_period(gpu_indicies: List[int]) -> float:
+    """How often to poll these GPUs' power (s): half the shortest interval between
+    changes of their readings, at most 0.1 s (the original's rule; its argument name)."""
+    gpus = _sets.gpus()
+    indices = _gpu_indices(list(gpu_indicies), gpus)
+    return _core.infer_counter_update_period(gpus, indices)
 
 
 def _domain(value: PowerDomain | str) -> str:
@@ -66,7 +73,7 @@ class PowerMonitor(_core.PowerTimelines):
             raise ValueError(f"max_samples_per_gpu must be positive or None, got {max_samples_per_gpu}")
         domains = [] if power_domains is None else list(dict.fromkeys(_domain(d) for d in power_domains))
         super().__init__(gpus, indices, update_period, max_samples_per_gpu or 0, domains)
-        _live.add(self)
+        _exit.track(self, "sampler", _core.PowerTimelines.stop)
 
     def _default_domain(self) -> str:
         for d in ("device_instant", "device_average"):
@@ -74,18 +81,41 @@ class PowerMonitor(_core.PowerTimelines):
                 return d
         raise ValueError("neither device_instant nor device_average is monitored; pass power_domain explicitly")
 
-    def get_power_timeline(self, power_domain, gpu_index=None, start_time=None, end_time=None):
+    def stop(self) -> None:
+        """Stop and join the sampling thread (queries keep working). Idempotent."""
+        super().stop()
+
+    def get_power_timeline(
+        self,
+        power_domain: Union[PowerDomain, str],
+        gpu_index: Optional[int] = None,
+        start_time: Optional[float] = None,
+        end_time: Optional[float] = None,
+    ) -> Dict[int, List[Tuple[float, float]]]:
         """{gpu: [(time, W), ...]} of one domain within [start_time, end_time]."""
         return super().get_power_timeline(_domain(power_domain), gpu_index, start_time, end_time)
 
-    def get_energy(self, start_time: float, end_time: float, power_domain=None) -> dict[int, float]:
+    def get_all_power_timelines(
+        self,
+        gpu_index: Optional[int] = None,
+        start_time: Optional[float] = None,
+        end_time: Optional[float] = None,
+    ) -> Dict[str, Dict[int, List[Tuple[float, float]]]]:
+        """{domain: {gpu: [(time, W), ...]}} within [start_time, end_time]."""
+        return super().get_all_power_timelines(gpu_index, start_time, end_time)
+
+    def get_energy(
+        self, start_time: float, end_time: float, power_domain: Union[PowerDomain, str, None] = None
+    ) -> Dict[int, float]:
         """{gpu: J} over [start_time, end_time]; ValueError when the timeline does not cover it."""
         d = self._default_domain() if power_domain is None else _domain(power_domain)
         return super().get_energy(start_time, end_time, d)
 
-    def get_power(self, time: float | None = None, power_domain=PowerDomain.DEVICE_INSTANT):
+    def get_power(
+        self, time: Optional[float] = None, power_domain: Union[PowerDomain, str] = PowerDomain.DEVICE_INSTANT
+    ) -> Optional[Dict[int, float]]:
         """{gpu: W} in force at `time` (default: latest), or None before any sample."""
         d = _domain(power_domain)
         if d not in self.power_domains:
-            raise ValueError(f"power domain {d} is not monitored; add it to power_domains")
+            raise ValueError(f"Power domain {d} is not monitored; add it to power_domains")
         return super().get_power(time, d)

@@ -11,14 +11,48 @@ every number, None (never 0) when the price is unavailable.
 from __future__ import annotations
 
 import abc
+import enum
+import dataclasses
+from datetime import datetime
+from typing import Any, Dict, List, Optional, Tuple
 
 from zeus_native import _core
 from zeus_native.exception import ZeusBaseError
 from zeus_native.monitor.carbon import _opened
-from zeus_native.monitor._charged_windows import ChargedWindows
+from zeus_native.monitor.energy import Measurement
+from zeus_native.monitor._charged_windows import ChargedResult, ChargedWindows
 from zeus_native.utils.framework import DEFAULT_SYNC
 
-EnergyCostMeasurement = _core.EnergyCostMeasurement
+
+
+@dataclasses.dataclass
+class EnergyCostMeasurement(ChargedResult):
+    """A window's energy (J) and electricity cost, the original's fields first.
+
+    A cost is None when the price is unavailable (provenance says why). Beyond
+    the original: total_energy_cost, provenance (provider, zone, unit, each UTC
+    hour's price and flags, warnings) and measurement (the window's energy
+    Measurement).
+    """
+
+    time: float
+    gpu_energy: Dict[int, float]
+    gpu_energy_cost: Optional[Dict[int, float]]
+    cpu_energy: Optional[Dict[int, float]] = None
+    cpu_energy_cost: Optional[Dict[int, float]] = None
+    dram_energy: Optional[Dict[int, float]] = None
+    dram_energy_cost: Optional[Dict[int, float]] = None
+    total_energy_cost: Optional[float] = None
+    provenance: Optional[Dict[str, Any]] = None
+    measurement: Optional[Measurement] = None
+
+    _kind = "energy_cost"
+
+
+def get_time_info() -> Tuple[str, str, int]:
+    """(month name, "Weekend" or "Weekday", hour) now, local time (the original's helper)."""
+    now = datetime.now()
+    return now.strftime("%B"), "Weekend" if now.weekday() >= 5 else "Weekday", now.hour
 
 
 class ZeusElectricityPriceHTTPError(ZeusBaseError):
@@ -78,6 +112,20 @@ class OpenEIClient(ElectricityPriceProvider):
             self.lat, self.long, label, sector, self.radius, int(utc_offset_hours), base_url, api_key,
         )
 
+    def search_json(self, data: Any, key_name: str, target_value: Any, return_value: str) -> List[Any]:
+        """Every `return_value` (None when absent) of the dicts in nested JSON `data` whose
+        `key_name` is `target_value` (the original's helper for OpenEI answers)."""
+        results: List[Any] = []
+        if isinstance(data, dict):
+            for key, value in data.items():
+                if key == key_name and value == target_value:
+                    results.append(data.get(return_value))
+                results.extend(self.search_json(value, key_name, target_value, return_value))
+        elif isinstance(data, list):
+            for item in data:
+                results.extend(self.search_json(item, key_name, target_value, return_value))
+        return results
+
 
 class ConstantPrice(ElectricityPriceProvider):
     """One price per kWh for every hour."""
@@ -91,6 +139,15 @@ class TimeOfUsePriceFile(ElectricityPriceProvider):
 
     def __init__(self, path: str, currency: str = "", utc_offset_hours: int = 0) -> None:
         self._native = _opened(_core.ElectricityPriceSource.from_file, str(path), currency, int(utc_offset_hours))
+
+
+class Op(enum.Enum):
+    """The original's messages to its EnergyCostMonitor polling process (kept for code that names
+    them; the native monitor polls in a thread and takes no messages)."""
+
+    BEGIN = 0
+    END = 1
+    NEXTITER = 2
 
 
 class EnergyCostMonitor(ChargedWindows):
@@ -114,3 +171,6 @@ class EnergyCostMonitor(ChargedWindows):
         super().__init__(_core.EnergyCostWindows, electricity_price_provider, gpu_indices, cpu_indices,
                          sync_execution_with, fallback_price, max_gap_hours, poll_interval)
         self.electricity_price_provider = electricity_price_provider
+
+    def _result_type(self) -> Any:
+        return EnergyCostMeasurement

@@ -2,9 +2,21 @@
 
 from __future__ import annotations
 
-from zeus_native import _core
+import dataclasses
+from typing import Dict, List, Optional, Tuple
+
+from zeus_native import _core, _exit
 from zeus_native.device import _sets
-from zeus_native.monitor.power import _gpu_indices, _live
+from zeus_native.monitor.power import _gpu_indices
+
+
+@dataclasses.dataclass
+class TemperatureSample:
+    """One temperature reading (the original's TemperatureSample): Unix time, GPU index, °C."""
+
+    timestamp: float
+    gpu_index: int
+    temperature_c: int
 
 
 class TemperatureMonitor(_core.TemperatureTimelines):
@@ -22,4 +34,21 @@ class TemperatureMonitor(_core.TemperatureTimelines):
         if update_period <= 0:
             raise ValueError(f"update_period must be positive, got {update_period}")
         super().__init__(gpus, indices, float(update_period), max_samples_per_gpu or 0)
-        _live.add(self)
+        _exit.track(self, "sampler", _core.TemperatureTimelines.stop)
+
+    def stop(self) -> None:
+        """Stop and join the sampling thread (queries keep working). Idempotent."""
+        super().stop()
+
+    def get_temperature_timeline(
+        self,
+        gpu_index: Optional[int] = None,
+        start_time: Optional[float] = None,
+        end_time: Optional[float] = None,
+    ) -> Dict[int, List[Tuple[float, int]]]:
+        """{gpu: [(time, °C), ...]} within [start_time, end_time]."""
+        return super().get_temperature_timeline(gpu_index, start_time, end_time)
+
+    def get_temperature(self, time: Optional[float] = None) -> Optional[Dict[int, int]]:
+        """{gpu: °C} in force at `time` (default: latest), or None before any sample."""
+        return super().get_temperature(time)

@@ -7,22 +7,44 @@ exits, and warmup_steps=0 works (docs/python.md).
 
 from __future__ import annotations
 
+import abc
 import atexit
+import dataclasses
 import weakref
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, List, Optional, Tuple, Union
 
 from zeus_native import _core
 from zeus_native.callback import Callback
 from zeus_native.monitor.energy import ZeusMonitor
 
 
-class OptimumSelector:
-    """Chooses a power limit (W) from profiled measurements."""
+class OptimumSelector(abc.ABC):
+    """Chooses a power limit from profiled measurements (the original's abstract base).
 
+    Subclass it and implement select(measurements) -> W to use your own rule
+    with GlobalPowerLimitOptimizer; Energy, Time, ZeusCost, MaxSlowdownConstraint
+    and CarbonAware are native.
+    """
+
+    @abc.abstractmethod
+    def select(self, measurements: List[PowerLimitMeasurement]) -> int:
+        """The chosen power limit (W) from one PowerLimitMeasurement per profiled limit."""
+
+    def __getattr__(self, name: str) -> Any:
+        # A selector written in Python: the native optimizer asks _python_select.
+        if name == "_native":
+            return _core.python_selector(self)
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
+    def _python_select(self, rows: List[Tuple[int, float, float]]) -> int:
+        return int(self.select([PowerLimitMeasurement(int(w), float(j), float(t)) for w, j, t in rows]))
+
+
+class _NativeSelector(OptimumSelector):
     _native: _core.Selector
 
-    def select(self, measurements: list[Any]) -> int:
+    def select(self, measurements: List[Any]) -> int:
         """The chosen power limit (W) from PowerLimitMeasurement-like objects
         (power_limit W, energy J, time s) or (power_limit, energy, time) tuples."""
         rows = [
@@ -31,7 +53,7 @@ class OptimumSelector:
         return self._native.select(rows, 1)
 
 
-class Energy(OptimumSelector):
+class Energy(_NativeSelector):
     """The limit with the least energy."""
 
     def __init__(self) -> None:
@@ -39,7 +61,7 @@ class Energy(OptimumSelector):
         self._native = _core.energy_selector()
 
 
-class Time(OptimumSelector):
+class Time(_NativeSelector):
     """The limit with the least time."""
 
     def __init__(self) -> None:
@@ -47,7 +69,7 @@ class Time(OptimumSelector):
         self._native = _core.time_selector()
 
 
-class ZeusCost(OptimumSelector):
+class ZeusCost(_NativeSelector):
     """argmin eta*energy + (1-eta)*max_power*world_size*time (zeus_cost)."""
 
     def __init__(self, eta_knob: float, world_size: int = 1) -> None:
@@ -61,7 +83,7 @@ class ZeusCost(OptimumSelector):
         self._native = _core.zeus_cost_selector(eta_knob, world_size)
 
 
-class MaxSlowdownConstraint(OptimumSelector):
+class MaxSlowdownConstraint(_NativeSelector):
     """The lowest limit whose time is at most factor x the time at the maximum limit."""
 
     def __init__(self, factor: float) -> None:
@@ -72,7 +94,7 @@ class MaxSlowdownConstraint(OptimumSelector):
         self._native = _core.max_slowdown_selector(factor)
 
 
-class CarbonAware(OptimumSelector):
+class CarbonAware(_NativeSelector):
     """Beyond the original: ZeusCost with energy priced by how dirty the grid is now.
 
     cost = eta_knob * energy * (I_now / I_ref) + (1 - eta_knob) * max_power * world_size * time,
@@ -105,6 +127,49 @@ class CarbonAware(OptimumSelector):
         )
 
 
+@dataclasses.dataclass
+class Ready:
+    """Waiting: `steps` more on_step_begin calls before `next_power_limit` (mW) is set (the original's Ready)."""
+
+    next_power_limit: int
+    steps: int
+
+
+@dataclasses.dataclass
+class Warmup:
+    """Warming up at `current_power_limit` (mW) for `steps` more steps (the original's Warmup)."""
+
+    current_power_limit: int
+    steps: int
+
+
+@dataclasses.dataclass
+class Profiling:
+    """Measuring `current_power_limit` (mW) for `steps` more steps (the original's Profiling)."""
+
+    current_power_limit: int
+    steps: int
+
+
+@dataclasses.dataclass
+class Done:
+    """Profiling is over; `optimal_power_limit` (mW) is set (the original's Done)."""
+
+    optimal_power_limit: int
+
+
+@dataclasses.dataclass
+class PowerLimitMeasurement:
+    """One profiled limit (the original's): power_limit (W), energy (J) and time (s) of its window."""
+
+    power_limit: int
+    energy: float
+    time: float
+
+
+_STATES = {"Ready": Ready, "Warmup": Warmup, "Profiling": Profiling}
+
+
 _live: "weakref.WeakSet" = weakref.WeakSet()
 
 
@@ -123,17 +188,21 @@ class GlobalPowerLimitOptimizer(Callback):
             for batch in loader:
                 plo.on_step_begin(); train(batch); plo.on_step_end()
             plo.on_epoch_end()
+
+    Power limits are in mW as in the original (power_limits, current_power_limit,
+    pl_step, the states' limits, optimal_power_limit); a PowerLimitMeasurement's
+    power_limit is in W, as the original's.
     """
 
     def __init__(
         self,
         monitor: ZeusMonitor,
-        optimum_selector: OptimumSelector | None = None,
+        optimum_selector: Optional[OptimumSelector] = None,
         wait_steps: int = 1,
         warmup_steps: int = 10,
         profile_steps: int = 40,
         pl_step: int = 25,
-        profile_path: str | Path | None = None,
+        profile_path: Union[str, Path, None] = None,
     ) -> None:
         """Set the monitored GPUs to the maximum limit (or a saved profile's optimum)."""
         if wait_steps < 0:
@@ -146,6 +215,10 @@ class GlobalPowerLimitOptimizer(Callback):
             raise ValueError(f"pl_step must be positive, got {pl_step}")
         self.monitor = monitor
         self.optimum_selector = optimum_selector or ZeusCost(eta_knob=0.5, world_size=len(monitor.gpu_indices))
+        self.warmup_steps = warmup_steps
+        self.profile_steps = profile_steps
+        self.pl_step = pl_step * 1000  # mW, as the original keeps it
+        self.profile_path = Path(profile_path) if isinstance(profile_path, str) else profile_path
         self._native = _core.PowerLimitOptimizer(
             monitor,
             self.optimum_selector._native,
@@ -162,7 +235,9 @@ class GlobalPowerLimitOptimizer(Callback):
         self._native.on_step_begin()
 
     def on_epoch_end(self) -> None:
-        """Cancel an unfinished warm-up or window; it is retried next epoch."""
+        """Cancel an unfinished warm-up or window; it is retried next epoch. Epochs too short
+        for one limit's warm-up and window (twice in a row) end profiling at the maximum
+        limit with a UserWarning; training goes on."""
         self._native.on_epoch_end()
 
     def close(self) -> None:
@@ -170,56 +245,117 @@ class GlobalPowerLimitOptimizer(Callback):
         self._native.close()
 
     @property
-    def state(self) -> str:
-        """'Ready', 'Warmup', 'Profiling' or 'Done'."""
-        return self._native.state
+    def state(self) -> Union[Ready, Warmup, Profiling, Done]:
+        """Where profiling is: a Ready, Warmup, Profiling or Done (limits in mW)."""
+        name, limit_mw, steps = self._native.state_detail
+        if name == "Done":
+            return Done(optimal_power_limit=limit_mw)
+        cls = _STATES[name]
+        return cls(limit_mw, steps)
 
     @property
-    def optimal_power_limit(self) -> int | None:
-        """The chosen limit (W) once done, else None."""
-        return self._native.optimal_power_limit
+    def power_limits(self) -> List[int]:
+        """The limits profiled, in mW, highest first."""
+        return list(self._native.power_limits)
 
     @property
-    def measurements(self) -> list[tuple[int, float, float]]:
-        """(power_limit W, energy J, time s) per profiled limit, in profiling order."""
-        return self._native.measurements
+    def current_power_limit(self) -> int:
+        """The limit now set on the monitored GPUs (mW; 0 without GPUs)."""
+        indices = self.monitor.gpu_indices
+        return int(self.monitor.gpus.get_power_management_limit(indices[0])) if indices else 0
+
+    @property
+    def optimal_power_limit(self) -> Optional[int]:
+        """The chosen limit (mW, as the original's Done.optimal_power_limit) once done, else None."""
+        watts = self._native.optimal_power_limit
+        return None if watts is None else int(watts) * 1000
+
+    @property
+    def measurements(self) -> List[PowerLimitMeasurement]:
+        """One PowerLimitMeasurement (power_limit W, energy J, time s) per profiled limit, in profiling order."""
+        return [PowerLimitMeasurement(int(w), float(j), float(t)) for w, j, t in self._native.measurements]
 
     def report(self) -> str:
         """The profile table and each selector's choice (same text as `zeus power-limit report`)."""
         return self._native.report()
 
 
-def HFGlobalPowerLimitOptimizer(  # noqa: N802 (a class in the original)
-    monitor: ZeusMonitor,
-    optimum_selector: OptimumSelector | None = None,
-    wait_steps: int = 1,
-    warmup_steps: int = 10,
-    profile_steps: int = 40,
-    pl_step: int = 25,
-    profile_path: str | Path | None = None,
-):
-    """GlobalPowerLimitOptimizer as a Hugging Face TrainerCallback (imports transformers only now).
-
-    Same arguments as GlobalPowerLimitOptimizer; pass the result in Trainer(callbacks=[...]).
-    """
+def _hf_callback_class() -> type:
+    """HFGlobalPowerLimitOptimizer, made on first use: a subclass of transformers'
+    TrainerCallback when transformers is installed (imported only now), else a
+    class whose construction says how to install it."""
     try:
-        from transformers import TrainerCallback  # type: ignore
-    except ImportError as e:
-        raise ImportError(
-            "HFGlobalPowerLimitOptimizer needs Hugging Face transformers (pip install transformers); "
-            "use GlobalPowerLimitOptimizer with your own loop otherwise"
-        ) from e
+        from transformers import TrainerCallback  # type: ignore[import-not-found]
+    except ImportError:
+        TrainerCallback = object  # noqa: N806 (the original's fallback too)
+        available = False
+    else:
+        available = True
 
-    class _HFGlobalPowerLimitOptimizer(TrainerCallback):
-        def __init__(self) -> None:
+    class HFGlobalPowerLimitOptimizer(TrainerCallback):  # type: ignore[valid-type,misc]
+        """GlobalPowerLimitOptimizer as a Hugging Face TrainerCallback (Trainer(callbacks=[...]));
+        same arguments; the optimizer is its `optimizer` attribute."""
+
+        def __init__(
+            self,
+            monitor: ZeusMonitor,
+            optimum_selector: Optional[OptimumSelector] = None,
+            wait_steps: int = 1,
+            warmup_steps: int = 10,
+            profile_steps: int = 40,
+            pl_step: int = 25,
+            profile_path: Union[str, Path, None] = None,
+        ) -> None:
+            """Create the GlobalPowerLimitOptimizer; ImportError naming the fix without transformers."""
+            if not available:
+                raise ImportError(
+                    "HFGlobalPowerLimitOptimizer needs Hugging Face transformers (pip install transformers); "
+                    "use GlobalPowerLimitOptimizer with your own loop otherwise"
+                )
             self.optimizer = GlobalPowerLimitOptimizer(
-                monitor, optimum_selector, wait_steps, warmup_steps, profile_steps, pl_step, profile_path
+                monitor=monitor, optimum_selector=optimum_selector, wait_steps=wait_steps,
+                warmup_steps=warmup_steps, profile_steps=profile_steps, pl_step=pl_step, profile_path=profile_path,
             )
 
-        def on_epoch_end(self, args, state, control, model=None, **kw) -> None:
+        def on_epoch_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+            """Mark the end of a training epoch."""
             self.optimizer.on_epoch_end()
 
-        def on_step_begin(self, args, state, control, model=None, **kw) -> None:
+        def on_step_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None:
+            """Mark the beginning of a training step."""
             self.optimizer.on_step_begin()
 
-    return _HFGlobalPowerLimitOptimizer()
+    HFGlobalPowerLimitOptimizer.__module__ = __name__
+    return HFGlobalPowerLimitOptimizer
+
+
+if TYPE_CHECKING:
+    class HFGlobalPowerLimitOptimizer:
+        """GlobalPowerLimitOptimizer as a Hugging Face TrainerCallback (a TrainerCallback subclass at run time)."""
+
+        optimizer: GlobalPowerLimitOptimizer
+
+        def __init__(
+            self,
+            monitor: ZeusMonitor,
+            optimum_selector: Optional[OptimumSelector] = None,
+            wait_steps: int = 1,
+            warmup_steps: int = 10,
+            profile_steps: int = 40,
+            pl_step: int = 25,
+            profile_path: Union[str, Path, None] = None,
+        ) -> None: ...
+
+        def on_epoch_end(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None: ...
+
+        def on_step_begin(self, args: Any, state: Any, control: Any, **kwargs: Any) -> None: ...
+
+
+def __getattr__(name: str) -> Any:
+    # transformers is imported when HFGlobalPowerLimitOptimizer is first used,
+    # never by importing this module (PEP 562).
+    if name == "HFGlobalPowerLimitOptimizer":
+        cls = _hf_callback_class()
+        globals()[name] = cls
+        return cls
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

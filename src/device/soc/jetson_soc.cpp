@@ -122,6 +122,10 @@ struct JetsonSoc::Impl {
 
 JetsonSoc::JetsonSoc(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
+void JetsonSoc::stop_sampling() {
+    if (impl_ && impl_->sampler) impl_->sampler->stop();
+}
+
 JetsonSoc::~JetsonSoc() {
     if (impl_) impl_->sampler.reset();  // join the thread before the rails it reads go
 }

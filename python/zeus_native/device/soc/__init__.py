@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-from zeus_native import _core
-from zeus_native.device import _sets
 from zeus_native.device.soc.common import *  # noqa: F403
-from zeus_native.device.soc.common import ZeusSoCInitError
+from zeus_native.device.soc.common import SoC, ZeusSoCInitError
+from zeus_native.device.soc.jetson import Jetson, ZeusJetsonInitError, jetson_is_available  # noqa: F401
 
-SoC = _core.SoC
 
+def get_soc() -> SoC:
+    """The SoC (NVIDIA Jetson rails) as a Jetson; ZeusSoCInitError with the reason when there is none."""
+    if not jetson_is_available():
+        from zeus_native.device import _sets
 
-def get_soc() -> _core.SoC:
-    """The SoC (NVIDIA Jetson rails); ZeusSoCInitError with the reason when there is none."""
-    soc = _sets.soc()
-    if soc.init_error is not None:
-        raise ZeusSoCInitError(soc.init_error)
-    return soc
+        raise ZeusSoCInitError(_sets.soc().init_error)
+    return Jetson()

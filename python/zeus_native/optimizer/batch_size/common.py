@@ -1,4 +1,4 @@
-"""The job specification (the original's zeus.optimizer.batch_size.common.JobSpec).
+"""The job specification and wire models (the original's zeus.optimizer.batch_size.common).
 
 The original's is a pydantic (v1) model; this one checks the same fields with
 the same rules without needing pydantic, and offers the `dict()`/`json()` it
@@ -7,6 +7,7 @@ was used through. Errors are ValueError (pydantic's ValidationError is one).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from typing import Any, Optional
 
@@ -116,3 +117,90 @@ class JobSpec:
     def __repr__(self) -> str:
         """JobSpec(field=value, ...)."""
         return "JobSpec(" + ", ".join(f"{k}={v!r}" for k, v in self.dict().items()) + ")"
+
+
+class JobParams(JobSpec):
+    """A job's parameters with its id given (the original's JobParams; JobSpec leaves job_id optional)."""
+
+    def __init__(self, **fields: Any) -> None:
+        """As JobSpec, and job_id is required (ValueError)."""
+        if fields.get("job_id") is None:
+            raise ValueError("JobParams job_id: field required")
+        super().__init__(**fields)
+
+
+@dataclasses.dataclass
+class GpuConfig:
+    """The GPUs a job trains on (the original's GpuConfig): max power (W), how many, the model."""
+
+    max_power: float
+    number_of_gpus: int
+    gpu_model: str
+
+    def __post_init__(self) -> None:
+        """The original's checks (ValueError)."""
+        if not self.max_power > 0:
+            raise ValueError("GpuConfig max_power: ensure this value is greater than 0")
+        if not self.number_of_gpus > 0:
+            raise ValueError("GpuConfig number_of_gpus: ensure this value is greater than 0")
+        if not self.gpu_model:
+            raise ValueError("GpuConfig gpu_model: the GPU model cannot be empty")
+
+
+_GPU_FIELDS = ("max_power", "number_of_gpus", "gpu_model")
+
+
+class JobSpecFromClient(JobSpec):
+    """A JobSpec with its GpuConfig, as the client registers it (the original's JobSpecFromClient)."""
+
+    def __init__(self, **fields: Any) -> None:
+        """JobSpec's fields plus max_power, number_of_gpus and gpu_model (ValueError for a bad one)."""
+        gpu = GpuConfig(**{k: fields.pop(k) for k in _GPU_FIELDS if k in fields})
+        super().__init__(**fields)
+        self.max_power, self.number_of_gpus, self.gpu_model = gpu.max_power, gpu.number_of_gpus, gpu.gpu_model
+
+    def dict(self) -> dict[str, Any]:
+        """The fields as a dict (pydantic's .dict())."""
+        return {**super().dict(), **{k: getattr(self, k) for k in _GPU_FIELDS}}
+
+
+class CreatedJob(JobParams):
+    """A job the server created (the original's CreatedJob): JobParams with its GpuConfig."""
+
+    def __init__(self, **fields: Any) -> None:
+        """JobParams' fields plus max_power, number_of_gpus and gpu_model."""
+        gpu = GpuConfig(**{k: fields.pop(k) for k in _GPU_FIELDS if k in fields})
+        super().__init__(**fields)
+        self.max_power, self.number_of_gpus, self.gpu_model = gpu.max_power, gpu.number_of_gpus, gpu.gpu_model
+
+    def dict(self) -> dict[str, Any]:
+        """The fields as a dict (pydantic's .dict())."""
+        return {**super().dict(), **{k: getattr(self, k) for k in _GPU_FIELDS}}
+
+
+@dataclasses.dataclass
+class TrialId:
+    """Which trial (the original's TrialId): the job, the batch size and the trial's number."""
+
+    job_id: str
+    batch_size: int
+    trial_number: int
+
+
+@dataclasses.dataclass
+class TrainingResult(TrialId):
+    """A trial's result as reported (the original's TrainingResult): s, J, the metric, the epoch."""
+
+    time: float = 0.0
+    energy: float = 0.0
+    metric: float = 0.0
+    current_epoch: int = 0
+
+
+@dataclasses.dataclass
+class ReportResponse:
+    """The server's answer to a report (the original's ReportResponse)."""
+
+    stop_train: bool
+    converged: bool
+    message: str

@@ -14,6 +14,7 @@ import atexit
 import weakref
 
 from zeus_native import _core
+from zeus_native.callback import Callback
 from zeus_native.device import get_gpus
 from zeus_native.utils.framework import sync_function
 
@@ -42,7 +43,7 @@ def _broadcast_job_id(job_id: str | None) -> str:
     return objects[0]
 
 
-class PipelineFrequencyOptimizer:
+class PipelineFrequencyOptimizer(Callback):
     """Pipeline frequency optimizer (one per rank)."""
 
     def __init__(

@@ -1,0 +1,56 @@
+"""The original Zeus's public API, walked against zeus_native (issue 22 §2).
+
+api_walk.py compares every public module, class, function, method, property and
+dataclass field of the original (installed in .venv) with zeus_native: names,
+parameter names, order and defaults. A gap fails this test unless it is one of
+docs/python.md's API exceptions (with the reason it cannot exist here) or in
+api_walk_gaps.txt, the list of gaps not closed yet, which may only shrink: a
+gap that is fixed must leave the list too.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import api_walk
+
+KNOWN = Path(__file__).with_name("api_walk_gaps.txt")
+
+
+def known_gaps() -> set[str]:
+    return {line.strip() for line in KNOWN.read_text().splitlines() if line.strip() and not line.startswith("#")}
+
+
+@pytest.fixture(scope="module")
+def walked() -> list:
+    """The walk's gaps, from a process of its own (it stubs the original's missing imports)."""
+    pytest.importorskip("zeus", reason="the original Zeus is installed in .venv by scripts/setup-python.sh")
+    run = subprocess.run([sys.executable, str(Path(api_walk.__file__)), "--json"], capture_output=True, text=True,
+                         timeout=300)
+    assert run.returncode == 0, run.stderr
+    return [api_walk.Gap(*line.split(": ", 1)) for line in json.loads(run.stdout)["gaps"]]
+
+
+def test_no_new_gap_against_the_original(walked):
+    patterns = api_walk.documented_exceptions()
+    assert patterns, "docs/python.md lists no API exceptions: its '## API exceptions' section is missing"
+    open_gaps = {str(g) for g in walked if not api_walk.excepted(g, patterns)}
+    new = sorted(open_gaps - known_gaps())
+    assert new == [], "new gaps against the original's API:\n" + "\n".join(new)
+
+
+def test_closed_gaps_leave_the_known_list(walked):
+    closed = sorted(known_gaps() - {str(g) for g in walked})
+    assert closed == [], f"fixed, remove from {KNOWN.name}:\n" + "\n".join(closed)
+
+
+def test_exceptions_each_say_why():
+    text = api_walk.EXCEPTIONS_DOC.read_text().split("## API exceptions", 1)[1].split("\n## ", 1)[0]
+    for line in text.splitlines():
+        if line.startswith("- `"):
+            assert ":" in line.split("`", 2)[2], f"an exception without its reason: {line}"

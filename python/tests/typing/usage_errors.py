@@ -1,0 +1,17 @@
+"""Planted type errors: mypy and pyright must report each marked line (test_typing.py).
+
+A checker that passes this file does not read the package's types at all.
+"""
+
+from __future__ import annotations
+
+from zeus_native.monitor import PowerMonitor, ZeusMonitor
+from zeus_native.optimizer import GlobalPowerLimitOptimizer
+
+monitor = ZeusMonitor(gpu_indices="0")  # error: gpu_indices
+monitor.begin_window(window="x")  # error: unknown keyword
+m = monitor.end_window("step")
+name: str = m.time  # error: float is not str
+power = PowerMonitor(update_period="fast")  # error: update_period
+plo = GlobalPowerLimitOptimizer(monitor, warmup_steps="ten")  # error: warmup_steps
+limit: str = plo.optimal_power_limit  # error: int | None is not str

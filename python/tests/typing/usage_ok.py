@@ -1,0 +1,52 @@
+"""Typed use of zeus_native as the original's users write it: mypy and pyright must accept it.
+
+Checked, never run, by test_typing.py (strict enough that a stub error in
+_core.pyi or a wrong annotation in the package fails it).
+"""
+
+from __future__ import annotations
+
+from typing import Dict, List, Optional
+
+from zeus_native.monitor import Measurement, PowerDomain, PowerMonitor, TemperatureMonitor, ZeusMonitor
+from zeus_native.optimizer import GlobalPowerLimitOptimizer
+from zeus_native.optimizer.power_limit import MaxSlowdownConstraint, ZeusCost
+
+
+def energy_of_a_window(monitor: ZeusMonitor) -> float:
+    monitor.begin_window("step")
+    m: Measurement = monitor.end_window("step")
+    per_gpu: Dict[int, float] = m.gpu_energy
+    return m.time + m.total_energy + sum(per_gpu.values())
+
+
+def power_now(monitor: PowerMonitor) -> Optional[Dict[int, float]]:
+    monitor.get_power_timeline(PowerDomain.DEVICE_INSTANT)
+    energy: Dict[int, float] = monitor.get_energy(0.0, 1.0)
+    del energy
+    return monitor.get_power()
+
+
+def temperature_now(monitor: TemperatureMonitor) -> None:
+    monitor.get_temperature()
+
+
+def optimize(monitor: ZeusMonitor, steps: int) -> Optional[int]:
+    plo = GlobalPowerLimitOptimizer(monitor, optimum_selector=ZeusCost(eta_knob=0.5), warmup_steps=2)
+    plo2 = GlobalPowerLimitOptimizer(monitor, MaxSlowdownConstraint(factor=1.1), profile_path="/tmp/p.json")
+    del plo2
+    for _ in range(steps):
+        plo.on_step_begin()
+        plo.on_step_end()
+    plo.on_epoch_end()
+    return plo.optimal_power_limit
+
+
+def main() -> List[int]:
+    monitor = ZeusMonitor(gpu_indices=[0], cpu_indices=None, approx_instant_energy=True, log_file=None,
+                          sync_execution_with="torch")
+    energy_of_a_window(monitor)
+    power_now(PowerMonitor(gpu_indices=[0], update_period=0.1, power_domains=[PowerDomain.DEVICE_INSTANT]))
+    temperature_now(TemperatureMonitor(gpu_indices=[0], update_period=1.0))
+    optimize(monitor, 10)
+    return monitor.gpu_indices
