@@ -24,16 +24,19 @@ install(FILES ${PROJECT_BINARY_DIR}/zeusConfig.cmake ${PROJECT_BINARY_DIR}/zeusC
 
 # Service files (units, defaults, tmpfiles, sysusers, udev) and each package's
 # copyright and changelog, with the install prefix filled in at install time
-# (docs/deploy.md has where each goes).
-foreach(component IN ITEMS libzeus libzeus-dev zeus zeusd zeus-exporter)
-  install(CODE "
-    set(ZEUS_SOURCE_DIR \"${PROJECT_SOURCE_DIR}\")
-    set(ZEUS_STAGE_DIR \"${PROJECT_BINARY_DIR}/packaging-staged\")
-    set(ZEUS_COMPONENT ${component})
-    set(ZEUS_BINDIR_REL \"${CMAKE_INSTALL_BINDIR}\")
-    set(ZEUS_SBINDIR_REL \"${CMAKE_INSTALL_SBINDIR}\")
-    include(\"${PROJECT_SOURCE_DIR}/cmake/ZeusInstallServiceFiles.cmake\")"
-    COMPONENT ${component})
-endforeach()
-
-include(${PROJECT_SOURCE_DIR}/cmake/ZeusPackaging.cmake)
+# (docs/deploy.md has where each goes), and the Debian packages
+# (scripts/build-packages.sh). A source tree without packaging/ (the Python
+# sdist) builds and installs without them.
+if(EXISTS ${PROJECT_SOURCE_DIR}/packaging/debian)
+  foreach(component IN ITEMS libzeus libzeus-dev zeus zeusd zeus-exporter)
+    install(CODE "
+      set(ZEUS_SOURCE_DIR \"${PROJECT_SOURCE_DIR}\")
+      set(ZEUS_STAGE_DIR \"${PROJECT_BINARY_DIR}/packaging-staged\")
+      set(ZEUS_COMPONENT ${component})
+      set(ZEUS_BINDIR_REL \"${CMAKE_INSTALL_BINDIR}\")
+      set(ZEUS_SBINDIR_REL \"${CMAKE_INSTALL_SBINDIR}\")
+      include(\"${PROJECT_SOURCE_DIR}/cmake/ZeusInstallServiceFiles.cmake\")"
+      COMPONENT ${component})
+  endforeach()
+  include(${PROJECT_SOURCE_DIR}/cmake/ZeusPackaging.cmake)
+endif()
