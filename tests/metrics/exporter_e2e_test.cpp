@@ -296,6 +296,24 @@ TEST_F(ExporterEndToEnd, ShippedScrapeConfigAndDashboardCountEachNodeOnce) {
     zeusSimLoadEnd(loads[1]);
 }
 
+TEST_F(ExporterEndToEnd, DcgmLabelsFromTheCommandLine) {
+    configure(R"({"gpus": [{"model": "A100-SXM4-40GB"}]})");
+    const Gpus gpus = Gpus::open(simulated());
+    ExporterProcess exporter({"--simulate", "--cpus", "none", "--labels", "dcgm", "--hostname", "node-9"});
+    ASSERT_TRUE(exporter.running()) << exporter.log();
+    const auto samples = parse_exposition(http_get(exporter.base_url(), "/metrics"));
+    const auto& id = gpus[0].identity();
+    EXPECT_EQ(find_samples(samples, "zeus_gpu_power_average_watts",
+                           {{"gpu", "0"}, {"UUID", id.uuid}, {"modelName", id.name}, {"Hostname", "node-9"},
+                            {"pci_bus_id", id.pci_bus_id}, {"device", "nvidia0"}, {"simulated", "true"}})
+                  .size(),
+              1U);
+    int code = 0;
+    const std::string out = capture(fmt::format("{} exporter --simulate --labels prometheus", ZEUS_CLI), code);
+    EXPECT_EQ(code, 2) << out;
+    EXPECT_NE(out.find("--labels"), std::string::npos) << out;
+}
+
 TEST_F(ExporterEndToEnd, BadInputIsAClearErrorNamingTheFix) {
     configure(R"({"gpus": [{"model": "A100-SXM4-40GB"}, {"model": "A100-SXM4-40GB"}]})");
     int code = 0;
