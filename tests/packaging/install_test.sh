@@ -74,6 +74,15 @@ for f in /usr/bin/zeus /usr/bin/zeus-sim /usr/sbin/zeusd; do
   case "$file_out" in *", stripped"*) ;; *) fail "$f is not stripped: $file_out" ;; esac
 done
 
+step "libzeus-dev: find_package(zeus) from the packages' files builds and runs a consumer"
+mkdir "$work/extracted"
+for p in libzeus libzeus-dev zeus; do dpkg-deb -x dist/"${p}"_*.deb "$work/extracted"; done
+cmake -S tests/install/consumer -B "$work/consumer" -DCMAKE_PREFIX_PATH="$work/extracted/usr" >/dev/null
+cmake --build "$work/consumer" >/dev/null
+env -u CUDA_VISIBLE_DEVICES -u ZEUS_SIM_CONFIG -u ZEUS_SIM_LIBRARY ZEUS_SIMULATE=1 ZEUS_SIM_STATE="$work/consumer/state" \
+  LD_LIBRARY_PATH="$work/extracted/usr/lib" "$work/consumer/consumer" | grep -q "GPU 1 NVIDIA A100-SXM4-40GB" \
+  || fail "the consumer built against libzeus-dev does not see the simulated GPUs"
+
 sim_env=(env ZEUS_SIM_STATE=/var/tmp/zeus-sim-state)
 step "zeus show-env --simulate"
 in_root "${sim_env[@]}" zeus show-env --simulate --format json >"$work/show-env.json"
