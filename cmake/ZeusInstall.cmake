@@ -35,6 +35,7 @@ if(EXISTS ${PROJECT_SOURCE_DIR}/packaging/debian)
       set(ZEUS_COMPONENT ${component})
       set(ZEUS_BINDIR_REL \"${CMAKE_INSTALL_BINDIR}\")
       set(ZEUS_SBINDIR_REL \"${CMAKE_INSTALL_SBINDIR}\")
+      set(ZEUS_VERSION ${PROJECT_VERSION})
       include(\"${PROJECT_SOURCE_DIR}/cmake/ZeusInstallServiceFiles.cmake\")"
       COMPONENT ${component})
   endforeach()

@@ -2,7 +2,7 @@
 # installs the service files of one component with the install prefix filled
 # in, so that a unit's ExecStart= names the zeusd or zeus that was installed.
 # Set before include(): ZEUS_SOURCE_DIR, ZEUS_STAGE_DIR, ZEUS_COMPONENT,
-# ZEUS_BINDIR_REL, ZEUS_SBINDIR_REL.
+# ZEUS_BINDIR_REL, ZEUS_SBINDIR_REL, ZEUS_VERSION.
 #
 # Prefix /usr (the Debian packages): units in /lib/systemd/system, as Debian 12
 # and its lintian expect, configuration in /etc. Another prefix P: P/lib/...,
@@ -53,11 +53,9 @@ endif()
 # Debian's per-package documents: copyright and a compressed changelog.
 set(_docdir "${_prefix}/share/doc/${ZEUS_COMPONENT}")
 zeus_install_file("${_packaging}/debian/copyright" "${_docdir}" copyright)
-if(NOT EXISTS "${_stage}/changelog.gz" OR "${_packaging}/debian/changelog" IS_NEWER_THAN "${_stage}/changelog.gz")
-  configure_file("${_packaging}/debian/changelog" "${_stage}/changelog" COPYONLY)
-  execute_process(COMMAND gzip -9nf "${_stage}/changelog" RESULT_VARIABLE _gzip)
-  if(NOT _gzip EQUAL 0)
-    message(FATAL_ERROR "gzip of ${_stage}/changelog failed (${_gzip})")
-  endif()
+configure_file("${_packaging}/debian/changelog.in" "${_stage}/changelog" @ONLY)
+execute_process(COMMAND gzip -9nf "${_stage}/changelog" RESULT_VARIABLE _gzip)
+if(NOT _gzip EQUAL 0)
+  message(FATAL_ERROR "gzip of ${_stage}/changelog failed (${_gzip})")
 endif()
 file(INSTALL DESTINATION "${_docdir}" TYPE FILE FILES "${_stage}/changelog.gz")
