@@ -10,7 +10,6 @@
 # Run by scripts/test-packages.sh after scripts/build-packages.sh.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-repo="$(pwd)"
 
 fail() { echo "install_test: FAIL: $*" >&2; exit 1; }
 # shellcheck source=tests/packaging/checks.sh
@@ -69,8 +68,8 @@ for p in "${packages[@]}"; do in_root dpkg -s "$p" >/dev/null || fail "$p is not
 grep -q '^zeus:' "$root/etc/group" || fail "no zeus group after install (sysusers.d)"
 # The maintainer scripts started no service in the chroot.
 [ -z "$(processes_in_root)" ] || fail "processes $(processes_in_root) run in the root after install"
-for f in /usr/bin/zeus /usr/bin/zeus-sim /usr/sbin/zeusd; do
-  file_out="$(file -b "$root$f")"
+for f in /usr/bin/zeus /usr/bin/zeus-sim /usr/sbin/zeusd /usr/lib/libzeus.so.0 /usr/lib/zeus-sim/libnvidia-ml.so.1; do
+  file_out="$(file -bL "$root$f")"
   case "$file_out" in *", stripped"*) ;; *) fail "$f is not stripped: $file_out" ;; esac
 done
 
