@@ -58,6 +58,8 @@ cp dist/libzeus_*.deb dist/zeus_*.deb dist/zeusd_*.deb "$context/debs/"
 for name in zeusd zeus-exporter zeus-bso-server; do
   image="localhost/zeus-native/$name:$version"
   echo "== build-images: $image (BASE=$base)"
+  # The previous build of this tag would stay behind, untagged, run after run.
+  buildah rmi "$image" >/dev/null 2>&1 || true
   buildah bud --quiet --isolation=chroot --layers=false --build-arg "BASE=$base" \
     -f "packaging/containers/$name.Containerfile" -t "$image" "$context" >/dev/null
   echo "build-images: $image $(buildah images --format '{{.Size}}' "$image")"
