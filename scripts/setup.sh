@@ -19,7 +19,7 @@ PACKAGES=(
   # Faster rebuilds, and the install tests of the wheel, the .deb packages and
   # the images: clean Debian roots (mmdebstrap), OCI images built without a
   # container runtime (buildah), package checks, systemd-analyze for the units.
-  ccache mmdebstrap buildah lintian dpkg-dev fakeroot patchelf systemd
+  ccache mmdebstrap buildah lintian dpkg-dev fakeroot patchelf systemd curl file
   # The layout check of changed lines (scripts/check-format.sh).
   clang-format
   # pyright (the Python stubs test, scripts/setup-python.sh) runs on node.

@@ -70,7 +70,7 @@ int run_bso_server(const BsoServerFlags& flags) {
             respond(router.handle(request));
         },
         options);
-    if (!listen_on(server, flags.listen, "zeus bso-server")) return 2;
+    if (!listen_on(server, flags.listen, "zeus bso-server", 8000)) return 2;
     const bool postgresql = database.starts_with("postgres");
     std::cerr << fmt::format("zeus bso-server: listening on {} with the {} database{}\n", flags.listen,
                              postgresql ? "PostgreSQL" : "SQLite", postgresql ? "" : " '" + database + "'");

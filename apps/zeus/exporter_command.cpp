@@ -26,13 +26,16 @@ namespace {
 
 namespace hs = zeus::http_server;
 
+constexpr unsigned kExporterPort = 9466;
+
 struct ExporterOptions {
     DeviceFlags device;
-    std::string listen = "0.0.0.0:9466";
+    std::string listen = fmt::format("0.0.0.0:{}", kExporterPort);
     double period_s = 1.0;
     std::string gpus = "all";
     std::string cpus = "all";
     std::string hostname;
+    std::string labels = "zeus";
 };
 
 void report(const Error& error) { std::cerr << "zeus exporter: " << error.describe() << "\n"; }
@@ -81,6 +84,7 @@ int run_exporter(const ExporterOptions& opts) {
     options.period = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::duration<double>(opts.period_s));
     if (gpu_list->has_value()) options.gpu_indices = **gpu_list;
     options.hostname = opts.hostname;
+    options.label_style = opts.labels == "dcgm" ? metrics::LabelStyle::Dcgm : metrics::LabelStyle::Zeus;
     auto sampler = metrics::DeviceMetrics::start(gpus, cpus.status() ? &cpus : nullptr, options);
     if (!sampler) return report(sampler.error()), 2;
     const metrics::DeviceMetrics& device_metrics = **sampler;
@@ -102,7 +106,7 @@ int run_exporter(const ExporterOptions& opts) {
                                        fmt::format("no route for {}; the metrics are at /metrics\n", path)));
         },
         server_options);
-    if (!listen_on(server, opts.listen, "zeus exporter")) return 2;
+    if (!listen_on(server, opts.listen, "zeus exporter", kExporterPort)) return 2;
     std::cerr << fmt::format("zeus exporter: serving http://{}/metrics ({} GPU(s), {} CPU package(s), sampled every {} s)\n",
                              opts.listen, options.gpu_indices ? options.gpu_indices->size() : gpus.size(),
                              cpus.status() ? cpus.size() : 0, opts.period_s);
@@ -124,6 +128,11 @@ Command add_exporter(CLI::App& parent) {
         ->capture_default_str();
     app->add_option("--cpus", opts->cpus, "CPU packages to export (RAPL): all or none")->capture_default_str();
     app->add_option("--hostname", opts->hostname, "The hostname label (default: this machine's name)");
+    app->add_option("--labels", opts->labels,
+                    "GPU label names: zeus (gpu, uuid, name, hostname) or dcgm (gpu, UUID, pci_bus_id, device, "
+                    "modelName, Hostname, as dcgm-exporter)")
+        ->check(CLI::IsMember({"zeus", "dcgm"}))
+        ->capture_default_str();
     return [opts] { return run_exporter(*opts); };
 }
 

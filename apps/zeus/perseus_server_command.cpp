@@ -119,7 +119,7 @@ int run_perseus_server(const PerseusServerFlags& flags) {
             router.handle(request, respond);
         },
         options);
-    if (!listen_on(server, flags.listen, "zeus perseus-server")) return 2;
+    if (!listen_on(server, flags.listen, "zeus perseus-server", 8000)) return 2;
     std::cerr << fmt::format("zeus perseus-server: listening on {} with {} ('{}'){}\n", flags.listen, settings.scheduler,
                              settings.solution_path.string(),
                              settings.dump_data ? ", dumping to " + settings.dump_dir.string() : "");

@@ -1,18 +1,23 @@
 #include "server_listen.hpp"
 
+#include <fmt/format.h>
+
 #include <iostream>
 
 namespace zeus::cli {
 
-bool listen_on(http_server::Server& server, const std::string& listen, std::string_view command) {
+bool listen_on(http_server::Server& server, const std::string& listen, std::string_view command,
+               unsigned default_port) {
     auto listening = server.listen_tcp(listen);
     if (listening) return true;
     Error error = listening.error();
+    error.message = "--listen: " + error.message;  // "cannot listen on ADDRESS: REASON", "... has no port"
     if (error.code == ErrorCode::OperatingSystem) {
-        error.message = "--listen: " + error.message;  // "cannot listen on ADDRESS: REASON"
         error.hint = "pick a free port with --listen IP:PORT, or stop the program listening there";
     } else {
-        error.message = "--listen: " + error.message;
+        // The server component's example is zeusd's address; this command's port is its own.
+        error.hint = fmt::format("give it as IP:PORT, for example 127.0.0.1:{0} or [::1]:{0} ({1}'s default port)",
+                                 default_port, command);
     }
     std::cerr << command << ": " << error.describe() << "\n";
     return false;

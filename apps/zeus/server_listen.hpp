@@ -16,7 +16,10 @@ namespace zeus::cli {
 // Listens on the TCP address `listen`. On failure prints one line naming
 // --listen, the address and the fix to standard error, prefixed with
 // `command` ("zeus exporter"), and returns false: the command then exits 2.
-[[nodiscard]] bool listen_on(http_server::Server& server, const std::string& listen, std::string_view command);
+// The fix's example address uses `default_port`, the command's own port
+// (9466 for the exporter), never another server's.
+[[nodiscard]] bool listen_on(http_server::Server& server, const std::string& listen, std::string_view command,
+                             unsigned default_port);
 
 // --request-timeout-s, as zeusd has it: how long a client may take to send
 // a request, or sit idle on a keep-alive connection, before it is dropped.

@@ -84,6 +84,10 @@ struct GpuState {
     std::unique_ptr<CounterAccumulator> energy;
     double energy_base_j = 0;
     MonotonicValue energy_j;
+    // False while the energy counter cannot be read: the counter is then left
+    // out of the scrape (Prometheus marks it stale) instead of repeating its
+    // last value as if the GPU drew nothing.
+    bool energy_fresh = false;
     MonotonicValue counter_resets;
 
     bool& on(Reading r) { return enabled[static_cast<std::size_t>(r)]; }
@@ -143,10 +147,7 @@ class DeviceMetricsImpl final : public DeviceMetrics {
             GpuState state;
             state.gpu = &gpu;
             state.device = fmt::format("gpu{}", index);
-            state.labels = {{"gpu", std::to_string(index)},
-                            {"uuid", gpu.identity().uuid},
-                            {"name", gpu.identity().name},
-                            {"hostname", options_.hostname}};
+            state.labels = gpu_labels(index, gpu.identity());
             if (!gpu.available()) {
                 count_error(state.device, "GPU", gpu.status().error());
                 gpu_states_.push_back(std::move(state));
@@ -176,7 +177,7 @@ class DeviceMetricsImpl final : public DeviceMetrics {
                 state.dram_device = fmt::format("dram{}", id.index);
                 state.labels = {{"package", std::to_string(id.index)},
                                 {"name", id.zone_name},
-                                {"hostname", options_.hostname}};
+                                {hostname_label(), options_.hostname}};
                 if (!cpu->available()) count_error(state.device, "CPU package", cpu->status().error());
                 cpu_states_.push_back(std::move(state));
             }
@@ -214,6 +215,26 @@ class DeviceMetricsImpl final : public DeviceMetrics {
     std::chrono::nanoseconds period() const override { return options_.period; }
 
   private:
+    std::string hostname_label() const { return options_.label_style == LabelStyle::Dcgm ? "Hostname" : "hostname"; }
+
+    // docs/metrics.md: zeus labels, or dcgm-exporter's names for the same
+    // things; simulated GPUs carry simulated="true" either way.
+    Labels gpu_labels(unsigned index, const GpuIdentity& id) const {
+        Labels labels;
+        if (options_.label_style == LabelStyle::Dcgm) {
+            labels = {{"gpu", std::to_string(index)},
+                      {"UUID", id.uuid},
+                      {"pci_bus_id", id.pci_bus_id},
+                      {"device", fmt::format("nvidia{}", id.physical_index)},
+                      {"modelName", id.name},
+                      {"Hostname", options_.hostname}};
+        } else {
+            labels = {{"gpu", std::to_string(index)}, {"uuid", id.uuid}, {"name", id.name}, {"hostname", options_.hostname}};
+        }
+        if (gpus_.backend_info().simulated) labels.push_back({"simulated", "true"});
+        return labels;
+    }
+
     void run(const std::stop_token& stop) {
         std::mutex mutex;
         std::condition_variable_any wake;
@@ -265,6 +286,7 @@ class DeviceMetricsImpl final : public DeviceMetrics {
 
     void sample_gpu(GpuState& state) {
         const Gpu& gpu = *state.gpu;
+        if (!gpu.available() || !state.on(Reading::Energy)) state.energy_fresh = false;
         if (!gpu.available()) return;
         if (state.on(Reading::Energy)) {
             auto mj = gpu.total_energy();
@@ -273,10 +295,12 @@ class DeviceMetricsImpl final : public DeviceMetrics {
                 if (state.energy->stats().samples == 0) state.energy_base_j = static_cast<double>(raw) * 1e-3;
                 state.energy->update(raw, CounterAccumulator::Clock::now());
                 state.energy_j.offer(state.energy_base_j + state.energy->total().count());
+                state.energy_fresh = true;
                 if (auto stats = gpu.energy_counter_stats()) {
                     state.counter_resets.offer(static_cast<double>(stats->resets + state.energy->stats().resets));
                 }
             } else {
+                state.energy_fresh = false;
                 count_error(state.device, reading_name(Reading::Energy), mj.error());
                 if (permanently_unsupported(mj.error())) state.on(Reading::Energy) = false;
             }
@@ -331,7 +355,8 @@ class DeviceMetricsImpl final : public DeviceMetrics {
         };
         gpu_family("zeus_gpu_energy_joules",
                    "Energy the GPU drew since its driver loaded (NVML total energy counter), never decreasing",
-                   MetricType::Counter, "joules", [](const GpuState& s) { return s.energy_j.value; });
+                   MetricType::Counter, "joules",
+                   [](const GpuState& s) { return s.energy_fresh ? s.energy_j.value : std::nullopt; });
         gpu_family("zeus_gpu_power_instant_watts", "Instant GPU power (NVML_FI_DEV_POWER_INSTANT)", MetricType::Gauge,
                    "watts", reading(Reading::PowerInstant));
         gpu_family("zeus_gpu_power_average_watts", "Average GPU power over the driver's window (NVML_FI_DEV_POWER_AVERAGE)",
@@ -363,7 +388,8 @@ class DeviceMetricsImpl final : public DeviceMetrics {
         {
             std::lock_guard lock(errors_mutex_);
             for (const auto& [key, count] : errors_) {
-                errors.samples.push_back({{{"device", key.first}, {"reason", key.second}}, static_cast<double>(count)});
+                errors.samples.push_back({{{"device", key.first}, {"reason", key.second}, {hostname_label(), options_.hostname}},
+                                          static_cast<double>(count)});
             }
         }
         out.push_back(std::move(errors));

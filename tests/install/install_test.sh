@@ -10,6 +10,11 @@ trap 'rm -rf "$scratch"' EXIT
 cmake --install "$build_dir" --prefix "$scratch/prefix" >/dev/null
 test -x "$scratch/prefix/bin/zeus"
 test -x "$scratch/prefix/bin/zeus-sim"
+# The units name the programs and defaults files under the prefix they were installed to.
+grep -qx "ExecStart=$scratch/prefix/sbin/zeusd serve \$ZEUSD_ARGS" "$scratch/prefix/lib/systemd/system/zeusd.service"
+grep -qx "ExecStart=$scratch/prefix/bin/zeus exporter \$ZEUS_EXPORTER_ARGS" "$scratch/prefix/lib/systemd/system/zeus-exporter.service"
+grep -qx "EnvironmentFile=-$scratch/prefix/etc/default/zeusd" "$scratch/prefix/lib/systemd/system/zeusd.service"
+test -f "$scratch/prefix/etc/default/zeusd"
 grep -q "cxx_std_20" "$scratch/prefix/lib/cmake/zeus/"*.cmake || grep -rq "cxx_std_20" "$scratch/prefix/lib"*/cmake/zeus/
 cmake -S "$source_dir/consumer" -B "$scratch/consumer" -DCMAKE_PREFIX_PATH="$scratch/prefix" >/dev/null
 cmake --build "$scratch/consumer" >/dev/null

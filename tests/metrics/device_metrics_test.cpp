@@ -126,16 +126,56 @@ TEST_F(DeviceMetricsTest, AFailedReadingIsLeftOutAndCounted) {
     // Gauges of the lost GPU are gone (no stale value, no NaN) ...
     EXPECT_TRUE(find_samples(samples, "zeus_gpu_power_instant_watts", {{"gpu", "0"}}).empty());
     EXPECT_TRUE(find_samples(samples, "zeus_gpu_temperature_celsius", {{"gpu", "0"}}).empty());
-    // ... its energy counter holds its last value (a counter never vanishes
-    // and comes back lower) ...
-    EXPECT_EQ(value(samples, "zeus_gpu_energy_joules_total", {{"gpu", "0"}}), before);
-    // ... the failures are counted by device and reason, and GPU 1 is untouched.
-    EXPECT_GE(value(samples, "zeus_exporter_read_errors_total", {{"device", "gpu0"}, {"reason", "gpu_is_lost"}}), 2.0);
+    // ... and so is its energy counter: repeating the last value scrape after
+    // scrape would say the GPU drew nothing (Prometheus marks it stale) ...
+    EXPECT_TRUE(find_samples(samples, "zeus_gpu_energy_joules_total", {{"gpu", "0"}}).empty());
+    // ... the failures are counted by device, reason and host, every sweep,
+    // and GPU 1 is untouched.
+    const std::map<std::string, std::string> lost{{"device", "gpu0"}, {"reason", "gpu_is_lost"}, {"hostname", "node-7"}};
+    const double errors = value(samples, "zeus_exporter_read_errors_total", lost);
+    EXPECT_GE(errors, 2.0);
+    metrics->sample_now();
+    EXPECT_GT(value(scrape(*metrics), "zeus_exporter_read_errors_total", lost), errors);
     EXPECT_EQ(find_samples(samples, "zeus_gpu_power_instant_watts", {{"gpu", "1"}}).size(), 1U);
+    EXPECT_EQ(find_samples(samples, "zeus_gpu_energy_joules_total", {{"gpu", "1"}}).size(), 1U);
     EXPECT_TRUE(find_samples(samples, "zeus_exporter_read_errors_total", {{"device", "gpu1"}}).empty());
     ASSERT_EQ(zeusSimInjectFault(0, "lost", 0), ZEUS_SIM_OK);
     metrics->sample_now();
-    EXPECT_EQ(find_samples(scrape(*metrics), "zeus_gpu_power_instant_watts", {{"gpu", "0"}}).size(), 1U);
+    const auto back = scrape(*metrics);
+    EXPECT_EQ(find_samples(back, "zeus_gpu_power_instant_watts", {{"gpu", "0"}}).size(), 1U);
+    // Back, and never lower than before it was lost.
+    EXPECT_GE(value(back, "zeus_gpu_energy_joules_total", {{"gpu", "0"}}), before);
+}
+
+TEST_F(DeviceMetricsTest, DcgmLabelStyleAndSimulatedGpusMarked) {
+    configure(R"({"gpus": [{"model": "A100-SXM4-40GB"}, {"model": "A100-SXM4-40GB"}]})");
+    Gpus gpus = Gpus::open(simulated());
+    ASSERT_EQ(gpus.size(), 2U);
+    DeviceMetricsOptions options;
+    options.label_style = LabelStyle::Dcgm;
+    auto metrics = start(gpus, nullptr, options);
+    ASSERT_NE(metrics, nullptr);
+    const auto samples = scrape(*metrics);
+    const auto& id = gpus[1].identity();
+    // dcgm-exporter's label names and values, so its dashboards select the same GPU.
+    const std::map<std::string, std::string> dcgm{{"gpu", "1"},
+                                                  {"UUID", id.uuid},
+                                                  {"pci_bus_id", id.pci_bus_id},
+                                                  {"device", "nvidia" + std::to_string(id.physical_index)},
+                                                  {"modelName", id.name},
+                                                  {"Hostname", "node-7"},
+                                                  {"simulated", "true"}};
+    EXPECT_FALSE(id.pci_bus_id.empty());
+    EXPECT_GT(value(samples, "zeus_gpu_energy_joules_total", dcgm), 0);
+    for (const auto& sample : find_samples(samples, "zeus_gpu_power_average_watts")) {
+        EXPECT_EQ(sample.labels.size(), dcgm.size());
+        EXPECT_FALSE(sample.labels.contains("uuid"));
+        EXPECT_FALSE(sample.labels.contains("hostname"));
+    }
+    // The project's style marks simulated GPUs too.
+    auto zeus_style = start(gpus, nullptr, {});
+    ASSERT_NE(zeus_style, nullptr);
+    EXPECT_EQ(find_samples(scrape(*zeus_style), "zeus_gpu_energy_joules_total", {{"simulated", "true"}}).size(), 2U);
 }
 
 TEST_F(DeviceMetricsTest, CpuPackagesAndDram) {
@@ -211,7 +251,8 @@ TEST_F(DeviceMetricsTest, DocsListEveryMetricWithTypeUnitLabelsAndSource) {
         served[line.substr(7, space - 7)] = line.substr(space + 1);
     }
     ASSERT_FALSE(served.empty()) << body;
-    const std::set<std::string> gpu_labels{"gpu", "uuid", "name", "hostname"};
+    // Simulated GPUs, as here, also carry simulated="true".
+    const std::set<std::string> gpu_labels{"gpu", "uuid", "name", "hostname", "simulated"};
     const std::set<std::string> cpu_labels{"package", "name", "hostname"};
     const auto samples = parse_exposition(body);
     for (const auto& [name, type] : served) {

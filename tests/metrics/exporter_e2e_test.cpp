@@ -10,6 +10,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <thread>
 
@@ -45,6 +46,22 @@ class ExporterProcess : public ServerProcess {
         return args;
     }
 };
+
+// zeusd's `metrics` group over TCP: the alternative source of the same series.
+class ZeusdMetricsProcess : public ServerProcess {
+  public:
+    ZeusdMetricsProcess()
+        : ServerProcess(Launch{ZEUSD_BINARY, "zeusd", {"serve", "--mode", "tcp", "--enable", "gpu-read,metrics"},
+                               "--tcp-bind-address=", "/metrics", std::nullopt},
+                        make_dir("zeusd")) {}
+};
+
+// Replaces `from` everywhere in `text`.
+void replace_all(std::string& text, const std::string& from, const std::string& to) {
+    for (auto at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size())) {
+        text.replace(at, from.size(), to);
+    }
+}
 
 double unix_now() {
     return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
@@ -164,6 +181,7 @@ TEST_F(ExporterEndToEnd, PrometheusIncreaseMatchesTheGroundTruthAcrossACounterRe
         for (const auto& target : panel["targets"]) {
             std::string expr = target["expr"].get<std::string>();
             for (const auto& [from, to] : {std::pair<std::string, std::string>{"$__rate_interval", "5s"},
+                                           {"$__range", range},
                                            {"$hostname", ".*"}}) {
                 for (auto at = expr.find(from); at != std::string::npos; at = expr.find(from)) expr.replace(at, from.size(), to);
             }
@@ -172,6 +190,128 @@ TEST_F(ExporterEndToEnd, PrometheusIncreaseMatchesTheGroundTruthAcrossACounterRe
     }
     zeusSimLoadEnd(loads[0]);
     zeusSimLoadEnd(loads[1]);
+}
+
+// docs/deploy.md: the exporter and zeusd's /metrics serve the same series; the
+// shipped scrape configuration has a job for each, and a node scraped through
+// both must not count twice in the shipped dashboard.
+TEST_F(ExporterEndToEnd, ShippedScrapeConfigAndDashboardCountEachNodeOnce) {
+    configure(R"({"gpus": [{"model": "A100-SXM4-40GB"}, {"model": "A100-SXM4-40GB"}]})");
+    const Gpus gpus = Gpus::open(simulated());
+    ASSERT_EQ(gpus.size(), 2U);
+    int loads[2] = {-1, -1};
+    ASSERT_EQ(zeusSimLoadBegin(0, 0.8, &loads[0]), ZEUS_SIM_OK) << zeusSimLastError();
+    ASSERT_EQ(zeusSimLoadBegin(1, 0.5, &loads[1]), ZEUS_SIM_OK);
+    ::setenv("ZEUS_SIMULATE", "1", 1);  // zeusd has no --simulate flag
+    ExporterProcess exporter({"--simulate", "--cpus", "none", "--period", std::to_string(kSamplePeriodS)});
+    ZeusdMetricsProcess zeusd;
+    ASSERT_TRUE(exporter.running()) << exporter.log();
+    ASSERT_TRUE(zeusd.running()) << zeusd.log();
+
+    // The shipped file as it is, but for its targets (this machine's two
+    // servers, in the order of its jobs: exporter, then zeusd) and 1 s scrapes
+    // for a 10 s window.
+    std::ifstream shipped(std::string(ZEUS_SOURCE_DIR) + "/packaging/prometheus/zeus-scrape.yml");
+    ASSERT_TRUE(shipped);
+    const std::string servers[2] = {fmt::format("127.0.0.1:{}", exporter.port()), fmt::format("127.0.0.1:{}", zeusd.port())};
+    std::string config = "global:\n  scrape_timeout: 1s\n  evaluation_interval: 1s\n";
+    std::size_t jobs = 0;
+    for (std::string line; std::getline(shipped, line);) {
+        const auto text = line.find_first_not_of(' ');
+        if (text != std::string::npos && line.compare(text, 10, "- targets:") == 0) {
+            ASSERT_LT(jobs, 2U) << "more target lists than the two jobs: " << line;
+            line = line.substr(0, text) + "- targets: ['" + servers[jobs++] + "']";
+        }
+        config += line + "\n";
+    }
+    ASSERT_EQ(jobs, 2U) << "the shipped scrape config should have the exporter's and zeusd's jobs";
+    replace_all(config, "scrape_interval: 5s", "scrape_interval: 1s");
+    PrometheusServer prometheus(config);
+    ASSERT_TRUE(prometheus.running()) << prometheus.log();
+    for (int i = 0; i < 100; ++i) {
+        auto up = query(prometheus, "min(count_over_time(up[1m])) and count(up == 1) == 2", unix_now());
+        if (up && *up >= 2) break;
+        std::this_thread::sleep_for(100ms);
+    }
+    const double start = unix_now();
+    const double truth_start = truth(0) + truth(1);
+    std::this_thread::sleep_for(std::chrono::duration<double>(kWindowS));
+    const double end = unix_now();
+    const double truth_j = truth(0) + truth(1) - truth_start;
+    std::this_thread::sleep_for(std::chrono::duration<double>(1.5 * kScrapeIntervalS));
+    const auto range_ms = std::lround((end - start) * 1000);
+    const double window = static_cast<double>(range_ms) / 1000;
+    const std::string range = fmt::format("{}ms", range_ms);
+
+    // Both sources are scraped: summing every series counts the node twice.
+    const auto naive = query(prometheus, fmt::format("sum(increase(zeus_gpu_energy_joules_total[{}]))", range), end);
+    ASSERT_TRUE(naive) << exporter.log() << zeusd.log();
+    EXPECT_GT(*naive, 1.5 * truth_j) << "only one source was scraped; the test would prove nothing";
+
+    // As in PrometheusIncreaseMatchesTheGroundTruthAcrossACounterReset, with
+    // zeusd's 1 s sampling period (the slower source) for each end.
+    constexpr double kZeusdPeriodS = 1.0;
+    const double power_w = truth_j / window;
+    const double bound = power_w * (kZeusdPeriodS + kCounterRefreshS) * window / (window - kScrapeIntervalS) + 0.02 * truth_j;
+    std::ifstream dashboard_file(std::string(ZEUS_SOURCE_DIR) + "/packaging/grafana/zeus-energy-dashboard.json");
+    const auto dashboard = nlohmann::json::parse(dashboard_file, nullptr, false);
+    ASSERT_FALSE(dashboard.is_discarded());
+    int energy_panels = 0;
+    for (const auto& panel : dashboard["panels"]) {
+        for (const auto& target : panel["targets"]) {
+            std::string expr = target["expr"].get<std::string>();
+            replace_all(expr, "$__rate_interval", "5s");
+            replace_all(expr, "$__range", range);
+            replace_all(expr, "$hostname", ".*");
+            const std::string title = panel["title"].get<std::string>();
+            if (expr.find("zeus_gpu_") == std::string::npos) {
+                (void)query(prometheus, fmt::format("count({}) or vector(0)", expr), end);  // accepted by Prometheus
+                continue;
+            }
+            if (expr.starts_with("sum by (hostname)")) {
+                // One node, one value: its energy once, whichever source.
+                const auto value = query(prometheus, expr, end);
+                ASSERT_TRUE(value) << title << ": " << expr;
+                if (expr.find(range) != std::string::npos) {
+                    ++energy_panels;
+                    std::printf("%s: %.1f J, ground truth %.1f J, bound %.1f J (both sources summed: %.1f J)\n",
+                                title.c_str(), *value, truth_j, bound, *naive);
+                    EXPECT_NEAR(*value, truth_j, bound) << title << ": " << expr;
+                } else {
+                    // Over a range longer than the data: half of what summing both sources gives.
+                    std::string both = expr;
+                    replace_all(both, "max without (instance, job) ", "");
+                    const auto summed = query(prometheus, both, end);
+                    ASSERT_TRUE(summed) << both;
+                    EXPECT_NEAR(*value, *summed / 2, 0.1 * *summed) << title << ": " << expr;
+                }
+            } else {
+                // A series per GPU, not one per GPU and source.
+                EXPECT_EQ(query(prometheus, fmt::format("count({})", expr), end).value_or(-1), 2.0) << title << ": " << expr;
+            }
+        }
+    }
+    EXPECT_EQ(energy_panels, 1) << "the dashboard's energy-per-node panel over its time range";
+    zeusSimLoadEnd(loads[0]);
+    zeusSimLoadEnd(loads[1]);
+}
+
+TEST_F(ExporterEndToEnd, DcgmLabelsFromTheCommandLine) {
+    configure(R"({"gpus": [{"model": "A100-SXM4-40GB"}]})");
+    const Gpus gpus = Gpus::open(simulated());
+    ExporterProcess exporter({"--simulate", "--cpus", "none", "--labels", "dcgm", "--hostname", "node-9"});
+    ASSERT_TRUE(exporter.running()) << exporter.log();
+    const auto samples = parse_exposition(http_get(exporter.base_url(), "/metrics"));
+    const auto& id = gpus[0].identity();
+    EXPECT_EQ(find_samples(samples, "zeus_gpu_power_average_watts",
+                           {{"gpu", "0"}, {"UUID", id.uuid}, {"modelName", id.name}, {"Hostname", "node-9"},
+                            {"pci_bus_id", id.pci_bus_id}, {"device", "nvidia0"}, {"simulated", "true"}})
+                  .size(),
+              1U);
+    int code = 0;
+    const std::string out = capture(fmt::format("{} exporter --simulate --labels prometheus", ZEUS_CLI), code);
+    EXPECT_EQ(code, 2) << out;
+    EXPECT_NE(out.find("--labels"), std::string::npos) << out;
 }
 
 TEST_F(ExporterEndToEnd, BadInputIsAClearErrorNamingTheFix) {
@@ -191,6 +331,16 @@ TEST_F(ExporterEndToEnd, BadInputIsAClearErrorNamingTheFix) {
     out = capture(fmt::format("{} exporter --simulate --cpus none --listen localhost", ZEUS_CLI), code);
     EXPECT_EQ(code, 2) << out;
     EXPECT_NE(out.find("--listen: TCP address 'localhost' has no port"), std::string::npos) << out;
+    // Each server command's fix names its own default port, never zeusd's 4938.
+    const auto database = std::filesystem::temp_directory_path() / fmt::format("zeus-listen-{}.db", ::getpid());
+    for (const auto& [command, port] : {std::pair<std::string, std::string>{"exporter --simulate --cpus none", "9466"},
+                                        {"bso-server --database " + database.string(), "8000"}}) {
+        out = capture(fmt::format("{} {} --listen 127.0.0.1", ZEUS_CLI, command), code);
+        EXPECT_EQ(code, 2) << command << ": " << out;
+        EXPECT_NE(out.find("for example 127.0.0.1:" + port), std::string::npos) << command << ": " << out;
+        EXPECT_EQ(out.find("4938"), std::string::npos) << command << ": " << out;
+    }
+    std::filesystem::remove(database);
 
     out = capture(fmt::format("{} exporter --simulate --cpus none --gpus 7", ZEUS_CLI), code);
     EXPECT_EQ(code, 2) << out;

@@ -131,10 +131,18 @@ std::filesystem::path prometheus_dir(const std::vector<std::string>& targets, do
     config << "]\n";
     return dir;
 }
+std::filesystem::path prometheus_dir(const std::string& config_yaml) {
+    auto dir = ServerProcess::make_dir("prometheus");
+    std::ofstream(dir / "prometheus.yml") << config_yaml;
+    return dir;
+}
 }  // namespace
 
 PrometheusServer::PrometheusServer(const std::vector<std::string>& targets, double interval_s)
     : PrometheusServer(targets, interval_s, prometheus_dir(targets, interval_s)) {}
+
+PrometheusServer::PrometheusServer(const std::string& config_yaml)
+    : PrometheusServer({}, 0, prometheus_dir(config_yaml)) {}
 
 PrometheusServer::PrometheusServer(const std::vector<std::string>& /*targets*/, double /*interval_s*/,
                                    const std::filesystem::path& dir)

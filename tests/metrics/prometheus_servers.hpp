@@ -62,6 +62,8 @@ class PrometheusServer : public ServerProcess {
   public:
     // Scrapes `targets` ("127.0.0.1:PORT", path /metrics) every `interval_s`.
     PrometheusServer(const std::vector<std::string>& targets, double interval_s);
+    // With this whole prometheus.yml (a shipped scrape configuration).
+    explicit PrometheusServer(const std::string& config_yaml);
 
   private:
     PrometheusServer(const std::vector<std::string>& targets, double interval_s, const std::filesystem::path& dir);

@@ -5,8 +5,9 @@
 //
 // Energy counters are the devices' counters made monotonic by the project's
 // CounterAccumulator (resets and wraps never make them go down); a reading
-// that fails is left out of the scrape and counted in
-// zeus_exporter_read_errors_total{device,reason}. Never NaN. The metric
+// that fails is left out of the scrape (an energy counter too, for as long as
+// it fails, then back at a value no lower than before) and counted, each
+// time, in zeus_exporter_read_errors_total{device,reason,hostname}. Never NaN. The metric
 // names, labels and their DCGM equivalents are in docs/metrics.md.
 #pragma once
 
@@ -26,12 +27,18 @@
 
 namespace zeus::metrics {
 
+// The labels of GPU series: the project's (gpu, uuid, name, hostname), or
+// dcgm-exporter's (gpu, UUID, pci_bus_id, device, modelName, Hostname), so
+// that DCGM dashboards and alerts select the same GPUs (docs/metrics.md).
+enum class LabelStyle { Zeus, Dcgm };
+
 struct DeviceMetricsOptions {
     // How often the devices are read (the scrape serves the latest sweep).
     std::chrono::nanoseconds period = std::chrono::seconds(1);
     std::optional<std::vector<unsigned>> gpu_indices;  // nullopt: every GPU
     // The hostname label; empty: this machine's name.
     std::string hostname;
+    LabelStyle label_style = LabelStyle::Zeus;
     // Called with a line the first time a reading fails in a new way
     // (device, reading and error); empty: stderr.
     std::function<void(const std::string&)> on_new_error;

@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# Runs each image of scripts/build-images.sh with `buildah run
+# --isolation=chroot` on the GPU simulator, through the image's own
+# entrypoint: the exporter (with the Kubernetes DaemonSet's command line)
+# serves /metrics on loopback, zeusd answers /discover on its socket, the
+# batch-size server registers a job. Needs root.
+#
+#   tests/packaging/images_test.sh VERSION 'EXPORTER_COMMAND_JSON'
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+
+fail() { echo "images_test: FAIL: $*" >&2; exit 1; }
+# shellcheck source=tests/packaging/checks.sh
+. tests/packaging/checks.sh
+step() { echo "== images: $*"; }
+[ $# -eq 2 ] || fail "usage: images_test.sh VERSION EXPORTER_COMMAND_JSON"
+version="$1" daemonset_command="$2"
+work="$(mktemp -d /var/tmp/zeus-images.XXXXXX)"
+containers=() pids=()
+cleanup() {
+  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+  for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
+  for ctr in "${containers[@]}"; do buildah rm "$ctr" >/dev/null 2>&1 || true; done
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+# image_config IMAGE FIELD: a field of the image's OCI config (Entrypoint, Cmd: as words).
+image_config() {
+  buildah inspect --type image "$1" | python3 -c '
+import json, sys
+value = json.load(sys.stdin)["OCIv1"]["config"].get(sys.argv[1], "")
+print(*value) if isinstance(value, list) else print(value)' "$2"
+}
+entrypoint() { image_config "$1" Entrypoint; }
+# Starts the image's entrypoint with ARGS (and -e/-v options before --) in the background.
+start() {  # start NAME IMAGE LOG [buildah run options] -- ARGS...
+  local name="$1" image="$2" log="$3"; shift 3
+  local opts=()
+  while [ "$1" != "--" ]; do opts+=("$1"); shift; done
+  shift
+  local ctr
+  ctr="$(buildah from --quiet "$image")"
+  containers+=("$ctr")
+  # shellcheck disable=SC2046
+  buildah run --isolation=chroot "${opts[@]}" "$ctr" -- $(entrypoint "$image") "$@" >"$log" 2>&1 &
+  pids+=($!)
+}
+sim=(-e ZEUS_SIM_STATE=/tmp/zeus-sim-state)
+
+step "zeus-exporter: the DaemonSet's command line, on the simulator"
+image="localhost/zeus-native/zeus-exporter:$version"
+port="$(free_port)"
+read -r -a words < <(python3 -c 'import json,sys; print(*json.loads(sys.argv[1]))' "$daemonset_command")
+[ "${words[*]:0:2}" = "$(entrypoint "$image")" ] \
+  || fail "the DaemonSet runs '${words[*]:0:2}', the image's entrypoint is '$(entrypoint "$image")'"
+args=()
+for w in "${words[@]:2}"; do
+  case "$w" in
+    0.0.0.0:9466) args+=("127.0.0.1:$port") ;;    # loopback and a free port, here
+    '$(NODE_NAME)') args+=("image-test-node") ;;  # what Kubernetes substitutes
+    *) args+=("$w") ;;
+  esac
+done
+start exporter "$image" "$work/exporter.log" "${sim[@]}" -- "${args[@]}" --simulate --cpus none
+wait_for "the exporter image" curl -sf "http://127.0.0.1:$port/metrics"
+curl -sf "http://127.0.0.1:$port/metrics" >"$work/metrics.txt"
+grep -q '^zeus_gpu_energy_joules_total{.*hostname="image-test-node".*simulated="true"' "$work/metrics.txt" \
+  || { cat "$work/exporter.log"; fail "the exporter image serves no simulated GPU energy for image-test-node"; }
+user="$(image_config "$image" User)"
+[ "${user%%:*}" != 0 ] && [ -n "$user" ] || fail "the exporter image runs as root ($user)"
+
+step "zeusd: answers /discover on its socket"
+image="localhost/zeus-native/zeusd:$version"
+mkdir "$work/zeusd"
+cmd="$(image_config "$image" Cmd)"
+# shellcheck disable=SC2086
+start zeusd "$image" "$work/zeusd.log" "${sim[@]}" -e ZEUS_SIMULATE=1 -v "$work/zeusd:/run/zeusd" -- $cmd --enable gpu-read
+wait_for "the zeusd image" test -S "$work/zeusd/zeusd.sock"
+expect_discover "$work/zeusd/zeusd.sock" "$work/zeusd.log"
+
+step "zeus-bso-server: registers a job (POST /jobs) on SQLite in its volume"
+image="localhost/zeus-native/zeus-bso-server:$version"
+port="$(free_port)"
+start bso "$image" "$work/bso.log" -- --listen "127.0.0.1:$port" --database /var/lib/zeus-bso/zeus-bso.db
+wait_for "the bso-server image" curl -s "http://127.0.0.1:$port/jobs"
+expect_bso_registration "http://127.0.0.1:$port" "$work/bso.log"
+echo "images_test: OK"

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Validates packaging/kubernetes/*.yaml offline against the Kubernetes API
+# schema (kubernetes-validate from PyPI, pinned; strict: an unknown field is an
+# error) for two Kubernetes versions, and checks what no schema can: the
+# ServiceMonitor (a CRD) selects the exporter's Service and names its port, and
+# both DaemonSets run the images' own programs. Prints the exporter
+# DaemonSet's command line (for tests/packaging/images_test.sh) on the last line.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+
+validator_version=1.37.0
+venv="${ZEUS_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/zeus-native}/kubernetes-validate-$validator_version"
+if [ ! -x "$venv/bin/kubernetes-validate" ]; then
+  python3 -m venv "$venv" >&2
+  "$venv/bin/pip" install --quiet "kubernetes-validate==$validator_version" >&2
+fi
+for k in 1.28.0 1.33.0; do
+  "$venv/bin/kubernetes-validate" --strict --quiet -k "$k" packaging/kubernetes/*.yaml >&2 \
+    || { echo "kubernetes_test: FAIL: packaging/kubernetes/ does not validate for Kubernetes $k" >&2; exit 1; }
+done
+"$venv/bin/python" - <<'PY'
+import glob, json, sys, yaml
+docs = [d for f in sorted(glob.glob("packaging/kubernetes/*.yaml")) for d in yaml.safe_load_all(open(f)) if d]
+by_kind = {}
+for d in docs:
+    by_kind.setdefault(d["kind"], {})[d["metadata"]["name"]] = d
+def fail(msg):
+    print("kubernetes_test: FAIL: " + msg, file=sys.stderr); sys.exit(1)
+service = by_kind["Service"]["zeus-exporter"]
+monitor = by_kind["ServiceMonitor"]["zeus-exporter"]
+labels = service["metadata"]["labels"]
+for k, v in monitor["spec"]["selector"]["matchLabels"].items():
+    if labels.get(k) != v: fail(f"the ServiceMonitor selects {k}={v}, the Service is labelled {labels}")
+ports = {p["name"] for p in service["spec"]["ports"]}
+for e in monitor["spec"]["endpoints"]:
+    if e["port"] not in ports: fail(f"the ServiceMonitor scrapes port {e['port']}, the Service has {ports}")
+exporter = by_kind["DaemonSet"]["zeus-exporter"]["spec"]["template"]["spec"]["containers"][0]
+zeusd = by_kind["DaemonSet"]["zeusd"]["spec"]["template"]["spec"]["containers"][0]
+if exporter["command"][:2] != ["zeus", "exporter"]: fail(f"the exporter runs {exporter['command']}")
+if zeusd["command"] != ["zeusd"] or zeusd["args"][0] != "serve": fail(f"zeusd runs {zeusd['command']} {zeusd['args']}")
+if not any(p["containerPort"] == 9466 for p in exporter["ports"]): fail("the exporter container does not expose 9466")
+print(json.dumps(exporter["command"] + exporter["args"]))
+PY
