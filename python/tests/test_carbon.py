@@ -31,7 +31,10 @@ def test_window_across_an_hour_is_ground_truth_per_hour_times_each_hours_intensi
     from zeus_native.monitor.carbon import CarbonIntensityFile
 
     sim.start(a100s(1))
-    boundary = (int(sim_unix(sim)) // 3600 + 1) * 3600
+    # The first hour boundary at least 5 minutes ahead: the window begins 5
+    # minutes before it, which must not be in the past (it was in the last 5
+    # minutes of every hour).
+    boundary = (int(sim_unix(sim) + 300) // 3600 + 1) * 3600
     # Two recorded intensities of data/carbon/, for the hours either side.
     recorded = [e["carbonIntensity"] for e in json.loads((DATA / "carbon_history_file1.json").read_text())["history"]]
     before, after = recorded[0], recorded[1]
