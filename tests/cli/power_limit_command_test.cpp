@@ -137,11 +137,16 @@ TEST(PowerLimitCli, ReportInputErrorsSayWhatToGive) {
         std::string args;
         std::string says;
     };
+    // A log of a monitor that measured no GPU (issue 24: "ZeusCost world size 0 is below 1").
+    const auto no_gpus = fs::temp_directory_path() / ("zeus-plo-no-gpus-" + std::to_string(::getpid()) + ".csv");
+    std::ofstream(no_gpus) << "start_time,window_name,elapsed_time\n"
+                              "2026-11-25 10:00:00.000000,__GlobalPowerLimitOptimizer_300,10.0\n";
     for (const Case& c : std::vector<Case>{
              {"report", "exactly one of --profile and --log"},
              {"report --profile a.json --log b.csv", "exactly one of --profile and --log"},
-             {"report --profile /nonexistent/p.json", "cannot open power-limit profile /nonexistent/p.json"},
+             {"report --profile /nonexistent/p.json",  "cannot use the power-limit profile '/nonexistent/p.json': it does not exist"},
              {"report --log '" + kData + "/replay-logs/A40+resnet18+gpu0.csv' --selector fastest", "unknown selector"},
+             {"report --log " + no_gpus.string(), "has no GPU energy columns"},
          }) {
         const CliRun r = zeus(c.args);
         EXPECT_EQ(r.exit_code, 2) << c.args << "\n" << r.output;
@@ -221,7 +226,7 @@ TEST(PowerLimitCli, SimulateNamesWhatTheTraceHolds) {
     EXPECT_NE(r.output.find("--all"), std::string::npos) << r.output;
     r = zeus("simulate --trace /nonexistent.csv --all");
     EXPECT_EQ(r.exit_code, 2);
-    EXPECT_NE(r.output.find("cannot open power trace /nonexistent.csv"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find( "cannot use the power trace '/nonexistent.csv': it does not exist"), std::string::npos) << r.output;
     r = zeus("simulate --trace " + trace + " --all --workload cifar100/shufflenetv2");
     EXPECT_EQ(r.exit_code, 2);
     r = zeus("simulate --trace " + trace + " --workload cifar100/shufflenetv2 --batch-size 1024 --steps-per-epoch 20");

@@ -268,6 +268,13 @@ TEST(ProfileOutput, ProgressLineShowsCountsElapsedAndEta) {
     EXPECT_EQ(progress_line(e), "[ 7/41] Trial 3/10 done  elapsed 0:12  ETA 1:05");
 }
 
+TEST(ProfileOutput, ProgressBeforeThePlanShowsNoCountAndNoEta) {
+    profile::ProgressEvent e;
+    e.message = "Calibrating the iteration duration";
+    e.elapsed_s = 1;
+    EXPECT_EQ(progress_line(e), "[...] Calibrating the iteration duration  elapsed 0:01");
+}
+
 // ------------------------------------------------------------- end to end
 
 struct Finished {

@@ -207,6 +207,39 @@ TEST_F(PreVoltaVirtualClock, SteppedWorkIsTheTracesPowerTimesTime) {
     EXPECT_NEAR(outer.gpu_energy.at(0).energy.count(), first + second, bound(1, kPowers[2] - kPowers[0]));
 }
 
+// A GPU lost for about a second inside a window and back before it ends: its
+// counter kept counting, so the energy is still the ground truth, but the
+// window says the GPU was lost and came back (issue 24); the other GPU has
+// no such warning, and a window after the outage has none either.
+TEST_F(EnergyMonitorSim, AGpuLostAndBackInsideAWindowIsWarnedAbout) {
+    Gpus gpus = open_gpus();
+    auto monitor = EnergyMonitor::open(gpus, nullptr, nullptr).value();
+    int load = -1;
+    ASSERT_EQ(zeusSimLoadBegin(1, 0.8, &load), ZEUS_SIM_OK);
+    std::this_thread::sleep_for(300ms);
+    const auto begin = truth_around(2, [&] { ASSERT_TRUE(monitor->begin_window("outage").ok()); });
+    std::this_thread::sleep_for(500ms);
+    ASSERT_EQ(zeusSimInjectFault(1, "lost", 1), ZEUS_SIM_OK) << zeusSimLastError();
+    std::this_thread::sleep_for(1000ms);
+    ASSERT_EQ(zeusSimInjectFault(1, "lost", 0), ZEUS_SIM_OK) << zeusSimLastError();
+    std::this_thread::sleep_for(500ms);
+    Measurement m;
+    const auto end = truth_around(2, [&] { m = monitor->end_window("outage").value(); });
+    EXPECT_EQ(zeusSimLoadEnd(load), ZEUS_SIM_OK);
+    const EnergyValue& back = m.gpu_energy.at(1);
+    EXPECT_FALSE(back.lost);
+    expect_energy_between(back.energy.count(), begin, end, 1, 0.001);
+    std::string warnings;
+    for (const auto& w : back.warnings) warnings += w + "\n";
+    EXPECT_NE(warnings.find("GPU 1 stopped answering once during the window"), std::string::npos) << warnings;
+    EXPECT_NE(warnings.find("came back"), std::string::npos) << warnings;
+    EXPECT_TRUE(m.gpu_energy.at(0).warnings.empty());
+
+    ASSERT_TRUE(monitor->begin_window("after").ok());
+    std::this_thread::sleep_for(300ms);
+    EXPECT_TRUE(monitor->end_window("after").value().gpu_energy.at(1).warnings.empty());
+}
+
 // Faults of the energy counter during a 3 s window under steady load: the
 // energy must still be the ground truth (to the accuracy of integrating
 // the A100's part-time power sensor, 2%), and the value must say what
