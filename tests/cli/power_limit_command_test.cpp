@@ -132,6 +132,28 @@ TEST(PowerLimitCli, ReportWithTheCarbonSelectorPricesEnergyAtTheGivenIntensity) 
         << conflict.output;
 }
 
+// README's pair: simulate saves the profile (--profile-path), report reads it
+// and lists every limit the trace has for that workload (issue 24: no
+// command wrote the file the README's report read).
+TEST(PowerLimitCli, SimulateSavesTheProfileThatReportReads) {
+    const auto profile = fs::temp_directory_path() / ("zeus-plo-profile-" + std::to_string(::getpid()) + ".json");
+    fs::remove(profile);
+    const std::string trace = kData + "/power-traces/summary_power_a40.csv";
+    CliRun r = zeus("simulate --trace " + trace + " --workload cifar100/shufflenetv2 --batch-size 1024 --profile-path " +
+                    profile.string());
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    const auto saved = nlohmann::json::parse(std::ifstream(profile));
+    r = zeus("report --profile " + profile.string() + " --format json");
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    const auto report = nlohmann::json::parse(r.output.substr(r.output.find('{')));
+    EXPECT_EQ(report["measurements"].size(), saved["measurements"].size()) << r.output;
+    EXPECT_GE(saved["measurements"].size(), 2U);
+    r = zeus("simulate --trace " + trace + " --all --profile-path " + profile.string());
+    EXPECT_EQ(r.exit_code, 2) << r.output;
+    EXPECT_NE(r.output.find("--profile-path saves one profile"), std::string::npos) << r.output;
+    fs::remove(profile);
+}
+
 TEST(PowerLimitCli, ReportInputErrorsSayWhatToGive) {
     struct Case {
         std::string args;
