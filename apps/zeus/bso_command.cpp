@@ -178,7 +178,32 @@ nlohmann::ordered_json to_json(const bso::ReplayResult& r, const std::string& gp
             {"runs", std::move(runs)}};
 }
 
+// The defaults are the repository's data/ files, relative to the current
+// directory: an installed zeus run elsewhere has none of them, and must say
+// which flag to give rather than that a path it never saw is missing.
+std::optional<Error> missing_default_trace(const BsoSimulateFlags& f) {
+    const BsoSimulateFlags defaults;
+    std::vector<std::pair<std::string, std::string>> used;  // flag, path
+    if (f.train == defaults.train) used.emplace_back("--train", f.train);
+    if (f.power_traces == defaults.power_traces) {
+        for (const auto& p : f.power_traces) used.emplace_back("--power-trace", p);
+    }
+    for (const auto& [flag, path] : used) {
+        std::error_code ec;
+        if (std::filesystem::exists(path, ec)) continue;
+        return Error{ErrorCode::NotFound,
+                     fmt::format("{}: the default {} is not under the current directory ({}); the defaults are the "
+                                 "paper's traces in the data/ folder of the zeus repository",
+                                 flag, path, std::filesystem::current_path(ec).string()),
+                     fmt::format("run from a checkout of the repository, or give {} PATH (and the other trace flags)",
+                                 flag),
+                     0};
+    }
+    return std::nullopt;
+}
+
 int run_simulate(const BsoSimulateFlags& f) {
+    if (auto missing = missing_default_trace(f)) return fail(*missing, 2);
     std::optional<double> beta;
     if (f.beta != "none") {
         try {

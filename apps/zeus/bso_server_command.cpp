@@ -16,6 +16,7 @@
 
 #include "bso/router.hpp"
 #include "commands.hpp"
+#include "option_checks.hpp"
 #include "http_server/serve.hpp"
 #include "server_listen.hpp"
 #include "http_server/server.hpp"
@@ -86,7 +87,7 @@ Command add_bso_server(CLI::App& parent) {
     app->add_option("--database", flags->database,
                     "SQLite file path (default zeus-bso.db, or $ZEUS_BSO_DATABASE_URL) or postgresql://user@host:port/db");
     app->add_option("--listen", flags->listen, "TCP address to listen on, HOST:PORT")->capture_default_str();
-    app->add_option("--threads", flags->threads, "HTTP worker threads")->capture_default_str()->check(CLI::Range(1U, 256U));
+    app->add_option("--threads", flags->threads, "HTTP worker threads")->capture_default_str()->check(whole_number(1, 256));
     add_request_timeout_option(*app, flags->request_timeout_s);
     return [flags] { return run_bso_server(*flags); };
 }

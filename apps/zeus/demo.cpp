@@ -282,9 +282,11 @@ Command add_demo(CLI::App& parent) {
     auto* cmd = parent.add_subcommand("demo", "Measure the energy of a demo workload on every visible GPU");
     auto opts = std::make_shared<DemoOptions>();
     add_device_flags(*cmd, opts->device);
-    cmd->add_option("--seconds", opts->seconds, "How long the workload runs")->check(finite_number(0.1, 3600.0, "s"));
+    cmd->add_option("--seconds", opts->seconds, "How long the workload runs")->check(finite_number(0.1, 3600.0, "s"))
+        ->capture_default_str();
     cmd->add_option("--util", opts->utilization, "Simulated workload's GPU utilization")
-        ->check(finite_number(0.0, 1.0, ""));
+        ->check(positive_number(1.0, ""))
+        ->capture_default_str();
     return [opts]() { return run_demo(*opts); };
 }
 

@@ -43,7 +43,10 @@ int run_energy(const MeasureOptions& opts) {
     std::ostream& out = session.out();
     if (session.format() == OutputFormat::Human && !opts.duration_s && opts.output.empty()) out << "\n";
     out << render_report(session.charged_report(*measurement, "energy"), session.format());
-    out.flush();
+    if (auto written = session.flush_output(); !written) {
+        std::cerr << "zeus: energy: " << written.error().describe() << "\n";
+        return 1;
+    }
     return 0;
 }
 

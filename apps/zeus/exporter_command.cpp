@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "commands.hpp"
+#include "option_checks.hpp"
 #include "http_server/serve.hpp"
 #include "server_listen.hpp"
 #include "http_server/server.hpp"
@@ -123,6 +124,7 @@ Command add_exporter(CLI::App& parent) {
     add_device_flags(*app, opts->device);
     app->add_option("--listen", opts->listen, "IP:PORT to serve on ([::]:PORT for IPv6)")->capture_default_str();
     app->add_option("--period", opts->period_s, "Seconds between device readings (a scrape never waits for one)")
+        ->check(finite_number(0.01, 3600.0, "s"))
         ->capture_default_str();
     app->add_option("--gpus", opts->gpus, "GPUs to export: all, none, or visible indices such as 0,2")
         ->capture_default_str();

@@ -7,6 +7,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <iostream>
 
 namespace zeus::cli {
@@ -179,10 +181,13 @@ Result<std::unique_ptr<MeasureSession>> MeasureSession::open(const MeasureOption
 
     if (options.output.empty()) {
         s->out_ = options.runs_command ? &std::cerr : &std::cout;
+        s->out_name_ = options.runs_command ? "standard error" : "standard output";
     } else if (options.output == "-") {
         s->out_ = &std::cout;
+        s->out_name_ = "standard output (--output -)";
         s->command_stdout_to_stderr_ = options.runs_command;
     } else {
+        s->out_name_ = "--output " + options.output;
         s->out_file_ = std::make_unique<std::ofstream>(options.output, std::ios::out | std::ios::trunc);
         if (!*s->out_file_) {
             return Error{ErrorCode::NoPermission, fmt::format("--output {}: cannot write the file", options.output),
@@ -190,6 +195,18 @@ Result<std::unique_ptr<MeasureSession>> MeasureSession::open(const MeasureOption
         }
     }
     return s;
+}
+
+Status MeasureSession::flush_output() {
+    std::ostream& stream = out();
+    errno = 0;
+    stream.flush();
+    const int error = errno;
+    if (stream.good()) return {};
+    return Error{ErrorCode::OperatingSystem,
+                 fmt::format("cannot write the report to {}{}", out_name_,
+                             error != 0 ? fmt::format(": {}", std::strerror(error)) : std::string()),
+                 "the measurement is lost; write the report where there is room, e.g. --output FILE on another disk"};
 }
 
 Status MeasureSession::start_power_monitor(bool keep_all) {

@@ -57,6 +57,10 @@ class MeasureSession {
     [[nodiscard]] OutputFormat format() const { return format_; }
     [[nodiscard]] PowerDomain power_domain() const { return domain_; }
     [[nodiscard]] std::ostream& out() { return out_file_ ? *out_file_ : *out_; }
+    // Flushes the report; an error naming where it went (--output PATH,
+    // standard output or error) when it could not be written whole, e.g. a
+    // full disk or /dev/full: a report that was lost is never a success.
+    [[nodiscard]] Status flush_output();
     [[nodiscard]] const std::string& trace_path() const { return trace_path_; }
     // True when the report takes standard output (`--output -`) from the command zeus runs.
     [[nodiscard]] bool command_stdout_to_stderr() const { return command_stdout_to_stderr_; }
@@ -88,6 +92,7 @@ class MeasureSession {
     PowerDomain domain_ = PowerDomain::DeviceInstant;
     std::ostream* out_ = nullptr;
     std::unique_ptr<std::ofstream> out_file_;
+    std::string out_name_;  // for errors: "--output PATH", "standard output"
     bool command_stdout_to_stderr_ = false;
     std::string trace_path_;
     // Declared after the devices they read, so they are destroyed (threads joined) first.

@@ -58,21 +58,33 @@ std::string problem(const CLI::ParseError& error) {
 
 }  // namespace
 
-CLI::Validator finite_number(double min, double max, std::string unit) {
+namespace {
+
+CLI::Validator number_in(double min, bool min_included, double max, const std::string& unit) {
+    const std::string units = unit.empty() ? std::string() : " " + unit;
+    const std::string range = min_included ? fmt::format("from {:g} to {:g}{}", min, max, units)
+                                           : fmt::format("above {:g} and at most {:g}{}", min, max, units);
     return CLI::Validator(
-        [min, max, unit](std::string& text) -> std::string {
+        [min, min_included, max, range](std::string& text) -> std::string {
             char* end = nullptr;
             errno = 0;
             const double v = std::strtod(text.c_str(), &end);
-            const std::string range = fmt::format("from {:g} to {:g}{}{}", min, max, unit.empty() ? "" : " ", unit);
             if (text.empty() || end != text.c_str() + text.size() || errno == ERANGE || !std::isfinite(v)) {
                 return fmt::format("'{}' is not a finite number; give a number {}", text, range);
             }
-            if (v < min || v > max) return fmt::format("{} is out of range; give a number {}", text, range);
+            if (v < min || (v == min && !min_included) || v > max) {
+                return fmt::format("{} is out of range; give a number {}", text, range);
+            }
             return {};
         },
-        fmt::format("NUMBER in [{:g}, {:g}]", min, max), "finite number");
+        fmt::format("NUMBER in {}{:g}, {:g}]", min_included ? "[" : "(", min, max), "finite number");
 }
+
+}  // namespace
+
+CLI::Validator finite_number(double min, double max, std::string unit) { return number_in(min, true, max, unit); }
+
+CLI::Validator positive_number(double max, std::string unit) { return number_in(0.0, false, max, unit); }
 
 CLI::Validator whole_number(long long min, long long max) {
     return CLI::Validator(

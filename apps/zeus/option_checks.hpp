@@ -10,9 +10,18 @@
 
 namespace zeus::cli {
 
-// A finite number in [min, max] (NaN and infinities are rejected: CLI11's
-// Range lets NaN through, since every comparison with it is false).
+// Every number option of every command is checked by one of these three
+// (tests/cli/numeric_options_test.cpp enumerates them from the app): an
+// empty value, NaN, an infinity or a value outside the range shown in --help
+// is refused while parsing, naming the option. CLI11's own Range lets NaN
+// through (every comparison with it is false) and CLI11 reads '' as 0.
+
+// A finite number in [min, max].
 [[nodiscard]] CLI::Validator finite_number(double min, double max, std::string unit);
+
+// A finite number in (0, max]: a duration, a rate or a fraction for which 0
+// means nothing.
+[[nodiscard]] CLI::Validator positive_number(double max, std::string unit);
 
 // A whole number in [min, max].
 [[nodiscard]] CLI::Validator whole_number(long long min, long long max);

@@ -17,9 +17,11 @@
 #include <unistd.h>
 
 #include "commands.hpp"
+#include "option_checks.hpp"
 #include "perseus_output.hpp"
 #include "solve_progress.hpp"
 #include "pipeline_simulation.hpp"
+#include "platform/read_user_file.hpp"
 #include "zeus/lowtime/instruction_profile.hpp"
 #include "zeus/lowtime/perseus_plan.hpp"
 
@@ -57,12 +59,11 @@ std::vector<std::size_t> points_to_write(std::size_t point_count, std::optional<
     return out;
 }
 
-std::string read_file(const std::string& path, const char* what) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw std::invalid_argument(fmt::format("cannot read the {} '{}' (check the path)", what, path));
-    std::ostringstream text;
-    text << in.rdbuf();
-    return text.str();
+// A bad input file is a usage error (exit 2), as a bad flag is.
+std::string read_file(const std::string& path, const char* what, const char* flag) {
+    auto text = read_user_file(path, {what, flag});
+    if (!text) throw std::invalid_argument(text.error().describe());
+    return std::move(text).value();
 }
 
 void write_file(const std::filesystem::path& path, const std::string& text) {
@@ -101,7 +102,7 @@ void refuse_non_empty_directory(const std::filesystem::path& dir) {
 
 int run_solve(const SolveFlags& f) {
     try {
-        std::istringstream csv(read_file(f.profile, "profile"));
+        std::istringstream csv(read_file(f.profile, "instruction profile", "--profile"));
         const auto profile = lowtime::read_instruction_profile(csv, f.profile, {f.allow_differing_frequencies});
         lowtime::PerseusOptions options;
         options.microbatches = f.microbatches;
@@ -110,7 +111,7 @@ int run_solve(const SolveFlags& f) {
         options.noise_factor = f.noise_factor;
         options.memory_budget_bytes = available_memory_bytes();
         if (!f.cost_models.empty())
-            options.cost_model_overrides = parse_cost_models_json(read_file(f.cost_models, "cost models"), f.cost_models);
+            options.cost_model_overrides = parse_cost_models_json(read_file(f.cost_models, "cost-model file", "--cost-models"), f.cost_models);
         const std::filesystem::path dir(f.output_dir);
         refuse_non_empty_directory(dir);
         std::error_code ec;
@@ -146,6 +147,10 @@ int run_solve(const SolveFlags& f) {
     } catch (const std::invalid_argument& e) {
         std::cerr << "zeus: perseus solve: " << e.what() << "\n";
         return 2;
+    } catch (const std::bad_alloc&) {
+        std::cerr << "zeus: perseus solve: out of memory while solving; try fewer --microbatches, a coarser "
+                     "--unit-time or a smaller profile\n";
+        return 1;
     } catch (const std::exception& e) {
         std::cerr << "zeus: perseus solve: " << e.what() << "\n";
         return 1;
@@ -177,30 +182,21 @@ Command add_perseus(CLI::App& parent) {
     s->add_option("--profile", solve->profile, "instruction profile CSV (stage,instruction,frequency,time,energy)")->required();
     s->add_option("--p2p-power", solve->p2p_power, "W a GPU draws while blocked on P2P communication")
         ->required()
-        ->check(CLI::Range(0.0, 1e5));
-    s->add_option("--microbatches", solve->microbatches, "microbatches per iteration")->required()->check(CLI::Range(1, 1 << 20));
+        ->check(finite_number(0.0, 1e5, "W"));
+    s->add_option("--microbatches", solve->microbatches, "microbatches per iteration")->required()->check(whole_number(1, 1 << 20));
     s->add_option("--output-dir", solve->output_dir, "directory for frontier.json, schedules, exports and frontier.svg")->required();
     s->add_option("--unit-time", solve->unit_time, "s per time quantum (one solver iteration)")
-        ->check(CLI::Validator(
-            [](const std::string& text) -> std::string {
-                // CLI::Range prints its bounds with %f: "0.000000 to 1000".
-                char* end = nullptr;
-                const double v = std::strtod(text.c_str(), &end);
-                if (text.empty() || end != text.c_str() + text.size() || !(v >= 1e-9 && v <= 1e3))
-                    return "must be a number of seconds from 1e-09 to 1000, not '" + text + "'";
-                return {};
-            },
-            "SECONDS in [1e-09, 1000]"))
+        ->check(finite_number(1e-9, 1e3, "s"))
         ->capture_default_str();
     s->add_option("--noise-factor", solve->noise_factor, "slack of the second Pareto pass when <= 3 options survive")
-        ->check(CLI::Range(0.01, 1.0))
+        ->check(finite_number(0.01, 1.0, ""))
         ->capture_default_str();
     s->add_option("--cost-models", solve->cost_models,
                   "JSON {\"STAGE,forward|backward\": {a,b,c}} (or a frontier.json) to use instead of fitting");
     s->add_option("--schedules", solve->schedules,
                   "write the schedule files (JSON and .py) of at most N frontier points, spread evenly from the "
                   "slowest to the fastest (always written); 0: none; default: every point (one pair of files each)")
-        ->check(CLI::Range(std::size_t{0}, std::size_t{1} << 40));
+        ->check(whole_number(0, 1LL << 40));
     s->add_flag("--progress", solve->progress,
                 "show progress and an ETA on stderr even when it is not a terminal (on a terminal it is shown anyway)");
     s->add_flag("--allow-differing-frequencies", solve->allow_differing_frequencies,
@@ -208,28 +204,28 @@ Command add_perseus(CLI::App& parent) {
     auto simulate = std::make_shared<SimulateFlags>();
     auto* sim = app->add_subcommand(
         "simulate", "Perseus end to end on simulated GPUs (one per stage): profile, solve, serve, run, against all-max clocks");
-    sim->add_option("--stages", simulate->plan.stages, "pipeline stages (simulated GPUs)")->check(CLI::Range(1, 64))->capture_default_str();
+    sim->add_option("--stages", simulate->plan.stages, "pipeline stages (simulated GPUs)")->check(whole_number(1, 64))->capture_default_str();
     sim->add_option("--microbatches", simulate->plan.microbatches, "microbatches per iteration")
-        ->check(CLI::Range(1, 4096))
+        ->check(whole_number(1, 4096))
         ->capture_default_str();
     sim->add_option("--gpu-model", simulate->plan.gpu_model, "simulator preset")->capture_default_str();
     sim->add_option("--forward-units", simulate->plan.forward_units,
                     "first stage's forward, in s at the maximum clock (a backward is twice its forward)")
-        ->check(CLI::Range(1e-4, 10.0))
+        ->check(finite_number(1e-4, 10.0, "s"))
         ->capture_default_str();
     sim->add_option("--imbalance", simulate->plan.imbalance, "the last stage does (1 + this) times the first's work")
-        ->check(CLI::Range(0.0, 10.0))
+        ->check(finite_number(0.0, 10.0, ""))
         ->capture_default_str();
     sim->add_option("--frequency-stride", simulate->plan.frequency_stride, "profile every Nth supported clock")
-        ->check(CLI::Range(1, 100))
+        ->check(whole_number(1, 100))
         ->capture_default_str();
     sim->add_option("--min-frequency", simulate->plan.min_frequency_fraction, "lowest profiled clock, as a fraction of the maximum")
-        ->check(CLI::Range(0.05, 1.0))
+        ->check(finite_number(0.05, 1.0, ""))
         ->capture_default_str();
     sim->add_option("--iterations", simulate->plan.iterations, "measured iterations per run (after one warm-up)")
-        ->check(CLI::Range(1, 1000))
+        ->check(whole_number(1, 1000))
         ->capture_default_str();
-    sim->add_option("--format", simulate->format, "text or json")->check(CLI::IsMember({"text", "json"}))->capture_default_str();
+    sim->add_option("--format", simulate->format, "text or json")->check(one_of({"text", "json"}))->capture_default_str();
     return [app, s, solve, sim, simulate] {
         if (sim->parsed()) return run_simulate(*simulate);
         if (s->parsed()) return run_solve(*solve);

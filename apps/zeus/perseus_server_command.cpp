@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
+#include "option_checks.hpp"
 #include "http_server/serve.hpp"
 #include "server_listen.hpp"
 #include "http_server/server.hpp"
@@ -147,10 +148,10 @@ Command add_perseus_server(CLI::App& parent) {
     app->add_flag("--no-dump", flags->no_dump, "write nothing (as ZEUS_PFO_DUMP_DATA=false)");
     app->add_option("--max-job-idle-time", flags->max_job_idle_time,
                     "seconds after which an idle job is forgotten (default $ZEUS_PFO_MAX_JOB_IDLE_TIME or 604800)")
-        ->check(CLI::Range(1LL, 1LL << 40));
+        ->check(whole_number(1, 1LL << 40));
     app->add_option("--threads", flags->threads, "HTTP worker threads (a waiting GET /schedule holds none)")
         ->capture_default_str()
-        ->check(CLI::Range(1U, 256U));
+        ->check(whole_number(1, 256));
     add_request_timeout_option(*app, flags->request_timeout_s);
     return [flags] { return run_perseus_server(*flags); };
 }

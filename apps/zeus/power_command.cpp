@@ -10,6 +10,7 @@
 
 #include <iostream>
 #include <memory>
+#include <optional>
 
 #include "child_process.hpp"
 #include "commands.hpp"
@@ -43,7 +44,8 @@ int run_power(const MeasureOptions& opts) {
 
     std::ostream& out = session.out();
     out << render_power_header(devices, session.format());
-    out.flush();
+    std::optional<Error> output_failed;
+    if (auto written = session.flush_output(); !written) output_failed = written.error();
 
     std::optional<TraceRecorder> trace;
     Timestamp start{};
@@ -56,13 +58,19 @@ int run_power(const MeasureOptions& opts) {
         const auto last_cpu = readings.last_read();
         PowerRow row{std::chrono::system_clock::now(), std::chrono::duration<double>(now - start).count(),
                      readings.read(now)};
+        for (const auto& warning : readings.take_warnings()) std::cerr << "zeus: warning: " << warning << "\n";
         for (std::size_t k = gpu_count; k < row.watts.size(); ++k) {
             if (trace && row.watts[k]) trace->add_interval_power(devices[k], last_cpu, *row.watts[k]);
         }
         out << render_power_row(devices, row, session.format());
-        out.flush();
+        if (!output_failed) {
+            if (auto written = session.flush_output(); !written) output_failed = written.error();
+        }
     };
-    const auto wait_for_stop = [&](std::chrono::nanoseconds t) { return (*signals)->wait_for_termination(t); };
+    // Readings nobody can see are not worth taking: stop at the first lost row.
+    const auto wait_for_stop = [&](std::chrono::nanoseconds t) {
+        return output_failed.has_value() || (*signals)->wait_for_termination(t);
+    };
     SamplingLoopOptions loop{seconds_to_duration(opts.interval_s), std::nullopt};
     if (opts.duration_s) loop.duration = seconds_to_duration(*opts.duration_s);
     auto run = measure_window(session.monitor(), "zeus.power", loop, wait_for_stop, on_begun, on_tick);
@@ -78,7 +86,11 @@ int run_power(const MeasureOptions& opts) {
         // The CSV stream holds readings only; the totals go to standard error.
         case OutputFormat::Csv: std::cerr << render_report(report, OutputFormat::Human); break;
     }
-    out.flush();
+    if (auto written = session.flush_output(); !written && !output_failed) output_failed = written.error();
+    if (output_failed) {
+        std::cerr << "zeus: power: " << output_failed->describe() << "\n";
+        return 1;
+    }
 
     if (trace) {
         finish_trace(*trace, session, readings.cpu_sampler(), readings.last_read(), run.end);

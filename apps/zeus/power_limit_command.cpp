@@ -126,6 +126,7 @@ struct SimulateFlags {
     double pl_step = 0;
     std::size_t steps_per_epoch = 100;
     std::string selector = "zeus-cost";
+    std::string profile_path;
     SelectorFlags selectors;
 };
 
@@ -133,6 +134,10 @@ Result<std::vector<TraceWorkload>> chosen_workloads(const SimulateFlags& f) {
     auto all = read_trace_workloads(f.trace);
     if (!all) return all.error();
     if (f.all) {
+        if (!f.profile_path.empty()) {
+            return Error{ErrorCode::InvalidArgument, "--all runs several workloads; --profile-path saves one profile",
+                         "choose one workload with --workload and --batch-size to save its profile", 0};
+        }
         if (!f.workload.empty() || f.batch_size) {
             return Error{ErrorCode::InvalidArgument, "--all runs every workload of the trace; it takes no --workload",
                          "drop --workload/--batch-size, or drop --all", 0};
@@ -211,6 +216,7 @@ int run_simulate(const SimulateFlags& f) {
     plan.optimizer.warmup_steps = f.warmup_steps;
     plan.optimizer.profile_steps = f.profile_steps;
     plan.optimizer.pl_step = Watts(f.pl_step);
+    if (!f.profile_path.empty()) plan.optimizer.profile_path = f.profile_path;
     auto intensity = intensity_now(f.selectors);
     if (!intensity) return fail("simulate", intensity.error(), 2);
     auto in_use = parse_selector(f.selector, *intensity);
@@ -317,6 +323,9 @@ Command add_power_limit(CLI::App& parent) {
         ->check(whole_number(1, 1000000))
         ->capture_default_str();
     s->add_option("--use", simulate->selector, "the selector the optimizer goes with")->capture_default_str();
+    s->add_option("--profile-path", simulate->profile_path,
+                  "save the optimizer's profile to FILE (its profile_path; `power-limit report --profile FILE` reads "
+                  "it); an existing FILE is used instead of profiling");
     add_selector_flags(*s, simulate->selectors, true);
 
     return [app, r, s, report, simulate] {

@@ -18,6 +18,7 @@
 
 #include "child_process.hpp"
 #include "commands.hpp"
+#include "option_checks.hpp"
 #include "measure_session.hpp"
 #include "profile_options.hpp"
 #include "profile_output.hpp"
@@ -310,26 +311,37 @@ Command add_profile(CLI::App& parent) {
     cmd->add_option("--cooldown-range", opts->cooldown_range, "Cool-down durations to sweep (s, comma-separated)")
         ->capture_default_str();
     cmd->add_option("--measurement-duration", opts->measurement_duration,
-                    "Measurement duration held fixed by --mode cooldown (default 10) and used by --mode measure");
+                    "Measurement duration held fixed by --mode cooldown (default 10) and used by --mode measure")
+        ->check(positive_number(kMaxDurationS, "s"));
     cmd->add_option("--cooldown-duration", opts->cooldown_duration,
-                    "Cool-down held fixed by --mode measurement (default 10) and used by --mode measure");
-    cmd->add_option("--trials", opts->trials, "Trials per swept value")->capture_default_str();
+                    "Cool-down held fixed by --mode measurement (default 10) and used by --mode measure")
+        ->check(finite_number(0.0, kMaxDurationS, "s"));
+    cmd->add_option("--trials", opts->trials, "Trials per swept value")
+        ->check(whole_number(1, kMaxCount))
+        ->capture_default_str();
     cmd->add_option("--warmup-trials", opts->warmup_trials, "Throwaway trials before the first sweep")
+        ->check(whole_number(0, kMaxCount))
         ->capture_default_str();
     cmd->add_option("--threshold", opts->threshold,
                     "A swept value is VALID when the std of energy per iteration is below this (J)")
+        ->check(positive_number(1e9, "J"))
         ->capture_default_str();
     cmd->add_option("--warmup-iterations", opts->warmup_iterations, "Iterations before each measured window")
+        ->check(whole_number(0, kMaxCount))
         ->capture_default_str();
     cmd->add_option("--calibration-iterations", opts->calibration_iterations,
                     "Iterations timed to calibrate the iteration duration")
+        ->check(whole_number(1, kMaxCount))
         ->capture_default_str();
     cmd->add_option("--iteration-duration", opts->iteration_duration,
-                    "Seconds per iteration, skipping calibration (measurement and cooldown modes)");
+                    "Seconds per iteration, skipping calibration (measurement and cooldown modes)")
+        ->check(positive_number(kMaxDurationS, "s"));
     cmd->add_option("--simulated-work", opts->simulated_work,
                     "Instead of a command: each iteration runs this many seconds of work on every selected "
-                    "simulated GPU (implies --simulate)");
+                    "simulated GPU (implies --simulate)")
+        ->check(positive_number(kMaxDurationS, "s"));
     cmd->add_option("--simulated-util", opts->simulated_util, "Utilization of the simulated work, in (0, 1]")
+        ->check(positive_number(1.0, ""))
         ->capture_default_str();
     cmd->add_option("--format", opts->format, "Report format: human (the original's text) or json")
         ->capture_default_str();

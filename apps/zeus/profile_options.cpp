@@ -12,9 +12,6 @@
 namespace zeus::cli {
 namespace {
 
-// A day: longer windows or cool-downs are typing mistakes (1e9 s is 31 years).
-constexpr double kMaxDurationS = 86400.0;
-
 Error bad(std::string message, std::string hint) {
     return Error{ErrorCode::InvalidArgument, std::move(message), std::move(hint)};
 }

@@ -15,6 +15,11 @@
 
 namespace zeus::cli {
 
+// A day: longer windows or cool-downs are typing mistakes (1e9 s is 31 years).
+inline constexpr double kMaxDurationS = 86400.0;
+// Trials and iterations: more than a million is a typing mistake too.
+inline constexpr long long kMaxCount = 1000000;
+
 enum class ProfileMode { Parameters, Measurement, Cooldown, Measure };
 enum class ProfileFormat { Human, Json };
 

@@ -183,6 +183,9 @@ std::string clock_text(double seconds) {
 }
 
 std::string progress_line(const profile::ProgressEvent& e) {
+    // Before the sweeps are planned (calibrating), there is no count and no
+    // ETA to show: "[0/0] ... ETA 0:00" would promise the end.
+    if (e.trials_total == 0) return fmt::format("[...] {}  elapsed {}", e.message, clock_text(e.elapsed_s));
     const int width = static_cast<int>(std::to_string(e.trials_total).size());
     return fmt::format("[{:>{}}/{}] {}  elapsed {}  ETA {}", e.trials_done, width, e.trials_total, e.message,
                        clock_text(e.elapsed_s), clock_text(e.remaining_s));

@@ -162,7 +162,10 @@ int run_command(const RunOptions& opts) {
     report.interrupted_by = interrupted_by;
     std::ostream& out = session.out();
     out << render_report(report, session.format());
-    out.flush();
+    if (auto written = session.flush_output(); !written) {
+        std::cerr << "zeus: run: the command ran, but " << written.error().describe() << "\n";
+        return command_exit != 0 ? command_exit : kZeusFailed;
+    }
     if (*gateway) push_run_energy(**gateway, *measurement, opts.command);
 
     if (trace) {

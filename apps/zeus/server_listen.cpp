@@ -1,5 +1,7 @@
 #include "server_listen.hpp"
 
+#include "option_checks.hpp"
+
 #include <fmt/format.h>
 
 #include <iostream>
@@ -28,7 +30,7 @@ void add_request_timeout_option(CLI::App& app, double& seconds) {
                    "seconds a client may take to send a request, or stay idle between requests, before the "
                    "connection is dropped (a request waiting for its answer is never dropped)")
         ->capture_default_str()
-        ->check(CLI::Range(0.1, 3600.0));
+        ->check(cli::finite_number(0.1, 3600.0, "s"));
 }
 
 std::chrono::milliseconds request_timeout(double seconds) {

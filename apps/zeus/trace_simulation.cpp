@@ -7,11 +7,12 @@
 #include <cctype>
 #include <cmath>
 #include <filesystem>
-#include <fstream>
 #include <map>
+#include <sstream>
 #include <utility>
 
 #include "platform/csv_line.hpp"
+#include "platform/read_user_file.hpp"
 #include "scratch_directory.hpp"
 #include "simulator_api.hpp"
 #include "zeus/device/gpus.hpp"
@@ -123,11 +124,9 @@ Result<FittedWorkload> fit_to_preset(const TraceWorkload& workload, const Simula
 }
 
 Result<std::vector<TraceWorkload>> read_trace_workloads(const std::string& csv_path) {
-    std::ifstream in(csv_path);
-    if (!in) {
-        return Error{ErrorCode::NotFound, fmt::format("cannot open power trace {}", csv_path),
-                     "check the path (the traces are in data/power-traces/)", 0};
-    }
+    auto text = read_user_file(csv_path, {"power trace", "--trace"});
+    if (!text) return text.error();
+    std::istringstream in(*text);
     std::string line;
     if (!read_csv_header(in, line) || line.rfind(kHeader, 0) != 0) {
         return bad_trace(csv_path, 1, fmt::format("the header is not '{}'", kHeader));

@@ -4,7 +4,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <limits>
 #include <set>
 #include <sstream>
@@ -12,6 +11,8 @@
 #include <nlohmann/json.hpp>
 
 #include "json_parse.h"
+#include "platform/csv_line.hpp"
+#include "platform/user_file.hpp"
 #include "nvml_errors.h"
 #include "presets.h"
 #include "shared_state.h"
@@ -384,19 +385,13 @@ SimConfig load_config_from_environment() {
   // An empty value counts as unset, like an unset variable in a shell script.
   const char* path = std::getenv(kConfigEnv);
   if (!path || !*path) return parse_config(default_config_json(), "<default>");
-  std::error_code ignored;
-  if (std::filesystem::is_directory(path, ignored)) {
-    throw ConfigError(std::string("zeus-sim config ") + path + ": is a directory, not a JSON file; fix " + kConfigEnv +
+  auto file = zeus::read_user_file_text(path);
+  if (!file.ok()) {
+    throw ConfigError(std::string("zeus-sim config ") + path + ": " + file.detail + "; fix " + kConfigEnv +
                       " or unset it to use the default two A100 GPUs");
   }
-  std::ifstream in(path);
-  if (!in) {
-    throw ConfigError(std::string("zeus-sim config ") + path + ": cannot be read (" + std::strerror(errno) +
-                      "); fix " + kConfigEnv + " or unset it to use the default two A100 GPUs");
-  }
-  std::stringstream text;
-  text << in.rdbuf();
-  return parse_config(text.str(), path);
+  zeus::drop_utf8_bom(file.text);  // saved by a Windows editor
+  return parse_config(file.text, path);
 }
 
 }  // namespace zeus::sim

@@ -3,13 +3,14 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
-#include <fstream>
 #include <map>
 #include <numeric>
 #include <set>
+#include <sstream>
 
 #include "errors.h"
 #include "platform/csv_line.hpp"
+#include "platform/user_file.hpp"
 
 namespace zeus::sim {
 namespace {
@@ -39,11 +40,12 @@ std::string base_name(const std::string& path) {
 
 TraceRows read_trace_csv(const std::string& path, const std::string& workload, int batch_size,
                          const std::string& optimizer) {
-  std::ifstream in(path);
-  if (!in) {
-    throw SimError(Status::kNotFound, "trace file " + path + " cannot be read (" + std::strerror(errno) +
-                                          "); pass e.g. data/power-traces/summary_power_a40.csv");
+  auto file = zeus::read_user_file_text(path);
+  if (!file.ok()) {
+    throw SimError(file.problem == zeus::UserFileProblem::Missing ? Status::kNotFound : Status::kInvalidArgument,
+                   "trace file " + path + " " + file.detail + "; pass e.g. data/power-traces/summary_power_a40.csv");
   }
+  std::istringstream in(file.text);
   const auto slash = workload.find('/');
   if (slash == std::string::npos) {
     throw SimError(Status::kInvalidArgument,

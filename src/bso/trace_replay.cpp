@@ -4,13 +4,14 @@
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
+#include <sstream>
 #include <numeric>
 #include <set>
 
 #include "bso/database.hpp"
 #include "bso/service.hpp"
 #include "platform/csv_line.hpp"
+#include "platform/read_user_file.hpp"
 #include "zeus/optimizer/batch_size/pcg64.hpp"
 
 namespace zeus::bso {
@@ -43,11 +44,9 @@ std::optional<double> number(const std::string& text) {
 // header's count) to `row`, which returns an error message or "".
 template <typename RowFn>
 Status read_csv(const std::string& what, const std::string& path, std::string_view header, RowFn&& row) {
-    std::ifstream in(path);
-    if (!in) {
-        return Error{ErrorCode::NotFound, fmt::format("cannot open the {} {}", what, path),
-                     "check the path (the traces are in data/ of the repository)", 0};
-    }
+    auto text = read_user_file(path, {what, what == "train trace" ? "--train" : "--power-trace"});
+    if (!text) return text.error();
+    std::istringstream in(*text);
     const std::size_t columns = split_csv_line(header).size();
     std::string line;
     if (!read_csv_header(in, line) || line.rfind(header, 0) != 0)

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cmath>
 #include <nlohmann/json.hpp>
 
 namespace zeus::carbon {
@@ -13,6 +15,21 @@ std::string rate_unit(const ChargeLine& line) {
     if (line.kind == "carbon") return "g/kWh";
     return line.provenance.unit + "/kWh";
 }
+
+}  // namespace
+
+std::string fixed_amount(double value, int significant) {
+    // Fixed notation (never "2.00777e-06"), with `significant` digits for
+    // small amounts and at least two decimals (cents) for large ones.
+    int decimals = 2;
+    if (value != 0.0 && std::isfinite(value)) {
+        const int magnitude = static_cast<int>(std::floor(std::log10(std::fabs(value))));
+        decimals = std::clamp(significant - 1 - magnitude, 2, 12);
+    }
+    return fmt::format("{:.{}f}", value, decimals);
+}
+
+namespace {
 
 std::string short_hour(UtcTime hour) {
     const std::string full = format_utc(hour);  // 2026-11-25T10:00:00Z
@@ -67,8 +84,8 @@ std::string charge_human(const ChargeLine& line) {
         rates += fmt::format("{}{} {:g} {}{}{}", rates.empty() ? "" : ", ", short_hour(h.hour), h.rate->per_kwh,
                              rate_unit(line), h.rate->estimated ? " estimated" : "", h.fallback ? " FALLBACK" : "");
     }
-    const std::string amount = line.kind == "carbon" ? fmt::format("{:.4g} gCO2eq", *line.total)
-                                                     : fmt::format("{:.6g} {}", *line.total, p.unit);
+    const std::string amount = line.kind == "carbon" ? fixed_amount(*line.total, 4) + " gCO2eq"
+                                                     : fmt::format("{} {}", fixed_amount(*line.total, 3), p.unit);
     return fmt::format("{}: {} ({}, zone {}; {})", line.kind, amount, p.provider, p.zone, rates);
 }
 

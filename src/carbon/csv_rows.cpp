@@ -3,12 +3,13 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
-#include <fstream>
+#include <cmath>
 #include <sstream>
 
 #include <fmt/format.h>
 
 #include "platform/csv_line.hpp"
+#include "platform/read_user_file.hpp"
 
 namespace zeus::carbon {
 
@@ -32,18 +33,15 @@ std::optional<std::string> CsvTable::cell(const CsvRow& row, std::initializer_li
 std::optional<double> parse_number(const std::string& text) {
     double value = 0;
     const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-    if (ec != std::errc{} || end != text.data() + text.size() || text.empty()) return std::nullopt;
+    // from_chars reads "nan" and "inf": a rate that would print "Cost: nan USD".
+    if (ec != std::errc{} || end != text.data() + text.size() || text.empty() || !std::isfinite(value)) {
+        return std::nullopt;
+    }
     return value;
 }
 
-Result<std::string> read_text_file(const std::string& path, const char* what, const char* fix) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) return Error{ErrorCode::NotFound, fmt::format("cannot open the {} {}", what, path), fix, 0};
-    std::ostringstream text;
-    text << in.rdbuf();
-    std::string contents = text.str();
-    drop_utf8_bom(contents);  // JSON or CSV saved by a Windows editor
-    return contents;
+Result<std::string> read_text_file(const std::string& path, const char* what, const char* flag) {
+    return read_user_file(path, {what, flag});
 }
 
 Result<CsvTable> read_csv(const std::string& path, const std::string& text) {

@@ -28,10 +28,11 @@ struct CsvTable {
 // number of cells than the header are errors naming the line.
 [[nodiscard]] Result<CsvTable> read_csv(const std::string& path, const std::string& text);
 
-// `text` as a number, or nullopt.
+// `text` as a finite number, or nullopt (also for nan and inf).
 [[nodiscard]] std::optional<double> parse_number(const std::string& text);
 
-// The whole file, or an error naming it.
-[[nodiscard]] Result<std::string> read_text_file(const std::string& path, const char* what, const char* fix);
+// The whole file without a byte-order mark, or an error naming it, which
+// problem it has (platform/read_user_file.hpp) and `flag`.
+[[nodiscard]] Result<std::string> read_text_file(const std::string& path, const char* what, const char* flag);
 
 }  // namespace zeus::carbon

@@ -55,7 +55,8 @@ Result<std::unique_ptr<CarbonIntensityProvider>> from_csv(const std::string& pat
         const auto value = parse_number(value_text);
         if (!value || *value < 0) {
             return bad_row(path, row.line,
-                           fmt::format("carbon intensity '{}' is not a number of at least 0 (gCO2eq/kWh)", value_text));
+                           fmt::format("carbon intensity '{}' is not a finite number of at least 0 (gCO2eq/kWh)",
+                                       value_text));
         }
         bool estimated = false;
         if (const auto flag = table->cell(row, {"is_estimated", "isestimated"}); flag && !flag->empty()) {
@@ -90,7 +91,7 @@ Result<std::unique_ptr<CarbonIntensityProvider>> from_csv(const std::string& pat
 }  // namespace
 
 Result<std::unique_ptr<CarbonIntensityProvider>> intensity_from_file(const std::string& path) {
-    auto text = read_text_file(path, "carbon-intensity file", "give the path of an existing file to --carbon-file");
+    auto text = read_text_file(path, "carbon-intensity file", "--carbon-file");
     if (!text) return text.error();
     const auto first = text->find_first_not_of(" \t\r\n");
     if (first != std::string::npos && (text->at(first) == '{' || text->at(first) == '[')) {

@@ -91,7 +91,7 @@ class PriceFile final : public ElectricityPriceProvider {
 
 Result<std::unique_ptr<ElectricityPriceProvider>> prices_from_file(const std::string& path, std::string currency,
                                                                   int utc_offset_hours) {
-    auto text = read_text_file(path, "price file", "give the path of an existing file to --price-file");
+    auto text = read_text_file(path, "price file", "--price-file");
     if (!text) return text.error();
     auto table = read_csv(path, *text);
     if (!table) return table.error();
@@ -127,7 +127,7 @@ Result<std::unique_ptr<ElectricityPriceProvider>> prices_from_file(const std::st
         tou.end = static_cast<unsigned>(*e);
         const std::string price = *table->cell(row, {"price_per_kwh"});
         const auto p = parse_number(price);
-        if (!p || *p < 0) return bad(fmt::format("price '{}' is not a number of at least 0 (per kWh)", price));
+        if (!p || *p < 0) return bad(fmt::format("price '{}' is not a finite number of at least 0 (per kWh)", price));
         tou.per_kwh = *p;
         rows.push_back(tou);
     }

@@ -42,9 +42,16 @@ void CounterWatch::sweep() {
     for (unsigned i : indices_) {
         const Gpu& gpu = gpus_[i];
         auto snapshot = gpu.energy_snapshot();
-        if (!snapshot) continue;  // a lost GPU is the window's to report
-        const auto read_wall = std::chrono::system_clock::now();
         const Timestamp now = MonitorClock::now();
+        if (!snapshot) {
+            // A GPU lost at a window's end is the window's to report; one
+            // that comes back is counted below.
+            std::lock_guard lock(mutex_);
+            State& s = states_[i];
+            if (!s.unanswered_since) s.unanswered_since = now;
+            continue;
+        }
+        const auto read_wall = std::chrono::system_clock::now();
         Watts power{0.0};
         if (snapshot->power) {
             power = quantity_cast<Watts>(*snapshot->power);
@@ -62,8 +69,16 @@ void CounterWatch::sweep() {
 
         std::lock_guard lock(mutex_);
         State& s = states_[i];
+        if (s.unanswered_since) {
+            ++s.view.outages;
+            s.view.longest_outage = std::max(s.view.longest_outage, now - *s.unanswered_since);
+            s.unanswered_since.reset();
+        }
         if (!s.have_read) {
+            const GpuView kept = s.view;  // outages before the first good read
             s = State{};
+            s.view.outages = kept.outages;
+            s.view.longest_outage = kept.longest_outage;
             s.have_read = true;
             s.counter = counter;
             s.power = power;

@@ -8,12 +8,14 @@
 //    longer holds, is the power integrated over that period minus what the
 //    counter counted since the restart.
 // Windows read `compensation` at both edges: the energy to add to the
-// counter's difference; while a counter is stuck they add the energy since
+// counter's difference; it also counts the times a GPU stopped answering and
+// came back, for the windows to warn about; while a counter is stuck they add the energy since
 // the watch's last read themselves (up to one period). Real clock only (on the simulator's virtual clock no
 // thread can watch while time jumps).
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -34,6 +36,11 @@ class CounterWatch {
         std::optional<Timestamp> stuck_since;  // the counter has not moved since then while power flowed
         Timestamp read_at{};                   // the watch's last read: `compensation` runs up to it
         Watts power{0.0};                      // the instant power then
+        // Times the GPU stopped answering and came back (lost for a while),
+        // and how long the last such outage lasted: its counter kept
+        // counting, but a window that spans one should say so.
+        std::uint64_t outages = 0;
+        std::chrono::nanoseconds longest_outage{0};
     };
 
     CounterWatch(const Gpus& gpus, std::vector<unsigned> gpu_indices, std::chrono::nanoseconds period);
@@ -58,6 +65,7 @@ class CounterWatch {
         Joules power_since_move{0.0};  // power integrated since then
         Joules stuck_compensation{0.0};  // part of `compensation` added while stuck
         std::uint64_t resets = 0;
+        std::optional<Timestamp> unanswered_since;  // reads fail since then
         GpuView view;
     };
     void sweep();

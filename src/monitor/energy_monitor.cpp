@@ -288,6 +288,13 @@ class EnergyMonitorImpl final : public EnergyMonitor {
             }
             note_counter_events(value, state.gpus[k].stats, gpus_[i].energy_counter_stats(),
                                 watched.restarts_covered - state.gpus[k].watched.restarts_covered);
+            if (const auto outages = watched.outages - state.gpus[k].watched.outages; outages > 0) {
+                value.warnings.push_back(fmt::format(
+                    "GPU {} stopped answering {} during the window (the longest outage lasted about {:.1f} s; a "
+                    "lost GPU?) and came back; its energy is its counter's, which kept counting",
+                    i, outages == 1 ? std::string("once") : fmt::format("{} times", outages),
+                    Seconds(watched.longest_outage).count()));
+            }
             if (watched.stuck_since) {
                 value.source = EnergySource::IntegratedPower;
                 value.warnings.push_back(fmt::format(

@@ -1,5 +1,7 @@
 #include "zeus/monitor/power_readings.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 
 namespace zeus {
@@ -39,16 +41,40 @@ std::vector<std::optional<double>> PowerReadings::read(Timestamp now) {
     if (power_monitor_ != nullptr) {
         if (auto p = power_monitor_->power(std::nullopt, domain_)) gpu_power = *p;
     }
+    // The latest sample of a GPU that stopped answering (lost) is stale: the
+    // monitor no longer covers now for it.
+    std::optional<std::map<unsigned, Result<Joules>>> covered;
+    if (gpu_power) {
+        if (auto c = power_monitor_->energy_by_gpu(now, now, domain_)) covered = std::move(c).value();
+    }
     for (unsigned i : gpu_indices_) {
         std::optional<double> w;
         if (gpu_power) {
             if (auto it = gpu_power->find(i); it != gpu_power->end()) w = it->second.count();
+        }
+        if (w && covered) {
+            if (auto it = covered->find(i); it != covered->end() && !it->second.ok()) {
+                w.reset();
+                if (stale_.insert(i).second) {
+                    warnings_.push_back(fmt::format("GPU {}: no power reading since its last sample (lost?); shown "
+                                                    "as unavailable until it answers again",
+                                                    i));
+                }
+            } else if (stale_.erase(i) > 0) {
+                warnings_.push_back(fmt::format("GPU {}: power readings are back", i));
+            }
         }
         watts.push_back(w);
     }
     for (const auto& w : cpu_sampler_.sample(now)) watts.push_back(w);
     last_read_ = now;
     return watts;
+}
+
+std::vector<std::string> PowerReadings::take_warnings() {
+    std::vector<std::string> out;
+    out.swap(warnings_);
+    return out;
 }
 
 }  // namespace zeus

@@ -5,11 +5,12 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
-#include <fstream>
+#include <sstream>
 #include <string>
 #include <utility>
 
 #include "platform/csv_line.hpp"
+#include "platform/read_user_file.hpp"
 
 namespace zeus {
 namespace {
@@ -65,11 +66,9 @@ Result<std::vector<unsigned>> parse_header(const std::filesystem::path& path, st
 }  // namespace
 
 Result<WindowLogContents> read_window_log(const std::filesystem::path& path) {
-    std::ifstream in(path);
-    if (!in) {
-        return Error{ErrorCode::NotFound, fmt::format("cannot open window log {}", path.string()),
-                     "check the path and that this user may read it", 0};
-    }
+    auto file = read_user_file(path.string(), {"window log", "--log (log_file)"});
+    if (!file) return file.error();
+    std::istringstream in(*file);
     std::string line;
     if (!read_csv_header(in, line)) return malformed(path, 1, "the file is empty (no header)");
     auto gpus = parse_header(path, line);

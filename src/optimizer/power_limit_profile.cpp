@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "platform/read_user_file.hpp"
 #include "zeus/monitor/replay_monitor.hpp"
 
 namespace zeus::optimizer {
@@ -61,14 +62,11 @@ std::optional<Milliwatts> power_limit_from_window_name(std::string_view name) {
 }
 
 Result<PowerLimitProfile> load_power_limit_profile(const std::filesystem::path& path) {
-    std::ifstream in(path);
-    if (!in) {
-        return Error{ErrorCode::NotFound, fmt::format("cannot open power-limit profile {}", path.string()),
-                     "check the path and that this user may read it", 0};
-    }
+    auto text = read_user_file(path.string(), {"power-limit profile", "--profile (profile_path)"});
+    if (!text) return text.error();
     nlohmann::json doc;
     try {
-        doc = nlohmann::json::parse(in);
+        doc = nlohmann::json::parse(*text);
     } catch (const nlohmann::json::parse_error& e) {
         return bad_profile(path, fmt::format("not JSON ({})", e.what()));
     }
@@ -135,6 +133,13 @@ Status save_power_limit_profile(const std::filesystem::path& path, const PowerLi
 Result<LoggedPowerLimitProfile> read_power_limit_log(const std::filesystem::path& path) {
     auto log = read_window_log(path);
     if (!log) return log.error();
+    if (log->gpu_indices.empty()) {
+        return Error{ErrorCode::NoData,
+                     fmt::format("window log {} has no GPU energy columns (gpu<index>_energy after elapsed_time): "
+                                 "there is no GPU energy to choose a power limit by",
+                                 path.string()),
+                     "give the log_file of a monitor that measured the GPUs the optimizer profiled", 0};
+    }
     LoggedPowerLimitProfile profile;
     profile.gpu_count = log->gpu_indices.size();
     for (const auto& window : log->windows) {

@@ -6,23 +6,17 @@
 #include <sstream>
 
 #include "perseus/model_json.hpp"
+#include "platform/read_user_file.hpp"
 
 namespace zeus::perseus {
 
 namespace {
 
-std::string read_file(const std::filesystem::path& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw std::runtime_error("cannot read the solution file '" + path.string() + "'");
-    std::ostringstream text;
-    text << in.rdbuf();
-    return text.str();
-}
-
 std::vector<std::vector<InstructionFrequency>> load_solution(const std::filesystem::path& path) {
     if (path.empty()) throw std::runtime_error("no solution file: set scheduler_args' solution_path (--solution)");
-    if (!std::filesystem::is_regular_file(path)) throw std::runtime_error("solution file not found: " + path.string());
-    return parse_solution(read_file(path), path.string());
+    auto text = read_user_file(path.string(), {"solution file", "--solution (solution_path)"});
+    if (!text) throw std::runtime_error(text.error().describe());
+    return parse_solution(*text, path.string());
 }
 
 bool three_d(const std::string& scheduler) { return scheduler == "PointSolution3D"; }

@@ -6,13 +6,13 @@
 #include <array>
 #include <cerrno>
 #include <cstring>
-#include <fstream>
 #include <limits>
 #include <optional>
-#include <sstream>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
+
+#include "platform/read_user_file.hpp"
 
 namespace zeus::zeusd {
 namespace {
@@ -121,13 +121,16 @@ LedgerEntry read_entry(const nlohmann::json& entry, std::size_t index) {
 
 LedgerFile::Leftovers LedgerFile::load() const {
     Leftovers leftovers;
-    std::ifstream in(path_);
-    if (!in) return leftovers;
-    std::stringstream text;
-    text << in.rdbuf();
+    // A directory or FIFO at the path must not hang or abort start-up: it is
+    // named, and there is nothing to restore from it.
+    const auto text = read_user_file(path_.string(), {"restore ledger", "--restore-ledger"});
+    if (!text) {
+        if (text.error().code != ErrorCode::NotFound) leftovers.warnings.push_back(text.error().describe());
+        return leftovers;
+    }
     std::vector<LedgerEntry> entries;
     try {
-        const auto document = nlohmann::json::parse(text.str());
+        const auto document = nlohmann::json::parse(*text);
         if (!document.is_object() || !document.value("records", nlohmann::json()).is_array()) {
             throw std::runtime_error("no \"records\" list");
         }

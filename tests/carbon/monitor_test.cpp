@@ -290,6 +290,16 @@ TEST_F(CarbonMonitor, ReportsCarryTheProvenanceAndNeverPrintZeroForUnavailable) 
     EXPECT_NE(charge_human(none).find("unavailable"), std::string::npos);
 }
 
+TEST(ChargeReport, AmountsPrintInFixedNotation) {
+    // A short window's cost is millionths of a dollar: "2.00777e-06 USD" before.
+    EXPECT_EQ(fixed_amount(2.00777e-06, 3), "0.00000201");
+    EXPECT_EQ(fixed_amount(0.0123456, 4), "0.01235");
+    EXPECT_EQ(fixed_amount(1234.5, 3), "1234.50");
+    EXPECT_EQ(fixed_amount(12.3456, 4), "12.35");
+    EXPECT_EQ(fixed_amount(0.0, 3), "0.00");
+    EXPECT_EQ(fixed_amount(1e-20, 3), "0.000000000000");  // at most 12 decimals
+}
+
 TEST(CostMonitor, TimeOfUseWindowAcrossAPriceChange) {
     const auto dir = std::filesystem::temp_directory_path() / ("zeus-cost-" + std::to_string(::getpid()));
     std::filesystem::create_directories(dir);

@@ -74,6 +74,21 @@ TEST(BsoSimulateCli, TheOptimizersChoicesCostWhatTheTraceSays) {
     EXPECT_NEAR(result["energy_ratio"].get<double>(), total_energy / (12 * baseline), 1e-9);
 }
 
+// An installed zeus outside the repository: the default traces (data/...)
+// are not there, and the error names the flag to give (issue 24).
+TEST(BsoSimulateCli, OutsideTheRepositoryTheMissingDefaultNamesItsFlag) {
+    const auto r = capture_separately("cd / && " + std::string(ZEUS_CLI) + " bso simulate");
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_NE(r.err.find("--train: the default data/summary_train.csv is not under the current directory (/)"),
+              std::string::npos)
+        << r.err;
+    EXPECT_NE(r.err.find("give --train PATH"), std::string::npos) << r.err;
+    const auto traces = capture_separately("cd / && " + std::string(ZEUS_CLI) + " bso simulate --train " + kData +
+                                           "/summary_train.csv");
+    EXPECT_EQ(traces.exit_code, 2) << traces.err;
+    EXPECT_NE(traces.err.find("--power-trace: the default data/power-traces/"), std::string::npos) << traces.err;
+}
+
 TEST(BsoSimulateCli, BadInputIsNamed) {
     struct Case {
         std::string args;

@@ -249,10 +249,20 @@ TEST_F(CarbonCommands, BadInputExitsTwoNamingTheProblemAndTheFix) {
         {"--carbon-intensity 300 --carbon-file x.csv", "--carbon-intensity and --carbon-file"},
         {"--price 0.1 --price-file x.csv", "--price and --price-file"},
         {"--carbon-file " + write("bad.csv", "datetime,carbon_intensity\n2026-11-25T03:00:00Z,lots\n"), "line 2"},
-        {"--carbon-file " + (dir_ / "missing.csv").string(), "cannot open"},
+        {"--carbon-file " + (dir_ / "missing.csv").string(), "missing.csv': it does not exist"},
         {"--price-file " + write("bad-tou.csv", "days,start_hour,end_hour,price_per_kwh\nsometimes,0,24,1\n"),
          "days 'sometimes'"},
         {"--currency EUR", "only qualify"},
+        // Non-finite values would print "Cost: nan USD" or a JSON null marked available.
+        {"--carbon-file " + write("nan.csv", "datetime,carbon_intensity\n2026-11-25T02:00:00Z,300\n"
+                                             "2026-11-25T03:00:00Z,nan\n"),
+         "line 3: carbon intensity 'nan' is not a finite number"},
+        {"--carbon-file " + write("inf.csv", "datetime,carbon_intensity\n2026-11-25T03:00:00Z,inf\n"),
+         "line 2: carbon intensity 'inf' is not a finite number"},
+        {"--price-file " + write("nan-tou.csv", "days,start_hour,end_hour,price_per_kwh\nall,0,12,0.1\nall,12,24,NaN\n"),
+         "line 3: price 'NaN' is not a finite number"},
+        {"--price-file " + write("inf-tou.csv", "days,start_hour,end_hour,price_per_kwh\nall,0,24,infinity\n"),
+         "line 2: price 'infinity' is not a finite number"},
     };
     for (const auto& c : cases) {
         const auto r = testing::capture_separately("ELECTRICITYMAPS_API_TOKEN= " +

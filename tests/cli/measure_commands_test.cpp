@@ -369,6 +369,33 @@ TEST_F(MeasureCommands, RunReportsTheOtherGpusWhenOneIsLost) {
     EXPECT_NE(r.output.find("lost (see warnings"), std::string::npos) << r.output;
 }
 
+// `zeus power` while GPU 1 is lost: its rows say unavailable (an empty CSV
+// cell) instead of repeating its last reading, with one warning, not one per row.
+TEST_F(MeasureCommands, PowerShowsALostGpuAsUnavailableAndWarnsOnce) {
+    const auto r = run("(sleep 0.8; " + env_ + ZEUS_SIM_CLI " fault --gpu 1 lost 1) & " + env_ + ZEUS_CLI +
+                       " power --simulate --cpus none --interval 0.1 --duration 3 --format csv 2>&1; wait");
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    std::size_t warnings = 0;
+    for (auto at = r.output.find("GPU 1: no power reading"); at != std::string::npos;
+         at = r.output.find("GPU 1: no power reading", at + 1)) {
+        ++warnings;
+    }
+    EXPECT_EQ(warnings, 1U) << r.output;
+    // timestamp,elapsed_s,GPU 0,GPU 1: the last rows have GPU 0's power and an empty GPU 1 cell.
+    std::vector<std::string> rows;
+    std::istringstream lines(r.output);
+    for (std::string line; std::getline(lines, line);) {
+        if (std::count(line.begin(), line.end(), ',') == 3 && line.find("timestamp") == std::string::npos) {
+            rows.push_back(line);
+        }
+    }
+    ASSERT_GE(rows.size(), 20U) << r.output;
+    EXPECT_NE(rows.front().back(), ',') << "GPU 1 read before it was lost: " << rows.front();
+    for (std::size_t k = rows.size() - 5; k < rows.size(); ++k) {
+        EXPECT_EQ(rows[k].back(), ',') << "a lost GPU's stale reading repeated: " << rows[k] << "\n" << r.output;
+    }
+}
+
 // The same with pre-Volta GPUs (no energy counter: integrated from the power
 // timeline), where one lost GPU used to zero every GPU of the window.
 TEST_F(MeasureCommands, RunReportsTheOtherPreVoltaGpusWhenOneIsLost) {

@@ -188,7 +188,7 @@ TEST_F(OutputContract, RejectedOptionsExitWithTheDocumentedCodeAndTheFix) {
         {"power-limit simulate --trace x.csv --pl-step nan", 2, "--pl-step: 'nan' is not a finite number"},
         {"power-limit simulate --trace x.csv --gpus 17", 2, "17 is out of range"},
         {"power-limit simulate --pl-step 5", 2, "--trace is required"},
-        {"profile --simulated-work nan", 2, "--simulated-work nan: must be a finite number"},
+        {"profile --simulated-work nan", 2, "--simulated-work: 'nan' is not a finite number"},
         {"profile --simulated-work 0.1 --measurement-range 1e9", 2, "1e9 s is out of range"},
         {"profile --simulated-work 0.1 --mode measurement --measurement-duration 3", 2,
          "--mode measurement sweeps the measurement duration, so it takes no --measurement-duration"},

@@ -132,16 +132,43 @@ TEST(PowerLimitCli, ReportWithTheCarbonSelectorPricesEnergyAtTheGivenIntensity) 
         << conflict.output;
 }
 
+// README's pair: simulate saves the profile (--profile-path), report reads it
+// and lists every limit the trace has for that workload (issue 24: no
+// command wrote the file the README's report read).
+TEST(PowerLimitCli, SimulateSavesTheProfileThatReportReads) {
+    const auto profile = fs::temp_directory_path() / ("zeus-plo-profile-" + std::to_string(::getpid()) + ".json");
+    fs::remove(profile);
+    const std::string trace = kData + "/power-traces/summary_power_a40.csv";
+    CliRun r = zeus("simulate --trace " + trace + " --workload cifar100/shufflenetv2 --batch-size 1024 --profile-path " +
+                    profile.string());
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    const auto saved = nlohmann::json::parse(std::ifstream(profile));
+    r = zeus("report --profile " + profile.string() + " --format json");
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    const auto report = nlohmann::json::parse(r.output.substr(r.output.find('{')));
+    EXPECT_EQ(report["measurements"].size(), saved["measurements"].size()) << r.output;
+    EXPECT_GE(saved["measurements"].size(), 2U);
+    r = zeus("simulate --trace " + trace + " --all --profile-path " + profile.string());
+    EXPECT_EQ(r.exit_code, 2) << r.output;
+    EXPECT_NE(r.output.find("--profile-path saves one profile"), std::string::npos) << r.output;
+    fs::remove(profile);
+}
+
 TEST(PowerLimitCli, ReportInputErrorsSayWhatToGive) {
     struct Case {
         std::string args;
         std::string says;
     };
+    // A log of a monitor that measured no GPU (issue 24: "ZeusCost world size 0 is below 1").
+    const auto no_gpus = fs::temp_directory_path() / ("zeus-plo-no-gpus-" + std::to_string(::getpid()) + ".csv");
+    std::ofstream(no_gpus) << "start_time,window_name,elapsed_time\n"
+                              "2026-11-25 10:00:00.000000,__GlobalPowerLimitOptimizer_300,10.0\n";
     for (const Case& c : std::vector<Case>{
              {"report", "exactly one of --profile and --log"},
              {"report --profile a.json --log b.csv", "exactly one of --profile and --log"},
-             {"report --profile /nonexistent/p.json", "cannot open power-limit profile /nonexistent/p.json"},
+             {"report --profile /nonexistent/p.json",  "cannot use the power-limit profile '/nonexistent/p.json': it does not exist"},
              {"report --log '" + kData + "/replay-logs/A40+resnet18+gpu0.csv' --selector fastest", "unknown selector"},
+             {"report --log " + no_gpus.string(), "has no GPU energy columns"},
          }) {
         const CliRun r = zeus(c.args);
         EXPECT_EQ(r.exit_code, 2) << c.args << "\n" << r.output;
@@ -221,7 +248,7 @@ TEST(PowerLimitCli, SimulateNamesWhatTheTraceHolds) {
     EXPECT_NE(r.output.find("--all"), std::string::npos) << r.output;
     r = zeus("simulate --trace /nonexistent.csv --all");
     EXPECT_EQ(r.exit_code, 2);
-    EXPECT_NE(r.output.find("cannot open power trace /nonexistent.csv"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find( "cannot use the power trace '/nonexistent.csv': it does not exist"), std::string::npos) << r.output;
     r = zeus("simulate --trace " + trace + " --all --workload cifar100/shufflenetv2");
     EXPECT_EQ(r.exit_code, 2);
     r = zeus("simulate --trace " + trace + " --workload cifar100/shufflenetv2 --batch-size 1024 --steps-per-epoch 20");

@@ -51,7 +51,7 @@ TEST(ServerCommands, PerseusServerRefusesBadListenAddressesAndSettings) {
     expect_refused({ok + " --scheduler Nope", "unknown scheduler 'Nope': use PointSolution or PointSolution3D"});
     expect_refused({"perseus-server --listen 127.0.0.1:0", "no solution file: set scheduler_args' solution_path (--solution)"});
     expect_refused({"perseus-server --listen 127.0.0.1:0 --solution " + (dir / "missing.json").string(),
-                    "solution file not found: " + (dir / "missing.json").string()});
+                    "cannot use the solution file '" + (dir / "missing.json").string() + "': it does not exist"});
     std::ofstream(solution) << "{}";
     expect_refused({ok + " --listen 127.0.0.1:0", "a solution is a list with one list of (instruction, frequency) per rank"});
     std::filesystem::remove_all(dir);

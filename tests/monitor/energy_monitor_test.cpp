@@ -207,15 +207,52 @@ TEST_F(PreVoltaVirtualClock, SteppedWorkIsTheTracesPowerTimesTime) {
     EXPECT_NEAR(outer.gpu_energy.at(0).energy.count(), first + second, bound(1, kPowers[2] - kPowers[0]));
 }
 
+// A GPU lost for about a second inside a window and back before it ends: its
+// counter kept counting, so the energy is still the ground truth, but the
+// window says the GPU was lost and came back (issue 24); the other GPU has
+// no such warning, and a window after the outage has none either.
+TEST_F(EnergyMonitorSim, AGpuLostAndBackInsideAWindowIsWarnedAbout) {
+    Gpus gpus = open_gpus();
+    auto monitor = EnergyMonitor::open(gpus, nullptr, nullptr).value();
+    int load = -1;
+    ASSERT_EQ(zeusSimLoadBegin(1, 0.8, &load), ZEUS_SIM_OK);
+    std::this_thread::sleep_for(300ms);
+    const auto begin = truth_around(2, [&] { ASSERT_TRUE(monitor->begin_window("outage").ok()); });
+    std::this_thread::sleep_for(500ms);
+    ASSERT_EQ(zeusSimInjectFault(1, "lost", 1), ZEUS_SIM_OK) << zeusSimLastError();
+    std::this_thread::sleep_for(1000ms);
+    ASSERT_EQ(zeusSimInjectFault(1, "lost", 0), ZEUS_SIM_OK) << zeusSimLastError();
+    std::this_thread::sleep_for(500ms);
+    Measurement m;
+    const auto end = truth_around(2, [&] { m = monitor->end_window("outage").value(); });
+    EXPECT_EQ(zeusSimLoadEnd(load), ZEUS_SIM_OK);
+    const EnergyValue& back = m.gpu_energy.at(1);
+    EXPECT_FALSE(back.lost);
+    expect_energy_between(back.energy.count(), begin, end, 1, 0.001);
+    std::string warnings;
+    for (const auto& w : back.warnings) warnings += w + "\n";
+    EXPECT_NE(warnings.find("GPU 1 stopped answering once during the window"), std::string::npos) << warnings;
+    EXPECT_NE(warnings.find("came back"), std::string::npos) << warnings;
+    EXPECT_TRUE(m.gpu_energy.at(0).warnings.empty());
+
+    ASSERT_TRUE(monitor->begin_window("after").ok());
+    std::this_thread::sleep_for(300ms);
+    EXPECT_TRUE(monitor->end_window("after").value().gpu_energy.at(1).warnings.empty());
+}
+
 // Faults of the energy counter during a 3 s window under steady load: the
 // energy must still be the ground truth (to the accuracy of integrating
 // the A100's part-time power sensor, 2%), and the value must say what
 // happened. `fault` runs 1.5 s into the window (or before it begins).
 class CounterFault : public EnergyMonitorSim {
   protected:
-    Measurement measure_with(const std::function<void()>& fault, bool before_begin) {
+    // settle: wait for the counter's refresh at each edge, as `zeus run`
+    // does (the Python monitor's default does not): both must be within 2%.
+    Measurement measure_with(const std::function<void()>& fault, bool before_begin, bool settle = false) {
         Gpus gpus = open_gpus();
-        auto monitor = EnergyMonitor::open(gpus, nullptr, nullptr).value();
+        EnergyMonitorOptions options;
+        options.wait_for_counter_refresh = settle;
+        auto monitor = EnergyMonitor::open(gpus, nullptr, nullptr, std::move(options)).value();
         int load = -1;
         EXPECT_EQ(zeusSimLoadBegin(0, 0.8, &load), ZEUS_SIM_OK);
         std::this_thread::sleep_for(1200ms);
@@ -254,6 +291,46 @@ TEST_F(CounterFault, CounterStuckFromTheStartFallsBackToPower) {
     EXPECT_EQ(v.source, EnergySource::IntegratedPower);
     EXPECT_NE(warnings_of(v).find("counter stopped"), std::string::npos) << warnings_of(v);
     EXPECT_EQ(warnings_of(v).find("shorter than"), std::string::npos) << warnings_of(v);
+}
+
+TEST_F(CounterFault, CounterStuckMidWindowWithSettledEdgesAsZeusRun) {
+    const Measurement m =
+        measure_with([] { ASSERT_EQ(zeusSimInjectFault(0, "stuck_counter", 1), ZEUS_SIM_OK); }, false, true);
+    EXPECT_EQ(m.gpu_energy.at(0).source, EnergySource::IntegratedPower);
+}
+
+TEST_F(CounterFault, CounterStuckFromTheStartWithSettledEdgesAsZeusRun) {
+    const Measurement m =
+        measure_with([] { ASSERT_EQ(zeusSimInjectFault(0, "stuck_counter", 1), ZEUS_SIM_OK); }, true, true);
+    EXPECT_EQ(m.gpu_energy.at(0).source, EnergySource::IntegratedPower);
+}
+
+// As under `zeus run -- CMD`: the load stops just before the window ends
+// (the command exits), with the counter stuck since mid-window. The power
+// sensor lags the load by up to its 100 ms period; the stand-in energy must
+// not carry the load past its end by more than the documented 2% (issue 24:
+// `zeus run` read 3-4% high). Measured here: +0.6 to +0.9% against the
+// longest span around the edges (4 runs), so the number is printed too.
+TEST_F(CounterFault, CounterStuckWhenTheLoadStopsJustBeforeTheEnd) {
+    Gpus gpus = open_gpus();
+    EnergyMonitorOptions options;
+    options.wait_for_counter_refresh = true;
+    auto monitor = EnergyMonitor::open(gpus, nullptr, nullptr, std::move(options)).value();
+    int load = -1;
+    ASSERT_EQ(zeusSimLoadBegin(0, 0.8, &load), ZEUS_SIM_OK);
+    std::this_thread::sleep_for(1200ms);
+    const auto begin = truth_around(1, [&] { EXPECT_TRUE(monitor->begin_window("faulty").ok()); });
+    std::this_thread::sleep_for(1500ms);
+    ASSERT_EQ(zeusSimInjectFault(0, "stuck_counter", 1), ZEUS_SIM_OK);
+    std::this_thread::sleep_for(1490ms);
+    EXPECT_EQ(zeusSimLoadEnd(load), ZEUS_SIM_OK);
+    std::this_thread::sleep_for(10ms);
+    Measurement m;
+    const auto end = truth_around(1, [&] { m = monitor->end_window("faulty").value(); });
+    const double truth = end.after.at(0) - begin.before.at(0);  // the longest span
+    std::printf("stuck counter, load stopped 10 ms before the end: measured %.2f J, truth %.2f J (%+.2f%%)\n",
+                m.gpu_energy.at(0).energy.count(), truth, 100.0 * (m.gpu_energy.at(0).energy.count() - truth) / truth);
+    expect_energy_between(m.gpu_energy.at(0).energy.count(), begin, end, 0, 0.02);
 }
 
 TEST_F(CounterFault, CounterRestartMidWindowKeepsTheEnergyBeforeIt) {

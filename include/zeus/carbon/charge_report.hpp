@@ -31,6 +31,10 @@ struct ChargeLine {
 //  "estimated", "fallback", "fallback_reason", "amount"}]}
 [[nodiscard]] std::string charge_json(const ChargeLine& line);
 
+// `value` in fixed notation with `significant` digits when it is small and at
+// least two decimals: 2.00777e-06 -> "0.00000201", 1234.5 -> "1234.50" (3).
+[[nodiscard]] std::string fixed_amount(double value, int significant);
+
 // "carbon: 12.3 gCO2eq (ElectricityMaps, zone DE; 10:00Z 419 g/kWh, 11:00Z 416 g/kWh estimated)"
 // or "carbon: unavailable (why)". Warnings are not included (print them where the others go).
 [[nodiscard]] std::string charge_human(const ChargeLine& line);

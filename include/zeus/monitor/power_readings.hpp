@@ -5,6 +5,8 @@
 #pragma once
 
 #include <optional>
+#include <set>
+#include <string>
 #include <vector>
 
 #include "zeus/device/cpu.hpp"
@@ -37,8 +39,12 @@ class PowerReadings {
     // Starts the CPUs' first period (their first read() has a power).
     void start(Timestamp now);
     // Watts per device, the GPUs then the CPUs in the order given (nullopt:
-    // not readable now); CPUs average over the time since the last call.
+    // not readable now, e.g. a lost GPU, whose last sample is not repeated);
+    // CPUs average over the time since the last call.
     std::vector<std::optional<double>> read(Timestamp now);
+    // What changed since the last call, once per change: a GPU whose readings
+    // stopped ("GPU 1: no power reading ...") or came back.
+    [[nodiscard]] std::vector<std::string> take_warnings();
     // When the CPUs' current period began (the last start() or read()).
     [[nodiscard]] Timestamp last_read() const { return last_read_; }
     [[nodiscard]] std::size_t gpu_count() const { return gpu_indices_.size(); }
@@ -50,6 +56,8 @@ class PowerReadings {
     PowerDomain domain_;
     CpuPowerSampler cpu_sampler_;
     Timestamp last_read_{};
+    std::set<unsigned> stale_;  // GPUs shown as unavailable
+    std::vector<std::string> warnings_;
 };
 
 }  // namespace zeus

@@ -1,14 +1,10 @@
 #include "zeusd/overrides/file_trust.hpp"
 
-#include <fcntl.h>
 #include <sys/stat.h>
-#include <unistd.h>
-
-#include <array>
-#include <cerrno>
-#include <cstring>
 
 #include <fmt/format.h>
+
+#include "platform/read_user_file.hpp"
 
 namespace zeus::zeusd {
 namespace {
@@ -16,15 +12,7 @@ namespace {
 // An override file is a few lines; anything this big is a mistake (a wrong
 // path given to --gpu-command-overrides).
 constexpr std::size_t kMaxFileBytes = 1 << 20;
-
-Error open_error(const std::string& path, int error) {
-    const auto code = error == ENOENT    ? ErrorCode::NotFound
-                      : error == EACCES || error == EPERM ? ErrorCode::NoPermission
-                                         : ErrorCode::OperatingSystem;
-    return Error{code,
-                 fmt::format("Failed to read GPU command override file '{}': {}", path, std::strerror(error)),
-                 "check the path given to --gpu-command-overrides"};
-}
+constexpr UserInput kOverrideFile{"GPU command override file", "--gpu-command-overrides", kMaxFileBytes};
 
 Error untrusted(std::string message, std::string hint) {
     return Error{ErrorCode::InvalidConfig, std::move(message), std::move(hint)};
@@ -33,20 +21,11 @@ Error untrusted(std::string message, std::string hint) {
 }  // namespace
 
 Result<TrustedFile> read_trusted_file(const std::string& path, uid_t daemon_euid) {
-    // O_NONBLOCK so that a FIFO at the path cannot hang start-up.
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-    if (fd < 0) return open_error(path, errno);
-    struct Closer {
-        int fd;
-        ~Closer() { ::close(fd); }
-    } closer{fd};
-
-    struct stat info {};
-    if (::fstat(fd, &info) != 0) return open_error(path, errno);
-    if (!S_ISREG(info.st_mode)) {
-        return untrusted(fmt::format("GPU command override file '{}' is not a regular file", path),
-                         "point --gpu-command-overrides at a TOML file");
-    }
+    // The owner and mode are checked on the descriptor that is then read, so
+    // the file cannot be swapped in between.
+    const UserFileHandle handle = open_user_file(path, kMaxFileBytes);
+    if (!handle.ok()) return user_file_error(path, kOverrideFile, handle.problem(), handle.detail());
+    const struct stat& info = handle.info();
     const unsigned mode = info.st_mode & 07777;
     if (info.st_uid != 0 && info.st_uid != daemon_euid) {
         return untrusted(
@@ -70,21 +49,9 @@ Result<TrustedFile> read_trusted_file(const std::string& path, uid_t daemon_euid
                         "change which commands zeusd executes",
                         path, mode & 0777));
     }
-    std::array<char, 8192> buffer{};
-    while (true) {
-        const auto count = ::read(fd, buffer.data(), buffer.size());
-        if (count == 0) break;
-        if (count < 0) {
-            if (errno == EINTR) continue;
-            return open_error(path, errno);
-        }
-        file.contents.append(buffer.data(), static_cast<std::size_t>(count));
-        if (file.contents.size() > kMaxFileBytes) {
-            return untrusted(fmt::format("GPU command override file '{}' is larger than {} bytes", path,
-                                         kMaxFileBytes),
-                             "check the path given to --gpu-command-overrides");
-        }
-    }
+    UserFileText text = read_open_user_file(handle, kMaxFileBytes);
+    if (!text.ok()) return user_file_error(path, kOverrideFile, text.problem, text.detail);
+    file.contents = std::move(text.text);
     return file;
 }
 

@@ -42,7 +42,7 @@ TEST(SigningKey, NamesAMissingPathAndHowToCreateIt) {
     const auto key = load_signing_key(path);
     ASSERT_FALSE(key);
     EXPECT_EQ(key.error().code, ErrorCode::NotFound);
-    EXPECT_EQ(key.error().message, "cannot read signing key file '" + path + "': No such file or directory");
+    EXPECT_EQ(key.error().message, "cannot use the signing key file '" + path + "': it does not exist");
     EXPECT_TRUE(contains(key.error().hint, "--signing-key-path"));
     EXPECT_TRUE(contains(key.error().hint, "openssl rand"));
 }
@@ -55,7 +55,7 @@ TEST(SigningKey, NamesAnUnreadableFile) {
     const auto key = load_signing_key(path);
     ASSERT_FALSE(key);
     EXPECT_EQ(key.error().code, ErrorCode::NoPermission);
-    EXPECT_EQ(key.error().message, "cannot read signing key file '" + path + "': Permission denied");
+    EXPECT_EQ(key.error().message, "cannot use the signing key file '" + path + "': it cannot be opened: Permission denied");
     EXPECT_TRUE(contains(key.error().hint, "root"));
 }
 
@@ -78,8 +78,8 @@ TEST(SigningKey, RefusesADirectory) {
     const TempDir dir;
     const auto key = load_signing_key(dir.path().string());
     ASSERT_FALSE(key);
-    EXPECT_EQ(key.error().message, "cannot read signing key file '" + dir.path().string() + "': Is a directory");
-    EXPECT_TRUE(contains(key.error().hint, "regular file"));
+    EXPECT_EQ(key.error().message, "cannot use the signing key file '" + dir.path().string() + "': it is a directory, not a file");
+    EXPECT_TRUE(contains(key.error().hint, "--signing-key-path"));
 }
 
 }  // namespace

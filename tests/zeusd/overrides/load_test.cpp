@@ -161,7 +161,7 @@ TEST(OverridesLoad, DirectoryIsRejected) {
     const TempDir dir;
     const auto loaded = CommandOverrides::load(dir.path(), ::geteuid());
     ASSERT_FALSE(loaded.ok());
-    EXPECT_CONTAINS(loaded.error().message, "not a regular file");
+    EXPECT_CONTAINS(loaded.error().message, "is a directory");
 }
 
 TEST(OverridesTrust, WorldWritableIsRefused) {
