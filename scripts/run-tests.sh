@@ -16,6 +16,7 @@ ctest --test-dir build --output-on-failure --parallel "$jobs" --timeout 300
 echo "== Python package tests (zeus_native, pytest)"
 # Any non-zero status fails the run, including 5 (no test collected).
 timeout 900 .venv/bin/python -m pytest -q -p no:cacheprovider python/tests
+scripts/test-wheel.sh  # release wheels: built, checked, then run in clean Debian 11/12 roots (docs/python.md)
 
 echo "== build with AddressSanitizer + UndefinedBehaviorSanitizer"
 scripts/build.sh --werror --sanitize --ci
