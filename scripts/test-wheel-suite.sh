@@ -63,10 +63,14 @@ cp -r "$deps" "$root/wheels/deps"
 
 venv=/opt/suite
 scripts/in-root.sh "$root" /usr/bin/python3 -m venv "$venv"
+# The globs are expanded here, on the root's copy, as paths inside it.
+inside() { (cd "$root" && for f in "${1#/}"/*.whl; do echo "/$f"; done); }
+mapfile -t test_wheels < <(inside /wheels/deps)
+mapfile -t framework_wheels < <(inside /wheels/deps/frameworks)
 scripts/in-root.sh "$root" "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-index --no-deps \
-  /wheels/deps/*.whl "/wheels/$(basename "$wheel")"
+  "${test_wheels[@]}" "/wheels/$(basename "$wheel")"
 scripts/in-root.sh "$root" "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-index --no-deps \
-  --target "$venv/frameworks" /wheels/deps/frameworks/*.whl
+  --target "$venv/frameworks" "${framework_wheels[@]}"
 echo "${FRAMEWORKS[*]}" > "$root$venv/frameworks/.installed"
 
 report="$root/tmp-report.txt"
