@@ -89,6 +89,7 @@ build_one() {
   python="$(interpreter "$version")"
   if [ -z "$python" ]; then
     say "skipping the $tag wheel: no Python $version here (looked in $pyenv and on PATH)"
+    rm -f "$dist"/zeus_native-*-"$tag"-*.whl  # no stale one left to be tested in its place
     skipped+=("$tag")
     return 0
   fi
