@@ -20,6 +20,7 @@ echo "== Python package tests (zeus_native, pytest)"
 # Any non-zero status fails the run, including 5 (no test collected).
 timeout 900 .venv/bin/python -m pytest -q -p no:cacheprovider python/tests
 scripts/test-packages.sh  # Debian packages from build/, clean-root install, images, Kubernetes (docs/deploy.md)
+scripts/test-wheel.sh  # release wheels: built, checked, then run in clean Debian 11/12 roots (docs/python.md)
 
 echo "== build with AddressSanitizer + UndefinedBehaviorSanitizer"
 scripts/build.sh --werror --sanitize --ci
