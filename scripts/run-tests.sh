@@ -5,8 +5,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
-# The extension's own sources are built with warnings as errors too (scikit-build-core reads cmake.define here).
-SKBUILD_CMAKE_DEFINE="ZEUS_PYTHON_WERROR=ON" scripts/setup-python.sh
+# The release wheels (warnings are errors in the extension's own sources too),
+# built first: .venv installs the cp311 one, so every Python test runs what
+# users install, and libzeus is compiled once for Python, not twice.
+# scripts/test-wheel.sh below reuses them (docs/python.md).
+ZEUS_WHEEL_TAGS="${ZEUS_WHEEL_TAGS:-cp39 cp311 abi3}" scripts/build-wheel.sh
+ZEUS_NATIVE_WHEEL="$(ls dist/zeus_native-*-cp311-cp311-*.whl)" scripts/setup-python.sh
 scripts/setup-frameworks.sh >/dev/null  # torch+transformers for python/tests/test_frameworks.py, cached outside the clone
 
 jobs="$(nproc)"
@@ -20,7 +24,7 @@ echo "== Python package tests (zeus_native, pytest)"
 # Any non-zero status fails the run, including 5 (no test collected).
 timeout 900 .venv/bin/python -m pytest -q -p no:cacheprovider python/tests
 scripts/test-packages.sh  # Debian packages from build/, clean-root install, images, Kubernetes (docs/deploy.md)
-scripts/test-wheel.sh  # release wheels: built, checked, then run in clean Debian 11/12 roots (docs/python.md)
+ZEUS_WHEEL_TAGS="${ZEUS_WHEEL_TAGS:-cp39 cp311 abi3}" scripts/test-wheel.sh  # release wheels: built, checked, then run in clean Debian 11/12 roots (docs/python.md)
 
 echo "== build with AddressSanitizer + UndefinedBehaviorSanitizer"
 scripts/build.sh --werror --sanitize --ci

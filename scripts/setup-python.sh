@@ -55,7 +55,15 @@ if [ ! -f .venv/frameworks/.installed ] || [ "$(cat .venv/frameworks/.installed)
 fi
 echo "setup-python: .venv ready ($(.venv/bin/python -c 'import pynvml, importlib.metadata as m; print("nvidia-ml-py", m.version("nvidia-ml-py"))'))"
 
-# zeus_native itself (pyproject.toml), built in build-python/ so rebuilds are
-# incremental; the pinned build tools above are used (no build isolation).
-.venv/bin/python -m pip install --quiet --disable-pip-version-check --no-build-isolation --no-deps .
+# zeus_native itself: a release wheel when ZEUS_NATIVE_WHEEL names one
+# (scripts/run-tests.sh builds it first, so the tests run what users install
+# and libzeus is not compiled once more for .venv), otherwise built from this
+# checkout (pyproject.toml) in build-python/ so rebuilds are incremental, with
+# the pinned build tools above (no build isolation).
+if [ -n "${ZEUS_NATIVE_WHEEL:-}" ]; then
+  [ -f "$ZEUS_NATIVE_WHEEL" ] || { echo "setup-python: ZEUS_NATIVE_WHEEL='$ZEUS_NATIVE_WHEEL' is not a file (scripts/build-wheel.sh writes dist/*.whl)" >&2; exit 2; }
+  .venv/bin/python -m pip install --quiet --disable-pip-version-check --no-deps --force-reinstall "$ZEUS_NATIVE_WHEEL"
+else
+  .venv/bin/python -m pip install --quiet --disable-pip-version-check --no-build-isolation --no-deps .
+fi
 echo "setup-python: zeus_native $(.venv/bin/python -c 'import zeus_native; print(zeus_native.__version__)') installed"
