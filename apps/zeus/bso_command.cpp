@@ -203,6 +203,12 @@ std::optional<Error> missing_default_trace(const BsoSimulateFlags& f) {
 }
 
 int run_simulate(const BsoSimulateFlags& f) {
+    // A file the user named is checked before the defaults they did not name.
+    std::optional<Result<bso::TrainTrace>> given_train;
+    if (f.train != BsoSimulateFlags{}.train) {
+        given_train = bso::TrainTrace::read(f.train);
+        if (!*given_train) return fail(given_train->error(), 2);
+    }
     if (auto missing = missing_default_trace(f)) return fail(*missing, 2);
     std::optional<double> beta;
     if (f.beta != "none") {
@@ -230,7 +236,7 @@ int run_simulate(const BsoSimulateFlags& f) {
         }
         jobs.push_back(*it);
     }
-    auto train = bso::TrainTrace::read(f.train);
+    auto train = given_train ? std::move(*given_train) : bso::TrainTrace::read(f.train);
     if (!train) return fail(train.error(), 2);
     struct Gpu {
         bso::PowerTrace trace;
