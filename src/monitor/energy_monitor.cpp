@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
+#include <charconv>
 #include <map>
 #include <mutex>
 #include <set>
@@ -58,6 +60,25 @@ EdgeEstimate energy_at(const EnergySnapshot& s, std::optional<SystemClock::time_
         }
     }
     return edge;
+}
+
+// The warning for a window shorter than the counter's update period. Without
+// fmt's format-string parsing: it is built on every short window (a few
+// hundred ns of a sampled edge pair otherwise).
+std::string short_window_warning(Seconds length) {
+    static const std::string kSuffix = fmt::format(
+        " ms) is shorter than the energy counter's update period (~{} ms): the value may be 0 or off by up to "
+        "one period's energy",
+        kCounterUpdatePeriod.count());
+    std::array<char, 32> ms{};
+    const auto [end, ec] = std::to_chars(ms.data(), ms.data() + ms.size(), length.count() * 1e3,
+                                         std::chars_format::fixed, 1);
+    std::string text;
+    text.reserve(12 + 32 + kSuffix.size());
+    text.append("the window (");
+    if (ec == std::errc()) text.append(ms.data(), end);
+    text.append(kSuffix);
+    return text;
 }
 
 // Positions follow counter_gpus_ and cpu_indices_: vectors, not maps, keep
@@ -269,12 +290,7 @@ class EnergyMonitorImpl final : public EnergyMonitor {
 
         // Formatted once per window, not once per GPU.
         std::string short_window;
-        if (m.time < kCounterUpdatePeriod && !counter_gpus_.empty()) {
-            short_window = fmt::format(
-                "the window ({:.1f} ms) is shorter than the energy counter's update period (~{} ms): the "
-                "value may be 0 or off by up to one period's energy",
-                m.time.count() * 1e3, kCounterUpdatePeriod.count());
-        }
+        if (m.time < kCounterUpdatePeriod && !counter_gpus_.empty()) short_window = short_window_warning(m.time);
         std::vector<unsigned> unsettled;
         std::vector<std::optional<Joules>> settled_end;
         if (settles_edges()) settled_end = settle_counters(end_wall);
