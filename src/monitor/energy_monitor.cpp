@@ -272,12 +272,10 @@ class EnergyMonitorImpl final : public EnergyMonitor {
         // power of the work the window measured, not of the idle wait after it.
         std::map<unsigned, Watts> instant;
         if (options_.approx_instant_energy) {
+            if (edge_sampler_) instant = sampled_powers();
             for (unsigned i : gpu_indices_) {
-                if (edge_sampler_ && sampled_power(i)) {
-                    instant[i] = *sampled_power(i);
-                } else if (auto p = gpus_[i].instant_power()) {
-                    instant[i] = quantity_cast<Watts>(p->power);
-                }
+                if (instant.contains(i)) continue;
+                if (auto p = gpus_[i].instant_power()) instant[i] = quantity_cast<Watts>(p->power);
             }
         }
         if (sync) synchronize();
@@ -610,15 +608,16 @@ class EnergyMonitorImpl final : public EnergyMonitor {
         return energy_at(snapshot, edge, power_ceilings_[k], SystemClock::duration::max());
     }
 
-    // The latest sampled instant power of GPU `gpu`, if it has a counter.
-    [[nodiscard]] std::optional<Watts> sampled_power(unsigned gpu) const {
+    // The latest sampled instant power of each counter GPU that reported one.
+    [[nodiscard]] std::map<unsigned, Watts> sampled_powers() const {
         const auto frame = edge_sampler_->latest();
+        std::map<unsigned, Watts> powers;
         for (std::size_t k = 0; k < counter_gpus_.size(); ++k) {
-            if (counter_gpus_[k] == gpu && frame->gpus[k].snapshot && frame->gpus[k].snapshot->power) {
-                return quantity_cast<Watts>(*frame->gpus[k].snapshot->power);
+            if (frame->gpus[k].snapshot && frame->gpus[k].snapshot->power) {
+                powers[counter_gpus_[k]] = quantity_cast<Watts>(*frame->gpus[k].snapshot->power);
             }
         }
-        return std::nullopt;
+        return powers;
     }
 
     // A sample that was old at an edge means the watcher stalled: the edge is
