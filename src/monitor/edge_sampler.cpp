@@ -19,6 +19,10 @@ constexpr auto kReadMargin = std::chrono::milliseconds(1);
 // GPUs whose driver gives no refresh time (and failed reads): the counter
 // watch's rate.
 constexpr auto kBlindPeriod = std::chrono::milliseconds(100);
+// No read is scheduled further ahead than this: the schedule is on the wall
+// clock (the driver's refresh times are), and a clock stepped back must not
+// leave the samples unread for as long as the step.
+constexpr auto kMaxAhead = std::chrono::seconds(1);
 
 }  // namespace
 
@@ -74,6 +78,7 @@ EdgeSampler::WallClock::time_point EdgeSampler::sweep() {
     std::shared_ptr<Frame> next;
     const auto now = WallClock::now();
     for (std::size_t k = 0; k < indices_.size(); ++k) {
+        if (schedule_[k].due > now + kMaxAhead) schedule_[k].due = now;
         if (schedule_[k].due > now) continue;
         if (!next) next = std::make_shared<Frame>(*latest());
         const Gpu& gpu = gpus_[indices_[k]];
@@ -98,7 +103,7 @@ EdgeSampler::WallClock::time_point EdgeSampler::sweep() {
             if (schedule_[k].period) periods_[k] = std::chrono::duration_cast<std::chrono::nanoseconds>(*schedule_[k].period);
         }
     }
-    auto earliest = WallClock::time_point::max();
+    auto earliest = now + kMaxAhead;
     for (const auto& s : schedule_) earliest = std::min(earliest, s.due);
     return earliest;
 }
