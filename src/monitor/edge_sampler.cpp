@@ -30,8 +30,7 @@ EdgeSampler::EdgeSampler(const Gpus& gpus, std::vector<unsigned> gpu_indices, co
     : gpus_(gpus),
       indices_(std::move(gpu_indices)),
       watch_(watch),
-      schedule_(indices_.size()),
-      periods_(indices_.size()) {
+      schedule_(indices_.size()) {
     auto empty = std::make_shared<Frame>();
     empty->gpus.resize(indices_.size());
     frame_ = std::move(empty);
@@ -52,11 +51,6 @@ void EdgeSampler::stop() {
     }
     wake_.notify_all();
     if (thread_.joinable()) thread_.join();
-}
-
-std::optional<std::chrono::nanoseconds> EdgeSampler::refresh_period(std::size_t k) const {
-    std::lock_guard lock(frame_mutex_);
-    return k < periods_.size() ? periods_[k] : std::nullopt;
 }
 
 void EdgeSampler::run() {
@@ -99,9 +93,6 @@ EdgeSampler::WallClock::time_point EdgeSampler::sweep() {
         std::lock_guard lock(frame_mutex_);
         next->sequence = frame_->sequence + 1;
         frame_ = std::move(next);
-        for (std::size_t k = 0; k < schedule_.size(); ++k) {
-            if (schedule_[k].period) periods_[k] = std::chrono::duration_cast<std::chrono::nanoseconds>(*schedule_[k].period);
-        }
     }
     auto earliest = now + kMaxAhead;
     for (const auto& s : schedule_) earliest = std::min(earliest, s.due);

@@ -58,9 +58,6 @@ class EdgeSampler {
         std::lock_guard lock(frame_mutex_);
         return frame_;
     }
-    // The inferred refresh period of the counter at position `k` (nullopt
-    // until two refreshes were seen).
-    [[nodiscard]] std::optional<std::chrono::nanoseconds> refresh_period(std::size_t k) const;
 
   private:
     struct Schedule {
@@ -81,7 +78,6 @@ class EdgeSampler {
     std::vector<Schedule> schedule_;  // the thread's own
     mutable std::mutex frame_mutex_;
     std::shared_ptr<const Frame> frame_;
-    std::vector<std::optional<std::chrono::nanoseconds>> periods_;  // under frame_mutex_
     std::mutex mutex_;
     std::condition_variable wake_;
     bool started_ = false;
