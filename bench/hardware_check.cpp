@@ -20,6 +20,7 @@
 #include <functional>
 #include <iostream>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <thread>
@@ -150,6 +151,47 @@ json counter_vs_power(const zeus::Gpus& gpus, unsigned index, const std::vector<
     }
     (*power)->stop();
     return rows;
+}
+
+// The same windows measured by both edge modes at once: each mode's energy,
+// its error bound, and the mean time one begin+end pair took in each.
+json window_modes(const zeus::Gpus& gpus, unsigned index, const std::vector<double>& seconds) {
+    std::map<std::string, std::unique_ptr<zeus::EnergyMonitor>> monitors;
+    for (const auto& [name, edges] : {std::pair{"synchronous", zeus::WindowEdges::Synchronous},
+                                      std::pair{"sampled", zeus::WindowEdges::Sampled}}) {
+        zeus::EnergyMonitorOptions options;
+        options.gpu_indices = {index};
+        options.edges = edges;
+        auto monitor = zeus::EnergyMonitor::open(gpus, nullptr, nullptr, options);
+        if (!monitor) return {{"error", monitor.error().describe()}};
+        (void)(*monitor)->begin_window("warm-up", false);
+        monitors[name] = std::move(monitor).value();
+    }
+    json rows = json::array();
+    for (double s : seconds) {
+        for (auto& [name, monitor] : monitors) (void)monitor->begin_window("modes", false);
+        std::this_thread::sleep_for(std::chrono::duration<double>(s));
+        json row{{"seconds", s}};
+        for (auto& [name, monitor] : monitors) {
+            const auto measured = monitor->end_window("modes", false);
+            if (!measured) return {{"error", measured.error().describe()}};
+            const auto& v = measured->gpu_energy.at(index);
+            row[name + "_j"] = v.energy.count();
+            row[name + "_bound_j"] = v.edge_error_bound ? v.edge_error_bound->count() : 0.0;
+        }
+        rows.push_back(row);
+    }
+    json pair_us;
+    for (auto& [name, monitor] : monitors) {
+        constexpr int kPairs = 200;
+        const auto t0 = std::chrono::steady_clock::now();
+        for (int i = 0; i < kPairs; ++i) {
+            (void)monitor->begin_window("pair", false);
+            (void)monitor->end_window("pair", false);
+        }
+        pair_us[name] = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count() / kPairs;
+    }
+    return {{"windows", rows}, {"pair_us", pair_us}};
 }
 
 // Puts a GPU's power limit back on every path out of the check.
@@ -306,8 +348,7 @@ int run(const Options& options) {
     const std::vector<double> windows =
         options.quick ? std::vector<double>{0.3, 0.6, 1.0} : std::vector<double>{1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
     report["counter_vs_integrated_power"] = counter_vs_power(gpus, options.gpu, windows);
-    report["window_modes"] = {{"synchronous", "measured above (every edge reads the counter on the caller's thread)"},
-                              {"sampled", "not built yet (issue 27): nothing to compare"}};
+    report["window_modes"] = window_modes(gpus, options.gpu, windows);
     report["power_limit_direct"] = power_limit_direct(gpu);
     report["power_limit_through_zeusd"] = power_limit_through_zeusd(gpu, options.gpu, options.zeusd);
     std::cout << report.dump(2) << "\n";

@@ -104,7 +104,17 @@ else:
             lines.append(f"| {w['seconds']:g} | {w['counter_j']:.2f} | {w['integrated_power_j']:.2f} | {w['counter_over_power']:.4f} |")
         else:
             lines.append(f"| {w['seconds']:g} | {w['counter_j']:.2f} | {w.get('integrated_power_error')} | |")
-lines += ["", "Window modes: " + "; ".join(f"{k}: {v}" for k, v in report["window_modes"].items()) + ".", ""]
+modes = report["window_modes"]
+lines += ["", "Window modes, the same windows measured by both (`WindowEdges`):", ""]
+if "error" in modes:
+    lines.append(f"error: {modes['error']}")
+else:
+    lines += ["| window s | synchronous J (bound) | sampled J (bound) | sampled - synchronous J |", "|---|---|---|---|"]
+    for w in modes["windows"]:
+        lines.append(f"| {w['seconds']:g} | {w['synchronous_j']:.3f} (±{w['synchronous_bound_j']:.3f}) | "
+                     f"{w['sampled_j']:.3f} (±{w['sampled_bound_j']:.3f}) | {w['sampled_j'] - w['synchronous_j']:+.3f} |")
+    lines += ["", "Begin + end pair: " + ", ".join(f"{k} {v:.2f} µs" for k, v in modes["pair_us"].items()) + "."]
+lines.append("")
 for key, title in (("power_limit_direct", "through the device layer"), ("power_limit_through_zeusd", "through zeusd")):
     p = report[key]
     if "original_mw" in p:

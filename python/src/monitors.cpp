@@ -222,9 +222,17 @@ void bind_energy_monitor(nb::module_& m) {
         .def("__init__",
              [](EnergyWindows* self, nb::object gpus, nb::object cpus, nb::object soc,
                 std::optional<std::vector<unsigned>> gpu_indices, std::optional<std::vector<unsigned>> cpu_indices,
-                bool approx, std::optional<std::string> log_file, nb::object sync, bool wait_for_counter_refresh) {
+                bool approx, std::optional<std::string> log_file, nb::object sync, bool wait_for_counter_refresh,
+                std::string_view window_edges) {
                  EnergyMonitorOptions options;
                  options.wait_for_counter_refresh = wait_for_counter_refresh;
+                 if (window_edges == "sampled") {
+                     options.edges = WindowEdges::Sampled;
+                 } else if (window_edges != "synchronous") {
+                     throw nb::value_error(("window_edges must be \"synchronous\" or \"sampled\", not \"" +
+                                            std::string(window_edges) + "\"")
+                                               .c_str());
+                 }
                  options.gpu_indices = std::move(gpu_indices);
                  options.cpu_indices = std::move(cpu_indices);
                  options.approx_instant_energy = approx;
@@ -259,7 +267,8 @@ void bind_energy_monitor(nb::module_& m) {
              },
              nb::arg("gpus"), nb::arg("cpus").none(), nb::arg("soc").none(), nb::arg("gpu_indices").none(),
              nb::arg("cpu_indices").none(), nb::arg("approx_instant_energy"), nb::arg("log_file").none(),
-             nb::arg("sync").none(), nb::arg("wait_for_counter_refresh") = false)
+             nb::arg("sync").none(), nb::arg("wait_for_counter_refresh") = false,
+             nb::arg("window_edges") = "synchronous")
         .def("begin_window", &EnergyWindows::begin, nb::arg("key"), nb::arg("sync_execution") = true,
              nb::arg("restart") = false,
              "Begins the window `key`. ValueError when it is already open (unless restart=True).")

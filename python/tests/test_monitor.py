@@ -255,3 +255,31 @@ def test_cuda_visible_devices_maps_indices_for_reads_and_torch_sync(sim, monkeyp
     assert abs(m.gpu_energy[1] - (sim.truth(3) - before)) <= energy_bound(sim, 3)
     assert synced == [1, 1]  # torch is given CUDA indices, which CUDA_VISIBLE_DEVICES already maps
     sim.unload(load)
+
+
+def test_sampled_window_edges_within_their_bound_of_ground_truth(sim):
+    """window_edges="sampled" (real clock): each edge from the watcher's latest
+    sample; the truth across both edges lies within the value's own bound."""
+    import time
+
+    sim.start(a100s(2, clock="real"))
+    from zeus_native.monitor import ZeusMonitor
+
+    with pytest.raises(ValueError, match="window_edges"):
+        ZeusMonitor(window_edges="lazy")
+    monitor = ZeusMonitor(window_edges="sampled")
+    assert monitor.window_edges == "sampled"
+    load = sim.load(0, 0.7)
+    time.sleep(0.3)
+    before = [sim.truth(g) for g in range(2)]
+    monitor.begin_window("w", sync_execution=False)
+    after = [sim.truth(g) for g in range(2)]
+    time.sleep(0.6)
+    end_before = [sim.truth(g) for g in range(2)]
+    m = monitor.end_window("w", sync_execution=False)
+    end_after = [sim.truth(g) for g in range(2)]
+    for g in range(2):
+        bound = m.provenance["gpu"][g]["edge_error_bound_j"] or 0.0
+        assert end_before[g] - after[g] - bound - 0.002 <= m.gpu_energy[g] <= end_after[g] - before[g] + bound + 0.002
+        assert m.provenance["gpu"][g]["source"] == "hardware counter"
+    sim.unload(load)

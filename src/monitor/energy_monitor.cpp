@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
+#include <charconv>
 #include <map>
 #include <mutex>
 #include <set>
@@ -11,6 +13,7 @@
 
 #include "device/simulator_clock.hpp"
 #include "monitor/counter_watch.hpp"
+#include "monitor/edge_sampler.hpp"
 #include "monitor/window_log.hpp"
 #include "zeus/monitor/power_monitor.hpp"
 
@@ -27,6 +30,9 @@ constexpr std::chrono::seconds kMaxRefreshAge{1};
 // How often the counters are cross-checked against power while windows are
 // open: a counter restart loses at most this long to the counter.
 constexpr std::chrono::milliseconds kCounterWatchPeriod{100};
+// Sampled edges: a sample older than this at an edge (the watcher stalled)
+// is flagged; normally it is under one refresh period old.
+constexpr std::chrono::seconds kStaleSample{1};
 // wait_for_counter_refresh: two refreshes take ~200 ms; give up after this.
 constexpr std::chrono::milliseconds kSettleTimeout{400};
 
@@ -40,17 +46,39 @@ struct EdgeEstimate {
 // since its last refresh, during which the GPU drew (about) `power`. Any
 // power from 0 W to `ceiling` (the GPU's highest power limit) is possible in
 // that time, which bounds the error of the estimate.
-EdgeEstimate energy_at(const EnergySnapshot& s, std::optional<SystemClock::time_point> now, Watts ceiling) {
+// `max_age`: a refresh further back is not trusted (synchronous reads); a
+// sampled edge trusts any age, its bound growing with it.
+EdgeEstimate energy_at(const EnergySnapshot& s, std::optional<SystemClock::time_point> now, Watts ceiling,
+                       SystemClock::duration max_age = kMaxRefreshAge) {
     EdgeEstimate edge{quantity_cast<Joules>(s.energy)};
     if (now && s.refreshed_at && s.power) {
         const auto age = *now - *s.refreshed_at;
-        if (age > SystemClock::duration::zero() && age < kMaxRefreshAge) {
+        if (age > SystemClock::duration::zero() && age < max_age) {
             const Watts power = quantity_cast<Watts>(*s.power);
             edge.energy += power * age;
             edge.error_bound = std::max(power, std::max(ceiling, power) - power) * age;
         }
     }
     return edge;
+}
+
+// The warning for a window shorter than the counter's update period. Without
+// fmt's format-string parsing: it is built on every short window (a few
+// hundred ns of a sampled edge pair otherwise).
+std::string short_window_warning(Seconds length) {
+    static const std::string kSuffix = fmt::format(
+        " ms) is shorter than the energy counter's update period (~{} ms): the value may be 0 or off by up to "
+        "one period's energy",
+        kCounterUpdatePeriod.count());
+    std::array<char, 32> ms{};
+    const auto [end, ec] = std::to_chars(ms.data(), ms.data() + ms.size(), length.count() * 1e3,
+                                         std::chars_format::fixed, 1);
+    std::string text;
+    text.reserve(12 + 32 + kSuffix.size());
+    text.append("the window (");
+    if (ec == std::errc()) text.append(ms.data(), end);
+    text.append(kSuffix);
+    return text;
 }
 
 // Positions follow counter_gpus_ and cpu_indices_: vectors, not maps, keep
@@ -70,12 +98,16 @@ struct WindowState {
         Joules error_bound;  // of the begin edge's estimate
         std::optional<CounterStats> stats;
         monitor_detail::CounterWatch::GpuView watched;
+        std::optional<std::string> lost;  // sampled edges: why the GPU's sample at the begin edge failed
     };
     std::vector<GpuStart> gpus;
     std::vector<Joules> sensor_gpus;  // positions follow sensor_gpus_
     std::vector<std::optional<Joules>> settled;  // wait_for_counter_refresh: the begin edge, where it settled
     std::vector<CpuReading> cpus;
     std::optional<SocEnergy> soc_start;
+    // Sampled edges: the watcher's frame at the begin edge; `gpus` is built
+    // from it when the window ends, off the edge's path.
+    std::shared_ptr<const monitor_detail::EdgeSampler::Frame> begin_frame;
 };
 
 class EnergyMonitorImpl final : public EnergyMonitor {
@@ -117,6 +149,10 @@ class EnergyMonitorImpl final : public EnergyMonitor {
         }
         if (!counter_gpus_.empty() && !simulator_clock_) {
             counter_watch_ = std::make_unique<monitor_detail::CounterWatch>(gpus_, counter_gpus_, kCounterWatchPeriod);
+            if (options_.edges == WindowEdges::Sampled && !options_.wait_for_counter_refresh) {
+                edge_sampler_ =
+                    std::make_unique<monitor_detail::EdgeSampler>(gpus_, counter_gpus_, counter_watch_.get());
+            }
         }
         if (!without_counter.empty() && simulator_clock_ &&
             simulator_clock_->power_sensor_energy(gpus_[without_counter.front()].identity().physical_index)) {
@@ -168,18 +204,23 @@ class EnergyMonitorImpl final : public EnergyMonitor {
         }
         if (sync) synchronize();
         WindowState state;
+        if (edge_sampler_) {
+            // The frame before the clock: every sample in it predates the edge.
+            edge_sampler_->start();
+            state.begin_frame = edge_sampler_->latest();
+        }
         state.start_wall = SystemClock::now();
         state.start = MonitorClock::now();
         if (simulator_clock_) state.start_simulated = simulator_clock_->now();
         if (counter_watch_) counter_watch_->start();
-        state.gpus.reserve(counter_gpus_.size());
-        for (std::size_t k = 0; k < counter_gpus_.size(); ++k) {
+        if (!edge_sampler_) state.gpus.reserve(counter_gpus_.size());
+        for (std::size_t k = 0; k < counter_gpus_.size() && !edge_sampler_; ++k) {
             const unsigned i = counter_gpus_[k];
             auto snapshot = gpus_[i].energy_snapshot();
             if (!snapshot) return snapshot.error();
             const auto watched = watched_counter(i, *snapshot);
             const EdgeEstimate edge = counter_energy(k, *snapshot, watched);
-            state.gpus.push_back({edge.energy, edge.error_bound, gpus_[i].energy_counter_stats(), watched});
+            state.gpus.push_back({edge.energy, edge.error_bound, gpus_[i].energy_counter_stats(), watched, std::nullopt});
         }
         state.sensor_gpus.reserve(sensor_gpus_.size());
         for (unsigned i : sensor_gpus_) {
@@ -231,30 +272,29 @@ class EnergyMonitorImpl final : public EnergyMonitor {
         // power of the work the window measured, not of the idle wait after it.
         std::map<unsigned, Watts> instant;
         if (options_.approx_instant_energy) {
+            if (edge_sampler_) instant = sampled_powers();
             for (unsigned i : gpu_indices_) {
+                if (instant.contains(i)) continue;
                 if (auto p = gpus_[i].instant_power()) instant[i] = quantity_cast<Watts>(p->power);
             }
         }
         if (sync) synchronize();
+        const auto end_frame = edge_sampler_ ? edge_sampler_->latest() : nullptr;
         const Timestamp end = MonitorClock::now();
         const SystemClock::time_point end_wall = SystemClock::now();
+        if (state.begin_frame) build_sampled_begin(state);
         m.time = simulator_clock_ ? simulator_clock_->now() - state.start_simulated
                                   : std::chrono::duration_cast<Seconds>(end - state.start);
 
         // Formatted once per window, not once per GPU.
         std::string short_window;
-        if (m.time < kCounterUpdatePeriod && !counter_gpus_.empty()) {
-            short_window = fmt::format(
-                "the window ({:.1f} ms) is shorter than the energy counter's update period (~{} ms): the "
-                "value may be 0 or off by up to one period's energy",
-                m.time.count() * 1e3, kCounterUpdatePeriod.count());
-        }
+        if (m.time < kCounterUpdatePeriod && !counter_gpus_.empty()) short_window = short_window_warning(m.time);
         std::vector<unsigned> unsettled;
         std::vector<std::optional<Joules>> settled_end;
         if (settles_edges()) settled_end = settle_counters(end_wall);
         for (std::size_t k = 0; k < counter_gpus_.size(); ++k) {
             const unsigned i = counter_gpus_[k];
-            auto snapshot = gpus_[i].energy_snapshot();
+            auto snapshot = end_frame ? sampled_snapshot(end_frame->gpus[k]) : gpus_[i].energy_snapshot();
             if (!snapshot) {
                 // One lost GPU must not cost the others their measurement.
                 m.gpu_energy.emplace_hint(
@@ -265,8 +305,19 @@ class EnergyMonitorImpl final : public EnergyMonitor {
                                            i, snapshot.error().describe())));
                 continue;
             }
-            const auto watched = watched_counter(i, *snapshot);
-            EdgeEstimate at_end = counter_energy(k, *snapshot, watched);
+            if (state.gpus[k].lost) {
+                m.gpu_energy.emplace_hint(
+                    m.gpu_energy.end(), i,
+                    lost_value(EnergySource::HardwareCounter,
+                               fmt::format("GPU {} could not be read at the beginning of the window, its energy is "
+                                           "unknown: {}",
+                                           i, *state.gpus[k].lost)));
+                continue;
+            }
+            const auto watched = end_frame ? watched_at(end_frame->gpus[k].watched, *snapshot, end)
+                                           : watched_counter(i, *snapshot);
+            EdgeEstimate at_end = end_frame ? sampled_energy(k, *snapshot, watched, end_wall)
+                                            : counter_energy(k, *snapshot, watched);
             if (settles_edges() && !watched.stuck_since) {
                 if (settled_end[k]) at_end = EdgeEstimate{*settled_end[k]};
                 if (!settled_end[k] || !state.settled[k]) unsettled.push_back(i);
@@ -279,6 +330,8 @@ class EnergyMonitorImpl final : public EnergyMonitor {
             }
             if (value.energy.count() < 0) value.energy = Joules(0.0);
             if (!short_window.empty()) value.warnings.push_back(short_window);
+            if (end_frame) note_stale_samples(value, i, state.begin_frame->gpus[k], state.start_wall,
+                                              end_frame->gpus[k], end_wall);
             if (!unsettled.empty() && unsettled.back() == i) {
                 value.warnings.push_back(fmt::format(
                     "the energy counter did not refresh twice within {} ms of a window edge: that edge is "
@@ -286,7 +339,8 @@ class EnergyMonitorImpl final : public EnergyMonitor {
                     "(the value is off by at most {:.3f} J)",
                     kSettleTimeout.count(), value.edge_error_bound.value_or(Joules(0.0)).count()));
             }
-            note_counter_events(value, state.gpus[k].stats, gpus_[i].energy_counter_stats(),
+            note_counter_events(value, state.gpus[k].stats,
+                                end_frame ? end_frame->gpus[k].stats : gpus_[i].energy_counter_stats(),
                                 watched.restarts_covered - state.gpus[k].watched.restarts_covered);
             if (const auto outages = watched.outages - state.gpus[k].watched.outages; outages > 0) {
                 value.warnings.push_back(fmt::format(
@@ -402,6 +456,7 @@ class EnergyMonitorImpl final : public EnergyMonitor {
     [[nodiscard]] const std::vector<unsigned>& cpu_indices() const override { return cpu_indices_; }
 
     void stop_threads() override {
+        if (edge_sampler_) edge_sampler_->stop();
         if (counter_watch_) counter_watch_->stop();
         if (power_monitor_) power_monitor_->stop();
     }
@@ -520,6 +575,71 @@ class EnergyMonitorImpl final : public EnergyMonitor {
         return settled;
     }
 
+    // Sampled edges: the begin edge of each counter GPU from the frame taken
+    // then, as the synchronous path reads it at the edge.
+    void build_sampled_begin(WindowState& state) const {
+        state.gpus.reserve(counter_gpus_.size());
+        for (std::size_t k = 0; k < counter_gpus_.size(); ++k) {
+            const auto& sample = state.begin_frame->gpus[k];
+            auto snapshot = sampled_snapshot(sample);
+            if (!snapshot) {
+                state.gpus.push_back({Joules(0.0), Joules(0.0), sample.stats, sample.watched,
+                                      snapshot.error().describe()});
+                continue;
+            }
+            const auto watched = watched_at(sample.watched, *snapshot, state.start);
+            const EdgeEstimate edge = sampled_energy(k, *snapshot, watched, state.start_wall);
+            state.gpus.push_back({edge.energy, edge.error_bound, sample.stats, watched, std::nullopt});
+        }
+    }
+
+    // A watcher sample as the snapshot a read would have returned. Without a
+    // refresh time from the driver, the counter is at least as fresh as the
+    // read: its time stands in, so the bound still covers the time since.
+    static Result<EnergySnapshot> sampled_snapshot(const monitor_detail::EdgeSampler::GpuSample& sample) {
+        if (!sample.snapshot) {
+            return Error{ErrorCode::Unavailable, sample.error.empty() ? "not read yet" : sample.error,
+                         "check the GPU (nvidia-smi)", 0};
+        }
+        EnergySnapshot snapshot = *sample.snapshot;
+        if (!snapshot.refreshed_at) snapshot.refreshed_at = sample.read_at;
+        return snapshot;
+    }
+
+    // Sampled edges: the counter extrapolated from its refresh to `edge`
+    // (however long ago the watcher read it; the bound grows with the age).
+    [[nodiscard]] EdgeEstimate sampled_energy(std::size_t k, const EnergySnapshot& snapshot,
+                                              const monitor_detail::CounterWatch::GpuView& watched,
+                                              SystemClock::time_point edge) const {
+        if (watched.stuck_since) return EdgeEstimate{quantity_cast<Joules>(snapshot.energy)};
+        return energy_at(snapshot, edge, power_ceilings_[k], SystemClock::duration::max());
+    }
+
+    // The latest sampled instant power of each counter GPU that reported one.
+    [[nodiscard]] std::map<unsigned, Watts> sampled_powers() const {
+        const auto frame = edge_sampler_->latest();
+        std::map<unsigned, Watts> powers;
+        for (std::size_t k = 0; k < counter_gpus_.size(); ++k) {
+            if (frame->gpus[k].snapshot && frame->gpus[k].snapshot->power) {
+                powers[counter_gpus_[k]] = quantity_cast<Watts>(*frame->gpus[k].snapshot->power);
+            }
+        }
+        return powers;
+    }
+
+    // A sample that was old at an edge means the watcher stalled: the edge is
+    // then extrapolated further than usual (its bound says by how much).
+    static void note_stale_samples(EnergyValue& value, unsigned gpu,
+                                   const monitor_detail::EdgeSampler::GpuSample& begin, SystemClock::time_point begin_at,
+                                   const monitor_detail::EdgeSampler::GpuSample& end, SystemClock::time_point end_at) {
+        const auto age = std::max(begin_at - begin.read_at, end_at - end.read_at);
+        if (age <= kStaleSample) return;
+        value.warnings.push_back(fmt::format(
+            "GPU {}'s latest watched sample was {:.1f} s old at a window edge (normally under one counter refresh "
+            "period): that edge is extrapolated with the power then, off by at most {:.3f} J for the whole window",
+            gpu, Seconds(age).count(), value.edge_error_bound.value_or(Joules(0.0)).count()));
+    }
+
     // The watch's view of a GPU read together with `snapshot`. While the
     // counter is stuck, the stand-in energy is brought up to now: the watch's
     // own runs to its last read, up to one period ago, and an edge falling
@@ -527,8 +647,10 @@ class EnergyMonitorImpl final : public EnergyMonitor {
     [[nodiscard]] monitor_detail::CounterWatch::GpuView watched_counter(unsigned gpu,
                                                                         const EnergySnapshot& snapshot) const {
         if (!counter_watch_) return {};
-        auto view = counter_watch_->view(gpu);
-        const Timestamp now = MonitorClock::now();
+        return watched_at(counter_watch_->view(gpu), snapshot, MonitorClock::now());
+    }
+    static monitor_detail::CounterWatch::GpuView watched_at(monitor_detail::CounterWatch::GpuView view,
+                                                            const EnergySnapshot& snapshot, Timestamp now) {
         if (view.stuck_since && now > view.read_at) {
             const Watts power_now = snapshot.power ? quantity_cast<Watts>(*snapshot.power) : view.power;
             view.compensation += (view.power + power_now) * 0.5 * (now - view.read_at);
@@ -565,6 +687,7 @@ class EnergyMonitorImpl final : public EnergyMonitor {
     std::vector<unsigned> sensor_gpus_;      // integrated by the simulator (virtual clock)
     std::unique_ptr<PowerMonitor> power_monitor_;
     std::unique_ptr<monitor_detail::CounterWatch> counter_watch_;  // real clock, GPUs with a counter
+    std::unique_ptr<monitor_detail::EdgeSampler> edge_sampler_;    // sampled edges (real clock, counters)
     // Set when the GPUs are the simulator's on its virtual clock: window
     // lengths are then simulated time, like the energy.
     std::optional<SimulatorClock> simulator_clock_;

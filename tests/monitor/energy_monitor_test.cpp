@@ -8,6 +8,8 @@
 
 #include "integration/sim_fixture.hpp"
 
+#include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -25,6 +27,13 @@ using namespace std::chrono_literals;
 class EnergyMonitorSim : public testing::SimulatedGpus {
   protected:
     static Gpus open_gpus() { return Gpus::open(simulated()); }
+    // The truth within the value's bound, give or take the counter's 1 mJ
+    // resolution at each edge.
+    static void expect_within_bound(const EnergyValue& v, const EdgeTruth& begin, const EdgeTruth& end, unsigned gpu) {
+        const double bound = v.edge_error_bound.value_or(Joules(0.0)).count();
+        EXPECT_GE(v.energy.count(), end.before[gpu] - begin.after[gpu] - bound - 0.002) << bound << " J";
+        EXPECT_LE(v.energy.count(), end.after[gpu] - begin.before[gpu] + bound + 0.002) << bound << " J";
+    }
 };
 
 // Counter-based windows of 1 s or longer are within 0.1% of ground truth.
@@ -602,6 +611,181 @@ TEST_F(EnergyMonitorSim, SyncFunctionRunsAtBothEdges) {
     ASSERT_TRUE(monitor->end_window("n", false).ok());
     ASSERT_EQ(calls.size(), 2U);
     EXPECT_EQ(calls[0], (std::vector<unsigned>{0, 1}));
+}
+
+// Sampled edges (WindowEdges::Sampled) on the simulator: each edge is the
+// watcher's latest sample extrapolated to the edge, and the truth must lie
+// within the value's bound.
+
+TEST_F(EnergyMonitorSim, SampledEdgesAreWithinTheirBoundOfGroundTruthUnderSteadyLoad) {
+    Gpus gpus = open_gpus();
+    EnergyMonitorOptions options;
+    options.edges = WindowEdges::Sampled;
+    auto monitor = EnergyMonitor::open(gpus, nullptr, nullptr, options).value();
+    int load = -1;
+    ASSERT_EQ(zeusSimLoadBegin(0, 0.8, &load), ZEUS_SIM_OK);
+    std::this_thread::sleep_for(300ms);
+    const auto begin = truth_around(2, [&] { ASSERT_TRUE(monitor->begin_window("steady").ok()); });
+    std::this_thread::sleep_for(1200ms);
+    Measurement m;
+    const auto end = truth_around(2, [&] { m = monitor->end_window("steady").value(); });
+    for (unsigned g = 0; g < 2; ++g) {
+        SCOPED_TRACE("GPU " + std::to_string(g));
+        const EnergyValue& v = m.gpu_energy.at(g);
+        EXPECT_EQ(v.source, EnergySource::HardwareCounter);
+        expect_within_bound(v, begin, end, g);
+        // Steady power: the extrapolation is exact, like a synchronous read's.
+        expect_energy_between(v.energy.count(), begin, end, g, 0.001);
+    }
+    EXPECT_TRUE(m.trustworthy());
+    EXPECT_EQ(zeusSimLoadEnd(load), ZEUS_SIM_OK);
+}
+
+// After a load step 0–50 ms before each edge the sampled power predates the
+// step: the value may be off, but never by more than its bound, and the
+// bound stays near a synchronous read's: the GPU's highest power over one
+// counter period plus the watcher's margin past the refresh, per edge.
+TEST_F(LoadStepAtEdges, SampledEdgesJustAfterALoadChangeAreBounded) {
+    Gpus gpus = open_gpus();
+    EnergyMonitorOptions options;
+    options.gpu_indices = std::vector<unsigned>{0};
+    options.edges = WindowEdges::Sampled;
+    auto monitor = EnergyMonitor::open(gpus, nullptr, nullptr, options).value();
+    const double max_power = gpus[0].power_limit_constraints().value().max.count() / 1000.0;
+    constexpr double kCounterPeriod = 0.1;
+    constexpr double kWatcherLag = 0.05;  // read margin, a retry and scheduling on a loaded machine
+    run_edge_steps(*monitor, [&](const EdgeStep& step) {
+        const EnergyValue& v = step.m.gpu_energy.at(0);
+        ASSERT_TRUE(v.edge_error_bound.has_value());
+        expect_within_bound(v, step.begin, step.end, 0);
+        EXPECT_LE(v.edge_error_bound->count(), max_power * 2 * (kCounterPeriod + kWatcherLag) + 1e-9);
+    });
+}
+
+// The watcher infers the counter's refresh period: with a 250 ms counter
+// the edges' bound (power ceiling × sample age) must follow that period, not
+// the usual 100 ms, and the truth must still lie within it.
+TEST_F(EnergyMonitorSim, SampledEdgesFollowTheCountersOwnRefreshPeriod) {
+    configure(R"({"gpus": [{"model": "A100-SXM4-40GB", "counters": {"energy_period_ms": 250}}]})");
+    Gpus gpus = open_gpus();
+    EnergyMonitorOptions options;
+    options.edges = WindowEdges::Sampled;
+    auto monitor = EnergyMonitor::open(gpus, nullptr, nullptr, options).value();
+    const double max_power = gpus[0].power_limit_constraints().value().max.count() / 1000.0;
+    int load = -1;
+    ASSERT_EQ(zeusSimLoadBegin(0, 0.6, &load), ZEUS_SIM_OK);
+    for (int round = 0; round < 4; ++round) {
+        const auto begin = truth_around(1, [&] { ASSERT_TRUE(monitor->begin_window("w").ok()); });
+        std::this_thread::sleep_for(std::chrono::milliseconds(700 + 37 * round));
+        Measurement m;
+        const auto end = truth_around(1, [&] { m = monitor->end_window("w").value(); });
+        const EnergyValue& v = m.gpu_energy.at(0);
+        expect_within_bound(v, begin, end, 0);
+        EXPECT_LE(v.edge_error_bound.value_or(Joules(0.0)).count(), max_power * 2 * (0.25 + 0.05) + 1e-9);
+        EXPECT_TRUE(v.warnings.empty()) << v.warnings.front();
+    }
+    EXPECT_EQ(zeusSimLoadEnd(load), ZEUS_SIM_OK);
+}
+
+// A GPU whose every read is counted per thread: a steady 300 W whose energy
+// counter refreshes every 20 ms, with the refresh time and power in each
+// snapshot, like NVML's field values.
+class CountingGpu final : public Gpu {
+  public:
+    static constexpr double kWatts = 300.0;
+    static constexpr auto kRefresh = std::chrono::milliseconds(20);
+    CountingGpu(unsigned index, std::thread::id watched, std::atomic<int>& calls)
+        : watched_(watched), calls_(calls), origin_(std::chrono::system_clock::now()) {
+        identity_.index = index;
+        identity_.physical_index = index;
+        identity_.name = "counting";
+        identity_.architecture = GpuArchitecture::Hopper;
+        caps_.energy_counter = Capability::yes();
+        caps_.instant_power = {Capability::yes(), PowerScope::Gpu};
+    }
+    const GpuIdentity& identity() const override { return identity_; }
+    const GpuCapabilities& capabilities() const override { return caps_; }
+    Status status() const override { return {}; }
+    Result<EnergySnapshot> energy_snapshot() const override {
+        count();
+        const auto now = std::chrono::system_clock::now();
+        const auto refreshed = origin_ + (now - origin_) / kRefresh * kRefresh;
+        const double joules = kWatts * Seconds(refreshed - origin_).count();
+        return EnergySnapshot{Millijoules(static_cast<std::int64_t>(joules * 1000)), refreshed,
+                              Milliwatts(static_cast<std::int64_t>(kWatts * 1000))};
+    }
+    Result<Millijoules> total_energy() const override { return energy_snapshot().value().energy; }
+    Result<PowerReading> power(PowerDomain) const override {
+        count();
+        return PowerReading{Milliwatts(static_cast<std::int64_t>(kWatts * 1000)), std::nullopt};
+    }
+    Result<Celsius> temperature() const override { return Celsius(50.0); }
+    Result<Milliwatts> power_limit() const override { return Milliwatts(700'000); }
+    Result<Milliwatts> default_power_limit() const override { return Milliwatts(700'000); }
+    Result<PowerLimitConstraints> power_limit_constraints() const override {
+        return PowerLimitConstraints{Milliwatts(200'000), Milliwatts(700'000)};
+    }
+    Status set_power_limit(Milliwatts) override { return {}; }
+    Status reset_power_limit() override { return {}; }
+    Status check_power_limit_control() override { return {}; }
+    Result<std::vector<Megahertz>> supported_memory_clocks() const override { return std::vector<Megahertz>{}; }
+    Result<std::vector<Megahertz>> supported_graphics_clocks(std::optional<Megahertz>) const override {
+        return std::vector<Megahertz>{};
+    }
+    Status set_gpu_locked_clocks(Megahertz, Megahertz) override { return {}; }
+    Status reset_gpu_locked_clocks() override { return {}; }
+    Status set_memory_locked_clocks(Megahertz, Megahertz) override { return {}; }
+    Status reset_memory_locked_clocks() override { return {}; }
+    Result<bool> persistence_mode() const override { return true; }
+    Status set_persistence_mode(bool) override { return {}; }
+
+  private:
+    void count() const {
+        if (std::this_thread::get_id() == watched_) ++calls_;
+    }
+    GpuIdentity identity_;
+    GpuCapabilities caps_;
+    std::thread::id watched_;
+    std::atomic<int>& calls_;
+    std::chrono::system_clock::time_point origin_;
+};
+
+// Driver reads on the caller's thread for 50 windows of 8 GPUs, in each mode;
+// `median_error_w`: of |energy / time − 300 W| over the windows (the median:
+// a preemption between an edge's wall and steady clock reads skews one window).
+static int caller_reads(WindowEdges edges, double& median_error_w) {
+    std::atomic<int> calls{0};
+    std::vector<std::unique_ptr<Gpu>> list;
+    for (unsigned i = 0; i < 8; ++i) list.push_back(std::make_unique<CountingGpu>(i, std::this_thread::get_id(), calls));
+    Gpus gpus(std::move(list), {}, {}, GpuBackendInfo{});
+    EnergyMonitorOptions options;
+    options.edges = edges;
+    auto monitor = EnergyMonitor::open(gpus, nullptr, nullptr, options).value();
+    (void)monitor->begin_window("warm-up", false);  // starts the watchers
+    calls = 0;
+    std::vector<double> errors;
+    for (int w = 0; w < 50; ++w) {
+        EXPECT_TRUE(monitor->begin_window("w", false).ok());
+        std::this_thread::sleep_for(std::chrono::milliseconds(3 + w % 7));
+        const Measurement m = monitor->end_window("w", false).value();
+        for (const auto& [i, v] : m.gpu_energy) {
+            // Steady power: energy / time is the power, to the edges' clock reads
+            // and the counter's 1 mJ steps.
+            errors.push_back(std::abs(v.energy.count() / m.time.count() - CountingGpu::kWatts));
+        }
+    }
+    monitor->stop_threads();
+    std::nth_element(errors.begin(), errors.begin() + errors.size() / 2, errors.end());
+    median_error_w = errors[errors.size() / 2];
+    return calls.load();
+}
+
+TEST(SampledEdges, NeverCallTheDriverOnTheCallersThread) {
+    double error_w = 0;
+    EXPECT_EQ(caller_reads(WindowEdges::Sampled, error_w), 0);
+    EXPECT_LT(error_w, 1.0);  // W, over windows of 3–9 ms
+    // The synchronous edges read each GPU at each edge: the count can fail.
+    EXPECT_EQ(caller_reads(WindowEdges::Synchronous, error_w), 50 * 2 * 8);
 }
 
 TEST(CudaSync, MissingRuntimeIsAnErrorNotACrash) {

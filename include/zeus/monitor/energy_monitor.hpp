@@ -36,6 +36,23 @@ using SyncFunction = std::function<void(const std::vector<unsigned>& gpu_indices
 // (cudaSetDevice + cudaDeviceSynchronize). Error when no CUDA runtime is found.
 [[nodiscard]] Result<SyncFunction> cuda_sync();
 
+// Where a window's edges take each GPU's energy from.
+enum class WindowEdges {
+    // Each edge reads every GPU's energy counter on the caller's thread: one
+    // driver call per GPU per edge (~20 µs each on recent drivers).
+    Synchronous,
+    // Each edge takes the latest sample of a watcher thread, which reads every
+    // counter just after it refreshes (period inferred per GPU), plus power ×
+    // the time since the counter's refresh: an edge reads a clock and a
+    // pointer and never calls the driver. Accuracy and error bound are those
+    // of a synchronous read except in the ~1 ms after each refresh, when the
+    // sample is one refresh older (docs/monitoring.md, "Window edges").
+    // CPU and SoC packages are still read at the edge. Falls back to
+    // Synchronous on the simulator's virtual clock and with
+    // wait_for_counter_refresh (which waits for the counters themselves).
+    Sampled,
+};
+
 struct EnergyMonitorOptions {
     std::optional<std::vector<unsigned>> gpu_indices;  // nullopt = every available GPU
     std::optional<std::vector<unsigned>> cpu_indices;  // nullopt = every readable CPU package
@@ -52,6 +69,7 @@ struct EnergyMonitorOptions {
     // predate a change just before the edge (up to ~5% of a 1 s window).
     // For callers with nothing to do right after an edge (`zeus run`).
     bool wait_for_counter_refresh = false;
+    WindowEdges edges = WindowEdges::Synchronous;
 };
 
 class EnergyMonitor {

@@ -141,6 +141,12 @@ class ZeusMonitor(_core.EnergyMonitor):
     edge from them, instead of estimating it from the last refresh and one
     power reading (each value's provenance "edge_error_bound_j" says how far
     that estimate can be off).
+
+    window_edges (not in the original): "synchronous" reads every GPU's energy
+    counter at each window edge; "sampled" takes each edge from a watcher
+    thread's latest sample (read just after each counter refresh) plus power ×
+    the time since, so an edge never waits for the driver, whatever the
+    number of GPUs (docs/monitoring.md, "Window edges").
     """
 
     def __init__(
@@ -151,8 +157,11 @@ class ZeusMonitor(_core.EnergyMonitor):
         log_file: str | Path | None = None,
         sync_execution_with: str = DEFAULT_SYNC,
         wait_for_counter_refresh: bool = False,
+        window_edges: str = "synchronous",
     ) -> None:
         """Open the devices and check every argument (see the class docstring)."""
+        if window_edges not in ("synchronous", "sampled"):
+            raise ValueError(f'window_edges must be "synchronous" or "sampled", not {window_edges!r}')
         sync = sync_function(sync_execution_with)
         gpus = _sets.gpus()
         cpus = _sets.cpus()
@@ -181,6 +190,7 @@ class ZeusMonitor(_core.EnergyMonitor):
             path,
             sync,
             bool(wait_for_counter_refresh),
+            str(window_edges),
         )
         self.gpus = gpus
         self.cpus = cpus
@@ -190,6 +200,7 @@ class ZeusMonitor(_core.EnergyMonitor):
         self.approx_instant_energy = bool(approx_instant_energy)
         self.log_file = path
         self.wait_for_counter_refresh = bool(wait_for_counter_refresh)
+        self.window_edges = str(window_edges)
         _exit.track(self, "energy", _core.EnergyMonitor._stop_threads)
 
     def begin_window(self, key: Hashable, sync_execution: bool = True, restart: bool = False) -> None:

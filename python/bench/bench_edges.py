@@ -1,0 +1,209 @@
+"""Window edges, synchronous vs sampled, side by side in one run:
+
+1. cost of one begin_window + end_window pair for 1, 8 and 64 simulated H100s at
+   the simulator's default driver latency (20 µs per NVML call) and at 0, through
+   the C++ API (the binding's benchmark hook), through Python, and the original
+   Zeus 0.16.0 on the same simulated GPUs (pynvml pointed at the simulator);
+2. accuracy against the simulator's ground truth for 0.1, 1 and 10 s windows,
+   steady load and load steps 0-100 ms before each edge, both modes measuring the
+   very same windows.
+
+    .venv/bin/python python/bench/bench_edges.py [--quick]
+
+Each cost cell: median over ROUNDS rounds of the per-round median pair time, and
+the range (lowest-highest round median). Results go to docs/benchmarks.md.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import warnings
+from pathlib import Path
+
+ROUNDS = 3
+PAIRS = 4000
+ORIGINAL_PAIRS = {1: 2000, 8: 600, 64: 100}
+
+
+def _pair_times(monitor, count: int) -> tuple[float, float, float]:
+    """Median ns of the pair, of begin alone, and of end alone."""
+    pairs, begins, ends = [], [], []
+    clock = time.perf_counter_ns
+    for _ in range(count):
+        t0 = clock()
+        monitor.begin_window("bench", sync_execution=False)
+        t1 = clock()
+        monitor.end_window("bench", sync_execution=False)
+        t2 = clock()
+        pairs.append(t2 - t0)
+        begins.append(t1 - t0)
+        ends.append(t2 - t1)
+    return statistics.median(pairs), statistics.median(begins), statistics.median(ends)
+
+
+def run_cost_case(count: int) -> dict:
+    warnings.simplefilter("ignore")
+    from zeus.monitor import ZeusMonitor as Original
+
+    from zeus_native.monitor import ZeusMonitor
+
+    row: dict = {"gpus": count}
+    for mode in ("synchronous", "sampled"):
+        monitor = ZeusMonitor(window_edges=mode)
+        assert len(monitor.gpu_indices) == count
+        monitor.begin_window("warm-up", sync_execution=False)
+        pairs = PAIRS if mode == "sampled" or count < 64 else PAIRS // 8
+        cpp, py, begin, end = [], [], [], []
+        for _ in range(ROUNDS):
+            cpp.append(monitor._native_window_pairs(pairs))
+            p, b, e = _pair_times(monitor, pairs)
+            py.append(p)
+            begin.append(b)
+            end.append(e)
+        row[mode] = {"cpp": cpp, "python": py, "begin": begin, "end": end}
+        monitor._stop_threads()
+    original = Original(gpu_indices=list(range(count)))
+    row["original"] = [_pair_times(original, ORIGINAL_PAIRS[count])[0] for _ in range(ROUNDS)]
+    return row
+
+
+def _sim():
+    import zeus_native
+
+    lib = ctypes.CDLL(str(Path(zeus_native.__file__).parent / "zeus-sim" / "libnvidia-ml.so.1"))
+    lib.zeusSimGroundTruthEnergy.argtypes = [ctypes.c_uint, ctypes.POINTER(ctypes.c_double)]
+    lib.zeusSimLoadBegin.argtypes = [ctypes.c_uint, ctypes.c_double, ctypes.POINTER(ctypes.c_int)]
+    lib.zeusSimLoadEnd.argtypes = [ctypes.c_int]
+    return lib
+
+
+def run_accuracy_case(lengths: list[float], steps_ms: list[int]) -> list[dict]:
+    """Both modes measure the same windows on GPU 0; the truth is read right
+    before and after each edge (the midpoint is the reference, the half-spread
+    its own uncertainty)."""
+    warnings.simplefilter("ignore")
+    from zeus_native.monitor import ZeusMonitor
+
+    sim = _sim()
+
+    def truth() -> float:
+        j = ctypes.c_double()
+        assert sim.zeusSimGroundTruthEnergy(0, ctypes.byref(j)) == 0
+        return j.value
+
+    def load(u: float) -> int:
+        lid = ctypes.c_int()
+        assert sim.zeusSimLoadBegin(0, u, ctypes.byref(lid)) == 0
+        return lid.value
+
+    monitors = {m: ZeusMonitor(gpu_indices=[0], window_edges=m) for m in ("synchronous", "sampled")}
+    for m in monitors.values():
+        m.begin_window("warm-up", sync_execution=False)
+    rows = []
+    current = load(0.3)
+    time.sleep(0.5)
+    for length in lengths:
+        for step in [None] + steps_ms:
+            # A step from 30% to 100% utilization `step` ms before the begin edge,
+            # and back to 30% `step` ms before the end edge (None: steady 60%).
+            sim.zeusSimLoadEnd(current)
+            current = load(0.6 if step is None else 0.3)
+            time.sleep(0.35)
+            if step is not None:
+                sim.zeusSimLoadEnd(current)
+                current = load(1.0)
+                time.sleep(step / 1000)
+            b0 = truth()
+            for m in monitors.values():
+                m.begin_window("w", sync_execution=False)
+            b1 = truth()
+            time.sleep(length)
+            if step is not None:
+                sim.zeusSimLoadEnd(current)
+                current = load(0.3)
+                time.sleep(step / 1000)
+            e0 = truth()
+            got = {k: m.end_window("w", sync_execution=False) for k, m in monitors.items()}
+            e1 = truth()
+            reference = ((e0 - b1) + (e1 - b0)) / 2
+            row = {"length": length, "step_ms": step, "truth_j": reference, "truth_spread_j": ((e1 - b0) - (e0 - b1)) / 2}
+            for k, m in got.items():
+                row[k] = {"error_j": m.gpu_energy[0] - reference,
+                          "bound_j": m.provenance["gpu"][0]["edge_error_bound_j"]}
+            rows.append(row)
+    sim.zeusSimLoadEnd(current)
+    return rows
+
+
+def _env(tmp: Path, count: int, latency_us: int | None) -> dict:
+    import zeus_native
+
+    sim_dir = Path(zeus_native.__file__).parent / "zeus-sim"
+    gpu = {"model": "H100-SXM5-80GB", "count": count}
+    if latency_us is not None:
+        gpu["driver_latency_us"] = {"default": latency_us}
+    config = tmp / f"{count}-{latency_us}.json"
+    config.write_text(json.dumps({"gpus": [gpu]}))
+    env = dict(os.environ, ZEUS_SIMULATE="1", ZEUS_SIM_CONFIG=str(config),
+               ZEUS_SIM_STATE=str(tmp / f"{count}-{latency_us}.state"), LD_LIBRARY_PATH=str(sim_dir))
+    env.pop("CUDA_VISIBLE_DEVICES", None)
+    return env
+
+
+def _cell(values: list[float]) -> str:
+    return f"{statistics.median(values) / 1000:.2f} ({min(values) / 1000:.2f}–{max(values) / 1000:.2f})"
+
+
+def main() -> int:
+    if len(sys.argv) > 1 and sys.argv[1] == "--cost":
+        print(json.dumps(run_cost_case(int(sys.argv[2]))))
+        return 0
+    if len(sys.argv) > 1 and sys.argv[1] == "--accuracy":
+        print(json.dumps(run_accuracy_case(json.loads(sys.argv[2]), json.loads(sys.argv[3]))))
+        return 0
+    quick = "--quick" in sys.argv
+    print(f"# {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {platform.processor() or platform.machine()}, "
+          f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f} at start")
+    with tempfile.TemporaryDirectory() as tmp_name:
+        tmp = Path(tmp_name)
+        print("\n| GPUs | driver latency | mode | C++ pair µs | Python pair µs | Python begin / end µs | original 0.16.0 pair µs | original / Python |")
+        print("|---|---|---|---|---|---|---|---|")
+        for latency in (None, 0):
+            for count in (1, 8, 64):
+                out = subprocess.check_output([sys.executable, __file__, "--cost", str(count)],
+                                              env=_env(tmp, count, latency), text=True)
+                row = json.loads(out.splitlines()[-1])
+                lat = "default (20 µs)" if latency is None else "0"
+                for mode in ("synchronous", "sampled"):
+                    r = row[mode]
+                    ratio = statistics.median(row["original"]) / statistics.median(r["python"])
+                    print(f"| {count} | {lat} | {mode} | {_cell(r['cpp'])} | {_cell(r['python'])} | "
+                          f"{statistics.median(r['begin']) / 1000:.2f} / {statistics.median(r['end']) / 1000:.2f} | "
+                          f"{_cell(row['original'])} | {ratio:.0f}× |")
+        lengths = [0.1, 1.0] if quick else [0.1, 1.0, 10.0]
+        steps = [0, 10, 50, 100]
+        out = subprocess.check_output([sys.executable, __file__, "--accuracy", json.dumps(lengths), json.dumps(steps)],
+                                      env=_env(tmp, 1, None), text=True)
+        rows = json.loads(out.splitlines()[-1])
+        print("\n| window | load | truth J | synchronous error J (bound) | sampled error J (bound) |")
+        print("|---|---|---|---|---|")
+        for r in rows:
+            load = "steady 60%" if r["step_ms"] is None else f"step {r['step_ms']} ms before each edge"
+            cells = []
+            for k in ("synchronous", "sampled"):
+                b = r[k]["bound_j"]
+                cells.append(f"{r[k]['error_j']:+.4f} (±{b:.3f})" if b is not None else f"{r[k]['error_j']:+.4f}")
+            print(f"| {r['length']:g} s | {load} | {r['truth_j']:.3f} ± {r['truth_spread_j']:.4f} | {cells[0]} | {cells[1]} |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,134 @@
+#include "monitor/edge_sampler.hpp"
+
+#include <algorithm>
+
+namespace zeus::monitor_detail {
+namespace {
+
+using namespace std::chrono_literals;
+
+// Before a GPU's refresh period is known, and after a read at the expected
+// time found no new refresh: read again this soon (a tenth of the period,
+// between these limits).
+constexpr auto kMinRetry = std::chrono::milliseconds(1);
+constexpr auto kMaxRetry = std::chrono::milliseconds(10);
+constexpr auto kProbe = std::chrono::milliseconds(5);
+// Read this long after the expected refresh: the driver publishes it a
+// little after its timestamp.
+constexpr auto kReadMargin = std::chrono::milliseconds(1);
+// GPUs whose driver gives no refresh time (and failed reads): the counter
+// watch's rate.
+constexpr auto kBlindPeriod = std::chrono::milliseconds(100);
+// No read is scheduled further ahead than this: the schedule is on the wall
+// clock (the driver's refresh times are), and a clock stepped back must not
+// leave the samples unread for as long as the step.
+constexpr auto kMaxAhead = std::chrono::seconds(1);
+
+}  // namespace
+
+EdgeSampler::EdgeSampler(const Gpus& gpus, std::vector<unsigned> gpu_indices, const CounterWatch* watch)
+    : gpus_(gpus),
+      indices_(std::move(gpu_indices)),
+      watch_(watch),
+      schedule_(indices_.size()) {
+    auto empty = std::make_shared<Frame>();
+    empty->gpus.resize(indices_.size());
+    frame_ = std::move(empty);
+}
+
+void EdgeSampler::start() {
+    std::unique_lock lock(mutex_);
+    if (started_) return;
+    started_ = true;
+    thread_ = std::thread([this] { run(); });
+    wake_.wait(lock, [this] { return first_frame_; });
+}
+
+void EdgeSampler::stop() {
+    {
+        std::lock_guard lock(mutex_);
+        stopping_ = true;
+    }
+    wake_.notify_all();
+    if (thread_.joinable()) thread_.join();
+}
+
+void EdgeSampler::run() {
+    auto next = sweep();
+    std::unique_lock lock(mutex_);
+    first_frame_ = true;
+    wake_.notify_all();
+    for (;;) {
+        // Sleep on the steady clock: the wall clock may be stepped.
+        const auto delay = std::max(next - WallClock::now(), WallClock::duration::zero());
+        if (wake_.wait_for(lock, delay, [this] { return stopping_; })) break;
+        lock.unlock();
+        next = sweep();
+        lock.lock();
+    }
+}
+
+EdgeSampler::WallClock::time_point EdgeSampler::sweep() {
+    std::shared_ptr<Frame> next;
+    const auto now = WallClock::now();
+    for (std::size_t k = 0; k < indices_.size(); ++k) {
+        if (schedule_[k].due > now + kMaxAhead) schedule_[k].due = now;
+        if (schedule_[k].due > now) continue;
+        if (!next) next = std::make_shared<Frame>(*latest());
+        const Gpu& gpu = gpus_[indices_[k]];
+        GpuSample sample;
+        auto snapshot = gpu.energy_snapshot();
+        sample.read_at = WallClock::now();
+        if (snapshot) {
+            sample.snapshot = *snapshot;
+        } else {
+            sample.error = snapshot.error().describe();
+        }
+        sample.stats = gpu.energy_counter_stats();
+        if (watch_ != nullptr) sample.watched = watch_->view(indices_[k]);
+        reschedule(schedule_[k], sample, sample.read_at);
+        next->gpus[k] = std::move(sample);
+    }
+    if (next) {
+        std::lock_guard lock(frame_mutex_);
+        next->sequence = frame_->sequence + 1;
+        frame_ = std::move(next);
+    }
+    auto earliest = now + kMaxAhead;
+    for (const auto& s : schedule_) earliest = std::min(earliest, s.due);
+    return earliest;
+}
+
+void EdgeSampler::reschedule(Schedule& s, const GpuSample& sample, WallClock::time_point now) {
+    if (!sample.snapshot || !sample.snapshot->refreshed_at) {
+        s.due = now + kBlindPeriod;
+        return;
+    }
+    const auto refreshed = *sample.snapshot->refreshed_at;
+    const auto retry = [&] {
+        if (!s.period) return WallClock::duration(kProbe);
+        return std::clamp<WallClock::duration>(*s.period / 10, kMinRetry, kMaxRetry);
+    };
+    if (s.last_refresh && refreshed <= *s.last_refresh) {
+        // Not refreshed yet: look again soon (we are probing for it).
+        s.due = now + retry();
+        s.probing = true;
+        return;
+    }
+    if (s.last_refresh) {
+        // Any interval between two refreshes seen is a whole number of
+        // periods; right after probing it is exactly one.
+        const auto interval = refreshed - *s.last_refresh;
+        s.period = s.probing || !s.period ? interval : std::min(*s.period, interval);
+    }
+    s.last_refresh = refreshed;
+    s.probing = false;
+    if (!s.period) {
+        s.due = now + kProbe;
+        return;
+    }
+    s.due = refreshed + *s.period + kReadMargin;
+    if (s.due <= now) s.due = now + retry();
+}
+
+}  // namespace zeus::monitor_detail

@@ -1,0 +1,89 @@
+// Sampled window edges (EnergyMonitorOptions::edges = WindowEdges::Sampled):
+// one thread reads each counter GPU's energy snapshot just after its counter
+// refreshes and publishes all of them as one immutable frame. A window edge
+// then costs a clock reading and a frame pointer; it never calls the driver.
+//
+// The counter's refresh period is inferred per GPU from the refresh times the
+// driver reports (two refreshes seen while reading every few milliseconds);
+// from then on each GPU is read `kReadMargin` after its next expected refresh,
+// and again shortly after if it had not refreshed yet. So the cached counter
+// is as fresh as a synchronous read except in the margin after each refresh.
+// Real clock only (on the simulator's virtual clock nothing refreshes while a
+// thread waits).
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "monitor/counter_watch.hpp"
+#include "zeus/device/gpus.hpp"
+
+namespace zeus::monitor_detail {
+
+class EdgeSampler {
+  public:
+    using WallClock = std::chrono::system_clock;
+
+    struct GpuSample {
+        std::optional<EnergySnapshot> snapshot;  // nullopt: the latest read failed (`error` says why)
+        std::string error;
+        std::optional<CounterStats> stats;
+        CounterWatch::GpuView watched;  // the counter watch's view when this was read
+        WallClock::time_point read_at{};
+    };
+    struct Frame {
+        std::vector<GpuSample> gpus;  // positions follow the sampler's GPU list
+        std::uint64_t sequence = 0;
+    };
+
+    // `watch` may be null; it must outlive the sampler.
+    EdgeSampler(const Gpus& gpus, std::vector<unsigned> gpu_indices, const CounterWatch* watch);
+    EdgeSampler(const EdgeSampler&) = delete;
+    EdgeSampler& operator=(const EdgeSampler&) = delete;
+    ~EdgeSampler() { stop(); }
+
+    // Starts the thread (once); returns when its first frame is published.
+    void start();
+    // Wakes and joins the thread; the last frame stays. Idempotent.
+    void stop();
+    // The latest frame (never null after start()).
+    [[nodiscard]] std::shared_ptr<const Frame> latest() const {
+        std::lock_guard lock(frame_mutex_);
+        return frame_;
+    }
+
+  private:
+    struct Schedule {
+        WallClock::time_point due{};
+        std::optional<WallClock::time_point> last_refresh;
+        std::optional<WallClock::duration> period;
+        bool probing = false;  // the previous read found no new refresh
+    };
+    void run();
+    // Reads the GPUs that are due, publishes a frame if any was read, and
+    // returns when the next one is due.
+    WallClock::time_point sweep();
+    void reschedule(Schedule& s, const GpuSample& sample, WallClock::time_point now);
+
+    const Gpus& gpus_;
+    std::vector<unsigned> indices_;
+    const CounterWatch* watch_;
+    std::vector<Schedule> schedule_;  // the thread's own
+    mutable std::mutex frame_mutex_;
+    std::shared_ptr<const Frame> frame_;
+    std::mutex mutex_;
+    std::condition_variable wake_;
+    bool started_ = false;
+    bool stopping_ = false;
+    bool first_frame_ = false;
+    std::thread thread_;
+};
+
+}  // namespace zeus::monitor_detail
