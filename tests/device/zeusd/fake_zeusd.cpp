@@ -1,4 +1,4 @@
-#include "zeusd_backend/fake_zeusd.hpp"
+#include "device/zeusd/fake_zeusd.hpp"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
