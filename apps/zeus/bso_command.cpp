@@ -17,10 +17,9 @@
 
 #include "commands.hpp"
 #include "option_checks.hpp"
-#include "simulator_api.hpp"
-#include "trace_simulation.hpp"
 #include "zeus/device/gpus.hpp"
 #include "zeus/optimizer/batch_size/trace_replay.hpp"
+#include "zeus/simulation/simulated_power_limit_optimizer.hpp"
 
 namespace zeus::cli {
 namespace {
@@ -42,63 +41,6 @@ int fail(const Error& error, int code) {
     std::cerr << "zeus: bso simulate: " << error.describe() << "\n";
     return code;
 }
-
-// The power-limit optimizer on a private simulated GPU following `csv`:
-// every traced limit profiled in the first epoch, in equal shares, then the
-// ZeusCost choice at the job's eta.
-class SimulatedPowerLimitOptimizer {
-public:
-    static Result<SimulatedPowerLimitOptimizer> open(const std::string& csv, double eta) {
-        auto environment = GpuOptions::from_environment();
-        if (!environment) return environment.error();
-        auto library = locate_simulator_library(environment->simulator_library);
-        if (!library) return library.error();
-        auto presets = simulator_presets(*library);
-        if (!presets) return presets.error();
-        auto preset = choose_preset(*presets, "", csv);
-        if (!preset) return preset.error();
-        auto selector = optimizer::parse_selector(fmt::format("zeus-cost:eta={}", eta));
-        if (!selector) return selector.error();
-        return SimulatedPowerLimitOptimizer(csv, *preset, std::move(presets).value(), *selector);
-    }
-
-    Result<double> choose(const bso::TraceJob& job, std::int64_t batch_size, const bso::LimitTable& limits) const {
-        TraceWorkload workload{job.dataset, job.network, static_cast<int>(batch_size), job.optimizer, {}};
-        for (const auto& [w, epoch] : limits) workload.limits_w.push_back(w);
-        auto fitted = fit_to_preset(workload, preset_, presets_);
-        if (!fitted) return fitted.error();
-        TraceSimulationPlan plan;
-        plan.csv_path = csv_;
-        plan.gpu_model = preset_.key;
-        plan.optimizer.selector = selector_;
-        plan.optimizer.wait_steps = 0;
-        plan.optimizer.warmup_steps = kWarmupSteps;
-        plan.optimizer.profile_steps = kProfileSteps;
-        // One epoch holds every limit's warm-up and window, plus the step
-        // on which the choice is set.
-        plan.steps_per_epoch = fitted->workload.limits_w.size() * (kWarmupSteps + kProfileSteps) + 1;
-        auto report = simulate_trace(plan, fitted->workload);
-        if (!report) return report.error();
-        for (const auto& c : report->choices)
-            if (c.in_use) return static_cast<double>(c.power_limit.count()) / 1000.0;
-        return Error{ErrorCode::Unknown, "the power-limit optimizer reported no choice", "report this bug", 0};
-    }
-
-    [[nodiscard]] const std::string& gpu() const { return preset_.key; }
-
-private:
-    static constexpr std::size_t kWarmupSteps = 10;
-    static constexpr std::size_t kProfileSteps = 40;
-
-    SimulatedPowerLimitOptimizer(std::string csv, SimulatorPreset preset, std::vector<SimulatorPreset> presets,
-                                 optimizer::SelectorPtr selector)
-        : csv_(std::move(csv)), preset_(std::move(preset)), presets_(std::move(presets)), selector_(std::move(selector)) {}
-
-    std::string csv_;
-    SimulatorPreset preset_;
-    std::vector<SimulatorPreset> presets_;
-    optimizer::SelectorPtr selector_;
-};
 
 struct Summary {
     double eta_ratio = 0;  // Zeus / baseline, all recurrences
@@ -240,13 +182,13 @@ int run_simulate(const BsoSimulateFlags& f) {
     if (!train) return fail(train.error(), 2);
     struct Gpu {
         bso::PowerTrace trace;
-        SimulatedPowerLimitOptimizer limits;
+        simulation::SimulatedPowerLimitOptimizer limits;
     };
     std::vector<Gpu> gpus;
     for (const auto& csv : f.power_traces) {
         auto trace = bso::PowerTrace::read(csv);
         if (!trace) return fail(trace.error(), 2);
-        auto limits = SimulatedPowerLimitOptimizer::open(csv, f.eta);
+        auto limits = simulation::SimulatedPowerLimitOptimizer::open(csv, f.eta);
         if (!limits) return fail(limits.error(), 2);
         gpus.push_back(Gpu{std::move(trace).value(), std::move(limits).value()});
     }

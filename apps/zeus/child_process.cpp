@@ -112,7 +112,7 @@ bool SignalPipe::wait_for_termination(std::chrono::nanoseconds timeout) {
     return stop;
 }
 
-Result<pid_t> spawn_command(const std::vector<std::string>& argv, bool stdout_to_stderr) {
+Result<pid_t> spawn_command(const std::vector<std::string>& argv, ChildStdout output) {
     if (argv.empty() || argv.front().empty()) {
         return Error{ErrorCode::InvalidArgument, "no command given",
                      "put the command after --, e.g. zeus run -- python train.py"};
@@ -134,7 +134,10 @@ Result<pid_t> spawn_command(const std::vector<std::string>& argv, bool stdout_to
     posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
     posix_spawn_file_actions_t files;
     posix_spawn_file_actions_init(&files);
-    if (stdout_to_stderr) posix_spawn_file_actions_adddup2(&files, STDERR_FILENO, STDOUT_FILENO);
+    if (output == ChildStdout::kToStderr) posix_spawn_file_actions_adddup2(&files, STDERR_FILENO, STDOUT_FILENO);
+    if (output == ChildStdout::kDiscarded) {
+        posix_spawn_file_actions_addopen(&files, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
+    }
     pid_t pid = -1;
     const int rc = ::posix_spawnp(&pid, args[0], &files, &attr, args.data(), environ);
     posix_spawn_file_actions_destroy(&files);

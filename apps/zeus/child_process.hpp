@@ -61,9 +61,14 @@ using report::signal_name;
 // blocked, sharing zeus's process group, standard streams and environment.
 // Errors: NotFound when there is no such command (a shell's 127), NoPermission
 // when it cannot be executed (a shell's 126), OperatingSystem otherwise.
-// stdout_to_stderr: the command's standard output goes to zeus's standard
-// error, leaving standard output to zeus's report (`--output -`).
-[[nodiscard]] Result<pid_t> spawn_command(const std::vector<std::string>& argv, bool stdout_to_stderr = false);
+// Where the command's standard output goes.
+enum class ChildStdout {
+    kInherited,
+    kToStderr,   // zeus's standard error, leaving standard output to zeus's report (`--output -`)
+    kDiscarded,  // /dev/null: a workload whose own report would interleave with zeus's
+};
+[[nodiscard]] Result<pid_t> spawn_command(const std::vector<std::string>& argv,
+                                          ChildStdout output = ChildStdout::kInherited);
 
 // The exit code a shell uses for a command that could not be started.
 [[nodiscard]] int spawn_failure_exit_code(const Error& error);

@@ -97,7 +97,7 @@ int run_exporter(const ExporterOptions& opts) {
         io,
         [&device_metrics](const hs::Request& request, const hs::Peer&, hs::Respond respond) {
             const std::string_view target = request.target();
-            const std::string_view path = target.substr(0, target.find('?'));
+            const std::string_view path = hs::split_target(target).path;
             if (path == metrics::kMetricsPath) return respond(metrics::metrics_response(device_metrics, request));
             if (path == "/") {
                 return respond(hs::Response::text(hs::http::status::ok,

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "commands.hpp"
-#include "window_charges.hpp"
+#include "charged_windows.hpp"
 #include "zeus/device/gpu.hpp"
 #include "zeus/platform/error.hpp"
 #include "zeus/report/measurement_report.hpp"

@@ -175,7 +175,7 @@ Result<std::unique_ptr<MeasureSession>> MeasureSession::open(const MeasureOption
     auto monitor = EnergyMonitor::open(s->gpus_, &s->cpus_, s->soc_.get(), std::move(mopts));
     if (!monitor) return monitor.error();
     s->monitor_ = std::move(monitor).value();
-    auto charges = WindowCharges::open(options.charges, *s->monitor_, s->gpus_);
+    auto charges = ChargedWindows::open(options.charges, *s->monitor_, s->gpus_);
     if (!charges) return charges.error();
     s->charges_ = std::move(charges).value();
 

@@ -98,7 +98,7 @@ class MeasureSession {
     // Declared after the devices they read, so they are destroyed (threads joined) first.
     std::unique_ptr<PowerMonitor> power_monitor_;
     std::unique_ptr<EnergyMonitor> monitor_;
-    std::unique_ptr<WindowCharges> charges_;  // over monitor_: destroyed (thread joined) before it
+    std::unique_ptr<ChargedWindows> charges_;  // over monitor_: destroyed (thread joined) before it
 };
 
 class TraceRecorder;

@@ -20,7 +20,7 @@
 #include "option_checks.hpp"
 #include "perseus_output.hpp"
 #include "solve_progress.hpp"
-#include "pipeline_simulation.hpp"
+#include "zeus/simulation/pipeline_simulation.hpp"
 #include "platform/read_user_file.hpp"
 #include "zeus/lowtime/instruction_profile.hpp"
 #include "zeus/lowtime/perseus_plan.hpp"
@@ -133,7 +133,7 @@ int run_solve(const SolveFlags& f) {
         const auto& points = plan.frontier.points();
         const auto written = points_to_write(points.size(), f.schedules);
         for (const std::size_t i : written) {
-            write_file(dir / fmt::format("schedule_{:05d}.json", i - 1), schedule_json(plan, i));
+            write_file(dir / fmt::format("schedule_{:05d}.json", i - 1), lowtime::schedule_json(plan, i));
             write_file(dir / fmt::format("freqs_pipeline_{:05d}.py", i - 1), freqs_pipeline_python(plan, i));
         }
         write_file(dir / "frontier.svg", frontier_svg(plan));
@@ -158,12 +158,12 @@ int run_solve(const SolveFlags& f) {
 }
 
 struct SimulateFlags {
-    PipelineSimulationPlan plan;
+    simulation::PipelineSimulationPlan plan;
     std::string format = "text";
 };
 
 int run_simulate(const SimulateFlags& f) {
-    auto report = simulate_pipeline(f.plan);
+    auto report = simulation::simulate_pipeline(f.plan);
     if (!report) {
         std::cerr << "zeus: perseus simulate: " << report.error().describe() << "\n";
         return 1;

@@ -90,15 +90,6 @@ std::string frontier_json(const lowtime::PerseusPlan& plan, const std::vector<st
     return doc.dump(1) + "\n";
 }
 
-std::string schedule_json(const lowtime::PerseusPlan& plan, std::size_t point) {
-    nlohmann::json doc = nlohmann::json::array();
-    for (const auto& stage : plan.schedule_at(point)) {
-        auto& s = doc.emplace_back(nlohmann::json::array());
-        for (const auto& [kind, knob] : stage) s.push_back({kind_name(kind), knob});
-    }
-    return doc.dump() + "\n";
-}
-
 std::string freqs_pipeline_python(const lowtime::PerseusPlan& plan, std::size_t point) {
     const auto& p = plan.frontier.points().at(point);
     std::string out = "[\n";

@@ -1,5 +1,5 @@
 // What `zeus perseus solve` writes: the frontier as JSON, each point's
-// per-stage schedule as JSON (what the PFO server serves), the original's
+// per-stage schedule as JSON (lowtime::schedule_json), the original's
 // freqs_pipeline_%05d.py list literal, and an SVG of the frontier.
 #pragma once
 
@@ -18,8 +18,6 @@ namespace zeus::cli {
 
 // `written`: the points (ascending) whose schedule files exist; the others' "schedule" is null.
 [[nodiscard]] std::string frontier_json(const lowtime::PerseusPlan& plan, const std::vector<std::size_t>& written);
-// [[["forward", 1740], ["backward", 1710], ...] per stage]
-[[nodiscard]] std::string schedule_json(const lowtime::PerseusPlan& plan, std::size_t point);
 // The original's export for point `point` (>= 1), index point - 1 in its name.
 [[nodiscard]] std::string freqs_pipeline_python(const lowtime::PerseusPlan& plan, std::size_t point);
 [[nodiscard]] std::string frontier_svg(const lowtime::PerseusPlan& plan);

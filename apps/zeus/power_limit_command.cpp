@@ -12,9 +12,9 @@
 
 #include "commands.hpp"
 #include "option_checks.hpp"
-#include "simulator_api.hpp"
-#include "trace_simulation.hpp"
-#include "window_charges.hpp"
+#include "zeus/simulation/simulator_api.hpp"
+#include "zeus/simulation/trace_simulation.hpp"
+#include "charged_windows.hpp"
 #include "zeus/carbon/carbon_aware_power_limit.hpp"
 #include "zeus/device/gpus.hpp"
 #include "zeus/optimizer/power_limit_profile.hpp"
@@ -130,8 +130,8 @@ struct SimulateFlags {
     SelectorFlags selectors;
 };
 
-Result<std::vector<TraceWorkload>> chosen_workloads(const SimulateFlags& f) {
-    auto all = read_trace_workloads(f.trace);
+Result<std::vector<simulation::TraceWorkload>> chosen_workloads(const SimulateFlags& f) {
+    auto all = simulation::read_trace_workloads(f.trace);
     if (!all) return all.error();
     if (f.all) {
         if (!f.profile_path.empty()) {
@@ -150,7 +150,7 @@ Result<std::vector<TraceWorkload>> chosen_workloads(const SimulateFlags& f) {
                      "optimizers were traced), or --all",
                      0};
     }
-    std::vector<TraceWorkload> matches;
+    std::vector<simulation::TraceWorkload> matches;
     std::vector<std::string> known;
     for (const auto& w : *all) {
         const std::string name = w.dataset + "/" + w.network;
@@ -187,15 +187,15 @@ int run_simulate(const SimulateFlags& f) {
     if (!environment) return fail("simulate", environment.error(), 2);
     auto library = locate_simulator_library(environment->simulator_library);
     if (!library) return fail("simulate", library.error(), 1);
-    auto presets = simulator_presets(*library);
+    auto presets = simulation::simulator_presets(*library);
     if (!presets) return fail("simulate", presets.error(), 1);
-    auto preset = choose_preset(*presets, f.gpu_model, f.trace);
+    auto preset = simulation::choose_preset(*presets, f.gpu_model, f.trace);
     if (!preset) return fail("simulate", preset.error(), 2);
     // Every workload fitted to the preset's range before anything runs.
-    std::vector<TraceWorkload> fitted;
+    std::vector<simulation::TraceWorkload> fitted;
     std::vector<std::string> notes;
     for (const auto& w : *workloads) {
-        auto fit = fit_to_preset(w, *preset, *presets);
+        auto fit = simulation::fit_to_preset(w, *preset, *presets);
         if (!fit) return fail("simulate", fit.error(), 2);
         if (!fit->note.empty()) notes.push_back(fit->note);
         fitted.push_back(std::move(fit->workload));
@@ -207,7 +207,7 @@ int run_simulate(const SimulateFlags& f) {
     } else {
         for (const auto& n : notes) std::cerr << "zeus: power-limit simulate: warning: " << n << "\n";
     }
-    TraceSimulationPlan plan;
+    simulation::TraceSimulationPlan plan;
     plan.csv_path = f.trace;
     plan.gpu_model = preset->key;
     plan.gpu_count = f.gpus;
@@ -238,7 +238,7 @@ int run_simulate(const SimulateFlags& f) {
         std::cout << "|\n";
     }
     for (const auto& workload : fitted) {
-        auto report = simulate_trace(plan, workload);
+        auto report = simulation::simulate_trace(plan, workload);
         if (!report) return fail("simulate", Error{report.error().code, workload.name() + ": " + report.error().message,
                                                    report.error().hint, 0},
                                  1);

@@ -22,7 +22,7 @@
 #include "measure_session.hpp"
 #include "profile_options.hpp"
 #include "profile_output.hpp"
-#include "simulator_api.hpp"
+#include "zeus/simulation/simulator_api.hpp"
 #include "zeus/profile/recommendation.hpp"
 
 namespace zeus::cli {
@@ -40,7 +40,7 @@ struct IterationFailed {
 profile::Target command_target(const std::vector<std::string>& argv, bool stdout_to_stderr) {
     return [argv, stdout_to_stderr] {
         std::cout.flush();
-        auto child = spawn_command(argv, stdout_to_stderr);
+        auto child = spawn_command(argv, stdout_to_stderr ? ChildStdout::kToStderr : ChildStdout::kInherited);
         if (!child) throw IterationFailed{child.error().describe(), spawn_failure_exit_code(child.error())};
         int raw = 0;
         while (::waitpid(*child, &raw, 0) < 0) {
@@ -70,9 +70,9 @@ Result<profile::Target> simulated_target(const Gpus& gpus, const std::vector<uns
         return Error{ErrorCode::InvalidArgument, "--simulated-work needs the GPU simulator, but these GPUs are real",
                      "add --simulate (or set ZEUS_SIMULATE=1), or profile a command after --"};
     }
-    auto api = SimulatorApi::open(gpus);
+    auto api = simulation::SimulatorApi::open(gpus);
     if (!api) return api.error();
-    auto work = std::make_shared<SimulatorApi>(std::move(api).value());
+    auto work = std::make_shared<simulation::SimulatorApi>(std::move(api).value());
     std::vector<unsigned> physical;
     for (const unsigned i : indices) physical.push_back(gpus[i].identity().physical_index);
     const double units = seconds * utilization;  // work at `utilization` that takes `seconds` at the maximum clock

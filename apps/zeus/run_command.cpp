@@ -19,7 +19,7 @@
 #include "commands.hpp"
 #include "measure_session.hpp"
 #include "run_push.hpp"
-#include "scratch_directory.hpp"
+#include "zeus/simulation/scratch_directory.hpp"
 
 namespace zeus::cli {
 namespace {
@@ -53,9 +53,9 @@ int run_command(const RunOptions& opts) {
         return kZeusFailed;
     }
     // Simulated GPUs: the command must run on the ones measured here.
-    std::optional<SimulatorSharedWithChildren> simulator;
+    std::optional<simulation::SimulatorSharedWithChildren> simulator;
     if (auto env = GpuOptions::from_environment(); env && (opts.measure.device.simulate || env->simulate)) {
-        auto shared = SimulatorSharedWithChildren::arrange(env->simulator_library);
+        auto shared = simulation::SimulatorSharedWithChildren::arrange(env->simulator_library);
         if (!shared) {
             std::cerr << "zeus: " << shared.error().describe() << "\n";
             return kZeusFailed;
@@ -101,7 +101,8 @@ int run_command(const RunOptions& opts) {
 
     std::cout.flush();
     std::cerr.flush();
-    auto child = spawn_command(opts.command, session.command_stdout_to_stderr());
+    auto child = spawn_command(opts.command,
+                               session.command_stdout_to_stderr() ? ChildStdout::kToStderr : ChildStdout::kInherited);
     if (!child) {
         (void)session.monitor().end_window("zeus.run", false, true);
         std::cerr << "zeus: " << child.error().describe() << "\n";

@@ -5,18 +5,13 @@
 #pragma once
 
 #include <cstdint>
-#include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "config_error.h"
 #include "gpu_params.h"
 
 namespace zeus::sim {
-
-class ConfigError : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
 
 enum class ClockMode { kReal, kVirtual };
 

@@ -2,7 +2,7 @@
 
 #include <vector>
 
-#include "config.h"
+#include "config_error.h"
 
 namespace zeus::sim {
 namespace {

@@ -207,9 +207,9 @@ std::string require_job_id_query(std::string_view query) {
 
 Response Router::handle(const http_server::Request& request) {
     const std::string_view target = request.target();
-    const auto question = target.find('?');
-    const std::string_view path = target.substr(0, question);
-    const std::string_view query = question == std::string_view::npos ? std::string_view{} : target.substr(question + 1);
+    const http_server::TargetParts parts = http_server::split_target(target);
+    const std::string_view path = parts.path;
+    const std::string_view query = parts.query;
     const auto method = request.method();
     try {
         if (path == "/jobs" && method == http::verb::post) {

@@ -8,8 +8,8 @@
 #include <optional>
 
 #include "zeus/device/gpus.hpp"
-#include "zeus/platform/dynamic_library.hpp"
 #include "zeus/platform/units.hpp"
+#include "zeus/simulation/simulator_api.hpp"
 
 namespace zeus {
 
@@ -35,19 +35,8 @@ class SimulatorClock {
     [[nodiscard]] std::optional<PowerSensorEnergy> power_sensor_energy(unsigned physical_gpu) const;
 
   private:
-    using NowFunction = int (*)(double*);
-    using UnixTimeFunction = int (*)(long long*);
-    using SensorEnergyFunction = int (*)(unsigned, double*, long long*, double*);
-    SimulatorClock(DynamicLibrary library, NowFunction read_now, UnixTimeFunction read_unix_time,
-                   SensorEnergyFunction read_sensor_energy)
-        : library_(std::move(library)),
-          now_(read_now),
-          unix_time_(read_unix_time),
-          sensor_energy_(read_sensor_energy) {}
-    DynamicLibrary library_;  // keeps the functions valid
-    NowFunction now_;
-    UnixTimeFunction unix_time_;
-    SensorEnergyFunction sensor_energy_;  // may be null
+    explicit SimulatorClock(simulation::SimulatorApi api) : api_(std::move(api)) {}
+    simulation::SimulatorApi api_;
 };
 
 }  // namespace zeus

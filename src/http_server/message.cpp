@@ -37,4 +37,10 @@ Response Response::event_stream(std::shared_ptr<EventSource> source) {
     return response;
 }
 
+TargetParts split_target(std::string_view target) {
+    const auto question = target.find('?');
+    if (question == std::string_view::npos) return {target, {}};
+    return {target.substr(0, question), target.substr(question + 1)};
+}
+
 }  // namespace zeus::http_server

@@ -11,6 +11,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -80,5 +81,13 @@ using Respond = std::function<void(Response)>;
 // It may answer at once or later (from another thread) through `respond`.
 // An exception it throws becomes a 500 for that request only.
 using Handler = std::function<void(const Request& request, const Peer& peer, Respond respond)>;
+
+// A request target "/path?query" split at its first '?' (the query is empty
+// when there is none), neither part decoded: every server's routes start here.
+struct TargetParts {
+    std::string_view path;
+    std::string_view query;
+};
+[[nodiscard]] TargetParts split_target(std::string_view target);
 
 }  // namespace zeus::http_server

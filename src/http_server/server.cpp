@@ -718,7 +718,7 @@ Server::~Server() {
     session_threads_.reset();
 }
 
-Status Server::listen_tcp(const std::string& address) {
+Result<unsigned short> Server::listen_tcp(const std::string& address) {
     const auto colon = address.rfind(':');
     if (colon == std::string::npos) {
         return Error{ErrorCode::InvalidConfig, fmt::format("TCP address '{}' has no port", address),
@@ -746,10 +746,11 @@ Status Server::listen_tcp(const std::string& address) {
         return Error{ErrorCode::OperatingSystem, fmt::format("cannot listen on {}: {}", address, error.message()),
                      "pick a free port"};
     }
+    const unsigned short bound_port = acceptor.local_endpoint().port();
     auto listener = std::make_shared<Listener<tcp>>(io_, std::move(acceptor), shared_);
     listener->start();
     listeners_->tcp_listeners.push_back(listener);
-    return {};
+    return bound_port;
 }
 
 Status Server::listen_unix(const std::string& path) {

@@ -70,8 +70,9 @@ class Server {
     Server(const Server&) = delete;
     Server& operator=(const Server&) = delete;
 
-    // "127.0.0.1:4938" or "[::1]:4938".
-    Status listen_tcp(const std::string& address);
+    // "127.0.0.1:4938" or "[::1]:4938"; port 0 lets the kernel choose a free
+    // one. Returns the port listened on.
+    Result<unsigned short> listen_tcp(const std::string& address);
     // Binds a socket at `path`, which must not exist (see unix_socket.hpp).
     Status listen_unix(const std::string& path);
     // Stops accepting; open sessions end with their connections. With

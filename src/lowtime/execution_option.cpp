@@ -7,12 +7,12 @@
 #include <stdexcept>
 #include <string>
 
-#include "zeus/lowtime/py_float.hpp"
+#include "zeus/lowtime/python_floordiv.hpp"
 
 namespace zeus::lowtime {
 
 int ExecutionOption::quant_time() const {
-    const double q = py_floordiv(real_time, unit_time);
+    const double q = python_floordiv(real_time, unit_time);
     // Callers bound real_time / unit_time (perseus_plan: 1e6); a cast beyond int is undefined.
     if (!(q >= 0.0 && q <= static_cast<double>(std::numeric_limits<int>::max())))
         throw std::invalid_argument("execution option with knob " + std::to_string(knob) + ": " +

@@ -5,6 +5,8 @@
 #include <stdexcept>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 namespace zeus::lowtime {
 
 namespace {
@@ -66,6 +68,16 @@ std::vector<std::vector<std::pair<InstructionKind, Knob>>> PerseusPlan::schedule
         for (std::size_t k = 0; k < pipeline.nodes[s].size(); ++k)
             schedule[s].emplace_back(pipeline.orders[s][k].kind, knobs[pipeline.nodes[s][k]]);
     return schedule;
+}
+
+std::string schedule_json(const PerseusPlan& plan, std::size_t point) {
+    nlohmann::json doc = nlohmann::json::array();
+    for (const auto& stage : plan.schedule_at(point)) {
+        auto& s = doc.emplace_back(nlohmann::json::array());
+        for (const auto& [kind, knob] : stage)
+            s.push_back({kind == InstructionKind::kForward ? "forward" : "backward", knob});
+    }
+    return doc.dump() + "\n";
 }
 
 double PerseusPlan::energy_with_p2p(std::size_t point) const {

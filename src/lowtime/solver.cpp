@@ -6,7 +6,7 @@
 #include <stdexcept>
 
 #include "min_cut.hpp"
-#include "zeus/lowtime/py_float.hpp"
+#include "zeus/lowtime/python_floordiv.hpp"
 
 namespace zeus::lowtime {
 
@@ -105,7 +105,7 @@ private:
 // lower bounds of even 1e8 arcs stay below 1e18).
 detail::FlowUnits to_flow_units(double x) {
     constexpr double kCap = 1e12;
-    const double units = py_floordiv(x, kFpError);
+    const double units = python_floordiv(x, kFpError);
     return static_cast<detail::FlowUnits>(std::isnan(units) || units > kCap ? kCap : units);
 }
 

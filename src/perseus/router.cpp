@@ -52,9 +52,9 @@ Response schedule_response(ScheduleOutcome outcome) {
 
 void Router::handle(const http_server::Request& request, const http_server::Respond& respond) {
     const std::string_view target = request.target();
-    const auto question = target.find('?');
-    const std::string_view path = target.substr(0, question);
-    const std::string_view query = question == std::string_view::npos ? std::string_view{} : target.substr(question + 1);
+    const http_server::TargetParts parts = http_server::split_target(target);
+    const std::string_view path = parts.path;
+    const std::string_view query = parts.query;
     // "/register_rank/{job_id}" -> ("register_rank", job_id)
     const auto route = [&](std::string_view prefix) -> std::optional<std::string> {
         if (!path.starts_with(prefix) || path.size() == prefix.size()) return std::nullopt;

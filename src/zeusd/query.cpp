@@ -1,5 +1,6 @@
 #include "zeusd/query.hpp"
 
+#include "http_server/message.hpp"
 #include "http_server/percent_decode.hpp"
 
 #include <algorithm>
@@ -37,12 +38,11 @@ std::string expected_list(std::span<const std::string_view> allowed) {
 
 std::optional<RequestTarget> parse_target(std::string_view target) {
     RequestTarget parsed;
-    const auto question = target.find('?');
-    auto path = percent_decode(target.substr(0, question));
+    const http_server::TargetParts parts = http_server::split_target(target);
+    std::string_view query = parts.query;
+    auto path = percent_decode(parts.path);
     if (!path) return std::nullopt;
     parsed.path = std::move(*path);
-    if (question == std::string_view::npos) return parsed;
-    std::string_view query = target.substr(question + 1);
     while (!query.empty()) {
         const auto amp = query.find('&');
         const auto pair = query.substr(0, amp);

@@ -181,8 +181,35 @@ void Router::whoami(Context& context) const {
     context.respond(Response::json(whoami_body(*context.claims)));
 }
 
-void Router::gpu_control(Context& context) const {
-    const std::string_view name = std::string_view(context.target.path).substr(5);  // after "/gpu/"
+// What one GPU control request asks for, once its query has been checked.
+struct Router::GpuControlRequest {
+    ControlCommand base;  // all but the GPU
+    std::vector<unsigned> ids;
+    bool block = false;
+    bool persist = false;
+};
+
+namespace {
+
+// A curl user learns from the answer, not the docs, that a short-lived
+// client's change does not outlive it. nullopt for the resets.
+std::optional<std::string> restore_note(GpuCommand kind, bool persist, const Peer& peer) {
+    if (kind != GpuCommand::SetPowerLimit && kind != GpuCommand::SetPersistenceMode &&
+        kind != GpuCommand::SetGpuLockedClocks && kind != GpuCommand::SetMemLockedClocks) {
+        return std::nullopt;
+    }
+    if (persist) return std::string("kept: persist=true, zeusd will not undo this change");
+    if (peer.pid) {
+        return fmt::format(
+            "undone when client pid {} exits (or zeusd stops); add persist=true to the query to "
+            "keep it",
+            *peer.pid);
+    }
+    return std::string("undone when zeusd stops; add persist=true to the query to keep it");
+}
+
+// The command a route names and the query parameters it accepts.
+std::span<const std::string_view> control_command_of(std::string_view name, ControlCommand& base) {
     // `persist` is ours: keep the change when the client goes away.
     static constexpr std::array<std::string_view, 4> power_limit_params = {"gpu_ids", "power_limit_mw", "block",
                                                                            "persist"};
@@ -190,29 +217,36 @@ void Router::gpu_control(Context& context) const {
     static constexpr std::array<std::string_view, 5> clock_params = {"gpu_ids", "min_clock_mhz", "max_clock_mhz",
                                                                      "block", "persist"};
     static constexpr std::array<std::string_view, 2> reset_params = {"gpu_ids", "block"};
-    ControlCommand base;
-    std::span<const std::string_view> allowed;
     if (name == "set_power_limit") {
         base.kind = GpuCommand::SetPowerLimit;
-        allowed = power_limit_params;
-    } else if (name == "set_persistence_mode") {
-        base.kind = GpuCommand::SetPersistenceMode;
-        allowed = persistence_params;
-    } else if (name == "set_gpu_locked_clocks" || name == "set_mem_locked_clocks") {
-        base.kind = name == "set_gpu_locked_clocks" ? GpuCommand::SetGpuLockedClocks : GpuCommand::SetMemLockedClocks;
-        allowed = clock_params;
-    } else {
-        base.kind = name == "reset_gpu_locked_clocks"   ? GpuCommand::ResetGpuLockedClocks
-                    : name == "reset_mem_locked_clocks" ? GpuCommand::ResetMemLockedClocks
-                                                        : GpuCommand::ResetLockedClocks;
-        allowed = reset_params;
+        return power_limit_params;
     }
-    auto checked = Query::check(context.target, allowed);
+    if (name == "set_persistence_mode") {
+        base.kind = GpuCommand::SetPersistenceMode;
+        return persistence_params;
+    }
+    if (name == "set_gpu_locked_clocks" || name == "set_mem_locked_clocks") {
+        base.kind = name == "set_gpu_locked_clocks" ? GpuCommand::SetGpuLockedClocks : GpuCommand::SetMemLockedClocks;
+        return clock_params;
+    }
+    base.kind = name == "reset_gpu_locked_clocks"   ? GpuCommand::ResetGpuLockedClocks
+                : name == "reset_mem_locked_clocks" ? GpuCommand::ResetMemLockedClocks
+                                                    : GpuCommand::ResetLockedClocks;
+    return reset_params;
+}
+
+}  // namespace
+
+std::optional<Router::GpuControlRequest> Router::parse_gpu_control(Context& context) const {
+    const std::string_view name = std::string_view(context.target.path).substr(5);  // after "/gpu/"
+    GpuControlRequest request;
+    auto checked = Query::check(context.target, control_command_of(name, request.base));
     if (auto* error = std::get_if<QueryError>(&checked)) {
         context.respond(Response::text(http::status::bad_request, error->message));
-        return;
+        return std::nullopt;
     }
     auto& query = std::get<Query>(checked);
+    ControlCommand& base = request.base;
     const auto ids_text = query.required_string("gpu_ids");
     if (base.kind == GpuCommand::SetPowerLimit) base.power_limit_mw = query.required_u32("power_limit_mw").value_or(0);
     if (base.kind == GpuCommand::SetPersistenceMode) base.enabled = query.required_bool("enabled").value_or(false);
@@ -220,79 +254,77 @@ void Router::gpu_control(Context& context) const {
         base.min_clock_mhz = query.required_u32("min_clock_mhz").value_or(0);
         base.max_clock_mhz = query.required_u32("max_clock_mhz").value_or(0);
     }
-    const bool block = query.required_bool("block").value_or(false);
-    bool persist = false;
+    request.block = query.required_bool("block").value_or(false);
     if (const auto raw = query.raw("persist")) {
-        if (*raw == "true") persist = true;
-        else if (*raw != "false") {
+        if (*raw == "true") {
+            request.persist = true;
+        } else if (*raw != "false") {
             context.respond(Response::text(http::status::bad_request,
                                            "Query deserialize error: provided string was not `true` or `false`"));
-            return;
+            return std::nullopt;
         }
     }
     if (query.error()) {
         context.respond(Response::text(http::status::bad_request, query.error()->message));
-        return;
+        return std::nullopt;
     }
     auto parsed = parse_id_list(*ids_text, "gpu_ids", "GPU");
     if (auto* error = std::get_if<IdListError>(&parsed)) {
         context.respond(error_response(http::status::bad_request, error->message));
-        return;
+        return std::nullopt;
     }
-    const auto ids = std::get<std::vector<unsigned>>(std::move(parsed));
-    for (const auto id : ids) {
+    request.ids = std::get<std::vector<unsigned>>(std::move(parsed));
+    for (const auto id : request.ids) {
         if (id >= gpus_->size()) {
             context.respond(Response::text(http::status::bad_request, fmt::format("GPU index {} does not exist.", id)));
-            return;
+            return std::nullopt;
         }
     }
+    return request;
+}
+
+bool Router::control_allowed(Context& context) const {
     const auto& users = options_.control_users;
     const auto& groups = options_.control_groups;
-    if (!users.empty() || !groups.empty()) {
-        const bool allowed_user = context.peer.uid && users.contains(*context.peer.uid);
-        const bool allowed_group = context.peer.gid && groups.contains(*context.peer.gid);
-        if (!allowed_user && !allowed_group) {
-            log::warn("refused {} from {}: not in the control allow-list", context.target.path, context.peer.describe());
-            context.respond(error_response(
-                http::status::forbidden,
-                fmt::format("GPU control is restricted to listed users and groups, and {} is not one of them. Ask "
-                            "the operator to add your user (--control-users) or group (--control-groups).",
-                            context.peer.uid ? fmt::format("uid {}", *context.peer.uid) : "a TCP client")));
-            return;
-        }
-    }
+    if (users.empty() && groups.empty()) return true;
+    const bool allowed_user = context.peer.uid && users.contains(*context.peer.uid);
+    const bool allowed_group = context.peer.gid && groups.contains(*context.peer.gid);
+    if (allowed_user || allowed_group) return true;
+    log::warn("refused {} from {}: not in the control allow-list", context.target.path, context.peer.describe());
+    context.respond(error_response(
+        http::status::forbidden,
+        fmt::format("GPU control is restricted to listed users and groups, and {} is not one of them. Ask "
+                    "the operator to add your user (--control-users) or group (--control-groups).",
+                    context.peer.uid ? fmt::format("uid {}", *context.peer.uid) : "a TCP client")));
+    return false;
+}
+
+void Router::gpu_control(Context& context) const {
+    const auto request = parse_gpu_control(context);
+    if (!request || !control_allowed(context)) return;
     // The audit line: who (the token's user when authentication is on) did what, from where.
     log::info("{} {} from {}{}", context.request.method_string(), context.request.target(), context.peer.describe(),
               context.claims ? fmt::format(" as token user '{}'", context.claims->sub) : std::string());
     if (on_control_) on_control_(context.peer);
+    submit_gpu_control(context, *request);
+}
+
+void Router::submit_gpu_control(Context& context, const GpuControlRequest& request) const {
     const ClientId client = context.peer.pid.value_or(0);
-    // A curl user learns from the answer, not the docs, that a short-lived
-    // client's change does not outlive it.
-    const auto restore_note = [&]() -> std::optional<std::string> {
-        if (base.kind != GpuCommand::SetPowerLimit && base.kind != GpuCommand::SetPersistenceMode &&
-            base.kind != GpuCommand::SetGpuLockedClocks && base.kind != GpuCommand::SetMemLockedClocks) {
-            return std::nullopt;
-        }
-        if (persist) return std::string("kept: persist=true, zeusd will not undo this change");
-        if (context.peer.pid) {
-            return fmt::format("undone when client pid {} exits (or zeusd stops); add persist=true to the query to "
-                               "keep it",
-                               *context.peer.pid);
-        }
-        return std::string("undone when zeusd stops; add persist=true to the query to keep it");
-    }();
-    const auto ok = [restore_note] {
+    const auto note = restore_note(request.base.kind, request.persist, context.peer);
+    const auto ok = [note] {
         Response response = Response::empty_ok();
-        if (restore_note) response.headers.emplace_back(std::string(kRestoreHeader), *restore_note);
+        if (note) response.headers.emplace_back(std::string(kRestoreHeader), *note);
         return response;
     };
-
-    if (!block) {
-        for (const auto id : ids) {
-            ControlCommand command = base;
+    if (!request.block) {
+        for (const auto id : request.ids) {
+            ControlCommand command = request.base;
             command.gpu = id;
-            gpus_->submit(command, client, persist, [command](Status status) {
-                if (!status) log::error("{} on GPU {} failed: {}", to_string(command.kind), command.gpu, status.error().describe());
+            gpus_->submit(command, client, request.persist, [command](Status status) {
+                if (!status)
+                    log::error("{} on GPU {} failed: {}", to_string(command.kind), command.gpu,
+                               status.error().describe());
             });
         }
         context.respond(ok());
@@ -305,12 +337,12 @@ void Router::gpu_control(Context& context) const {
         Respond respond;
     };
     auto pending = std::make_shared<Pending>();
-    pending->remaining = ids.size();
+    pending->remaining = request.ids.size();
     pending->respond = std::move(context.respond);
-    for (const auto id : ids) {
-        ControlCommand command = base;
+    for (const auto id : request.ids) {
+        ControlCommand command = request.base;
         command.gpu = id;
-        gpus_->submit(command, client, persist, [pending, command, ok](Status status) {
+        gpus_->submit(command, client, request.persist, [pending, command, ok](Status status) {
             const std::lock_guard lock(pending->mutex);
             if (!status) {
                 log::error("{} on GPU {} failed: {}", to_string(command.kind), command.gpu, status.error().describe());

@@ -63,6 +63,13 @@ class Router {
     void time(Context& context) const;
     void whoami(Context& context) const;
     void gpu_control(Context& context) const;
+    // gpu_control's steps: the command and GPUs the query names (nullopt:
+    // answered with the query's error), the allow-list (false: answered
+    // 403), and the submission to the GPUs' control lanes.
+    struct GpuControlRequest;
+    [[nodiscard]] std::optional<GpuControlRequest> parse_gpu_control(Context& context) const;
+    [[nodiscard]] bool control_allowed(Context& context) const;
+    void submit_gpu_control(Context& context, const GpuControlRequest& request) const;
     void gpu_read(Context& context) const;
     void gpu_stream(Context& context) const;
     void cpu_energy(Context& context) const;

@@ -58,9 +58,9 @@ protected:
             io_, [this](const http_server::Request& r, const http_server::Peer&, http_server::Respond respond) {
                 respond(router_->handle(r));
             });
-        const int port = testing::free_loopback_port();
-        ASSERT_TRUE(server_->listen_tcp("127.0.0.1:" + std::to_string(port)).ok());
-        url_ = "http://127.0.0.1:" + std::to_string(port);
+        const auto port = server_->listen_tcp("127.0.0.1:0");
+        ASSERT_TRUE(port.ok()) << port.error().describe();
+        url_ = "http://127.0.0.1:" + std::to_string(*port);
         thread_ = std::thread([this] { io_.run(); });
     }
     void TearDown() override {

@@ -65,13 +65,9 @@ class ReplayServer {
             io_, [this](const http_server::Request& r, const http_server::Peer&, http_server::Respond respond) {
                 respond(handle(r));
             });
-        // A port the kernel just handed out; another process may take it
-        // before we listen, so try a few.
-        for (int attempt = 0; attempt < 10 && port_ == 0; ++attempt) {
-            const int candidate = unused_port();
-            if (server_->listen_tcp("127.0.0.1:" + std::to_string(candidate)).ok()) port_ = candidate;
-        }
-        if (port_ == 0) throw std::runtime_error("no loopback port to listen on");
+        const auto port = server_->listen_tcp("127.0.0.1:0");
+        if (!port) throw std::runtime_error("no loopback port to listen on: " + port.error().describe());
+        port_ = *port;
         thread_ = std::thread([this] { io_.run(); });
     }
     ~ReplayServer() { stop(); }
@@ -117,12 +113,11 @@ class ReplayServer {
     }
 
     http_server::Response handle(const http_server::Request& request) {
-        const std::string target(request.target());
-        const auto question = target.find('?');
-        const std::string path = target.substr(0, question);
+        const http_server::TargetParts target = http_server::split_target(request.target());
+        const std::string path(target.path);
         Query query;
-        if (question != std::string::npos) {
-            std::string rest = target.substr(question + 1);
+        {
+            std::string rest(target.query);
             while (!rest.empty()) {
                 const auto amp = rest.find('&');
                 const std::string pair = rest.substr(0, amp);

@@ -24,7 +24,7 @@
 #include <vector>
 
 #include "child_process.hpp"
-#include "cpu/fake_powercap.hpp"
+#include "device/cpu/fake_powercap.hpp"
 #include "measure_options.hpp"
 
 extern char** environ;

@@ -12,8 +12,8 @@
 #include "support/command_output.hpp"
 #include <string>
 
-#include "cpu/fake_powercap.hpp"
-#include "soc/fake_jetson.hpp"
+#include "device/cpu/fake_powercap.hpp"
+#include "device/soc/fake_jetson.hpp"
 
 namespace {
 

@@ -7,35 +7,35 @@
 #include "zeus/lowtime/execution_option.hpp"
 #include "zeus/lowtime/operation_dag.hpp"
 #include "zeus/lowtime/pipeline.hpp"
-#include "zeus/lowtime/py_float.hpp"
+#include "zeus/lowtime/python_floordiv.hpp"
 
 namespace zeus::lowtime {
 namespace {
 
 TEST(PyFloordiv, MatchesCPythonWhereFloorOfQuotientDoesNot) {
     // CPython: 0.011 // 0.001 == 10.0, while floor(0.011 / 0.001) == 11.
-    EXPECT_EQ(py_floordiv(0.011, 0.001), 10.0);
+    EXPECT_EQ(python_floordiv(0.011, 0.001), 10.0);
     EXPECT_EQ(std::floor(0.011 / 0.001), 11.0);
     // optimizers.md §0: of d*0.001 // 0.001 for d = 1..1999, CPython 3.11 gives 968 values != d.
     int differing = 0;
     for (int d = 1; d <= 1999; ++d)
-        if (py_floordiv(d * 0.001, 0.001) != d) ++differing;
+        if (python_floordiv(d * 0.001, 0.001) != d) ++differing;
     EXPECT_EQ(differing, 968);
 }
 
 TEST(PyFloordiv, SignsAndZerosFollowPython) {
-    EXPECT_EQ(py_floordiv(7.0, 2.0), 3.0);
-    EXPECT_EQ(py_floordiv(-7.0, 2.0), -4.0);
-    EXPECT_EQ(py_floordiv(7.0, -2.0), -4.0);
-    EXPECT_EQ(py_floordiv(-7.0, -2.0), 3.0);
-    EXPECT_EQ(py_floordiv(-0.5, 2.0), -1.0);
-    EXPECT_TRUE(std::signbit(py_floordiv(0.0, -3.0)));  // 0.0 // -3.0 == -0.0
-    EXPECT_THROW((void)py_floordiv(1.0, 0.0), std::domain_error);
+    EXPECT_EQ(python_floordiv(7.0, 2.0), 3.0);
+    EXPECT_EQ(python_floordiv(-7.0, 2.0), -4.0);
+    EXPECT_EQ(python_floordiv(7.0, -2.0), -4.0);
+    EXPECT_EQ(python_floordiv(-7.0, -2.0), 3.0);
+    EXPECT_EQ(python_floordiv(-0.5, 2.0), -1.0);
+    EXPECT_TRUE(std::signbit(python_floordiv(0.0, -3.0)));  // 0.0 // -3.0 == -0.0
+    EXPECT_THROW((void)python_floordiv(1.0, 0.0), std::domain_error);
 }
 
 TEST(PyFloordiv, QuantTimeUsesIt) {
     EXPECT_EQ((ExecutionOption{0.011, 0.001, 1.0, 0}.quant_time()), 10);
-    EXPECT_EQ((ExecutionOption{0.012, 0.001, 1.0, 0}.quant_time()), static_cast<int>(py_floordiv(0.012, 0.001)));
+    EXPECT_EQ((ExecutionOption{0.012, 0.001, 1.0, 0}.quant_time()), static_cast<int>(python_floordiv(0.012, 0.001)));
 }
 
 // lowtime tests/test_operation.py vectors.

@@ -9,7 +9,7 @@
 #include <sstream>
 #include <thread>
 
-#include "cpu/fake_powercap.hpp"
+#include "device/cpu/fake_powercap.hpp"
 #include "integration/sim_fixture.hpp"
 #include "prometheus_servers.hpp"
 #include "zeus/metrics/device_metrics.hpp"

@@ -27,18 +27,6 @@
 namespace zeus::optimizer {
 namespace {
 
-int free_port() {
-    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in address{};
-    address.sin_family = AF_INET;
-    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    ::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address);
-    socklen_t length = sizeof address;
-    ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length);
-    ::close(fd);
-    return ntohs(address.sin_port);
-}
-
 // Stage 0 and stage 1 of 1F1B with two microbatches; repeated clocks on purpose.
 const std::vector<InstructionSchedule> kSolution = {
     {{"forward", 1410}, {"forward", 1200}, {"backward", 1200}, {"backward", 1005}},
@@ -69,9 +57,9 @@ class PipelineClientTest : public ::testing::Test {
             io_, [this](const http_server::Request& r, const http_server::Peer&, http_server::Respond respond) {
                 router_->handle(r, respond);
             });
-        const int port = free_port();
-        ASSERT_TRUE(server_->listen_tcp("127.0.0.1:" + std::to_string(port)).ok());
-        url_ = "http://127.0.0.1:" + std::to_string(port);
+        const auto port = server_->listen_tcp("127.0.0.1:0");
+        ASSERT_TRUE(port.ok()) << port.error().describe();
+        url_ = "http://127.0.0.1:" + std::to_string(*port);
         for (int i = 0; i < 2; ++i) threads_.emplace_back([this] { io_.run(); });
     }
     void TearDown() override {

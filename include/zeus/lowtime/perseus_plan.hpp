@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <map>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -55,6 +56,11 @@ struct PerseusPlan {
     // Effective energy plus every stage's P2P blocking power over the iteration.
     [[nodiscard]] double energy_with_p2p(std::size_t point) const;
 };
+
+// The schedule at `point` as the PFO server's solution file holds it (what
+// `zeus perseus solve` writes and `zeus perseus simulate` serves):
+// [[["forward", 1740], ["backward", 1710], ...] per stage].
+[[nodiscard]] std::string schedule_json(const PerseusPlan& plan, std::size_t point);
 
 // Peak memory of a solve: the DAG, its activity-on-arc form, the critical
 // path and min-cut networks grow with the operation count (2 x stages x

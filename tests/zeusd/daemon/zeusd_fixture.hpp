@@ -13,7 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "cpu/fake_powercap.hpp"
+#include "device/cpu/fake_powercap.hpp"
 #include "zeus/device/gpus.hpp"
 #include "zeusd_harness.hpp"
 

@@ -1,11 +1,11 @@
-#include "zeus/lowtime/py_float.hpp"
+#include "zeus/lowtime/python_floordiv.hpp"
 
 #include <cmath>
 #include <stdexcept>
 
 namespace zeus::lowtime {
 
-double py_floordiv(double a, double b) {
+double python_floordiv(double a, double b) {
     if (b == 0.0) throw std::domain_error("float floor division by zero");
     double mod = std::fmod(a, b);
     double div = (a - mod) / b;

@@ -1,4 +1,4 @@
-#include "zeusd_backend/fake_zeusd.hpp"
+#include "device/zeusd/fake_zeusd.hpp"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -190,21 +190,12 @@ class FakeZeusd::Daemon {
 
     Status listen_unix(const std::string& path) { return started(server_->listen_unix(path)); }
 
-    // On a free port of 127.0.0.1; a port taken between the probe and the
-    // bind (by a process beside us) is tried again with another.
+    // On a port of 127.0.0.1 the kernel chooses.
     Result<std::uint16_t> listen_tcp() {
-        Status status = Error{ErrorCode::Unavailable, "no free port", ""};
-        for (int attempt = 0; attempt < 5 && !status.ok(); ++attempt) {
-            boost::asio::ip::tcp::acceptor probe(io_, {boost::asio::ip::make_address("127.0.0.1"), 0});
-            const auto port = probe.local_endpoint().port();
-            probe.close();
-            status = server_->listen_tcp("127.0.0.1:" + std::to_string(port));
-            if (status.ok()) {
-                if (auto s = started(std::move(status)); !s.ok()) return s.error();
-                return port;
-            }
-        }
-        return status.error();
+        auto port = server_->listen_tcp("127.0.0.1:0");
+        if (!port) return port.error();
+        if (auto s = started(Status{}); !s.ok()) return s.error();
+        return *port;
     }
 
     std::vector<RecordedRequest> requests() const {
@@ -229,13 +220,12 @@ class FakeZeusd::Daemon {
     }
 
     hs::Response handle(const hs::Request& request, const hs::Peer& peer) {
-        const std::string target(request.target());
-        const auto question = target.find('?');
+        const hs::TargetParts target = hs::split_target(request.target());
         RecordedRequest r;
         r.connection = static_cast<int>(peer.connection_id);
         r.method = std::string(request.method_string());
-        r.path = target.substr(0, question);
-        r.query = question == std::string::npos ? "" : target.substr(question + 1);
+        r.path = std::string(target.path);
+        r.query = std::string(target.query);
         for (auto& [name, value] : query_pairs(r.query)) {
             r.param_names.push_back(name);
             r.params[name] = value;

@@ -8,12 +8,12 @@
 #include <string>
 #include <vector>
 
-#include "simulator_api.hpp"
+#include "zeus/simulation/simulator_api.hpp"
 #include "zeus/optimizer/power_limit_optimizer.hpp"
 #include "zeus/optimizer/power_limit_report.hpp"
 #include "zeus/platform/error.hpp"
 
-namespace zeus::cli {
+namespace zeus::simulation {
 
 struct TraceWorkload {
     std::string dataset;
@@ -66,4 +66,4 @@ struct TraceSimulationPlan {
 [[nodiscard]] Result<optimizer::PowerLimitReport> simulate_trace(const TraceSimulationPlan& plan,
                                                                  const TraceWorkload& workload);
 
-}  // namespace zeus::cli
+}  // namespace zeus::simulation

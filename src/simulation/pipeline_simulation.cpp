@@ -1,9 +1,6 @@
-#include "pipeline_simulation.hpp"
+#include "zeus/simulation/pipeline_simulation.hpp"
 
 #include <fmt/format.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -19,14 +16,13 @@
 
 #include "http_server/server.hpp"
 #include "perseus/router.hpp"
-#include "perseus_output.hpp"
-#include "scratch_directory.hpp"
-#include "simulator_api.hpp"
+#include "zeus/simulation/scratch_directory.hpp"
+#include "zeus/simulation/simulator_api.hpp"
 #include "zeus/device/gpus.hpp"
 #include "zeus/lowtime/perseus_plan.hpp"
 #include "zeus/optimizer/pipeline_frequency.hpp"
 
-namespace zeus::cli {
+namespace zeus::simulation {
 namespace {
 
 using lowtime::InstructionKind;
@@ -163,18 +159,6 @@ class PipelineExecutor {
     std::size_t offset_ = 0;
 };
 
-int free_port() {
-    const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in address{};
-    address.sin_family = AF_INET;
-    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t length = sizeof address;
-    const bool ok = ::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0 &&
-                    ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) == 0;
-    ::close(fd);
-    return ok ? ntohs(address.sin_port) : 0;
-}
-
 // The PFO server on a loopback port of this process, for the run.
 class LocalPfoServer {
   public:
@@ -193,15 +177,10 @@ class LocalPfoServer {
             options);
     }
     Result<std::string> start() {
-        for (int attempt = 0; attempt < 5; ++attempt) {
-            const int port = free_port();
-            if (port == 0) continue;
-            if (server_->listen_tcp(fmt::format("127.0.0.1:{}", port)).ok()) {
-                for (int i = 0; i < 2; ++i) threads_.emplace_back([this] { io_.run(); });
-                return fmt::format("http://127.0.0.1:{}", port);
-            }
-        }
-        return failed("could not listen on a loopback port for the PFO server");
+        const auto port = server_->listen_tcp("127.0.0.1:0");
+        if (!port) return failed("could not listen on a loopback port for the PFO server");
+        for (int i = 0; i < 2; ++i) threads_.emplace_back([this] { io_.run(); });
+        return fmt::format("http://127.0.0.1:{}", *port);
     }
     ~LocalPfoServer() {
         server_->stop();
@@ -289,7 +268,7 @@ Result<PipelineSimulationReport> simulate_pipeline(const PipelineSimulationPlan&
     report.predicted_time_s = points.back().real_time;
     report.predicted_energy_j = solved.energy_with_p2p(report.chosen_point);
     const auto solution = scratch->path() / "schedule.json";
-    std::ofstream(solution) << schedule_json(solved, report.chosen_point);
+    std::ofstream(solution) << lowtime::schedule_json(solved, report.chosen_point);
 
     std::vector<std::vector<lowtime::Instruction>> orders;
     for (std::size_t s = 0; s < plan.stages; ++s) orders.push_back(lowtime::synchronous_1f1b_order(plan.stages, plan.microbatches, s));
@@ -412,4 +391,4 @@ std::string PipelineSimulationReport::to_text() const {
         100.0 * (perseus.iteration_time_s / all_max.iteration_time_s - 1.0));
 }
 
-}  // namespace zeus::cli
+}  // namespace zeus::simulation

@@ -8,7 +8,7 @@
 
 #include "support/command_output.hpp"
 
-#include "zeusd_backend/fake_zeusd.hpp"
+#include "device/zeusd/fake_zeusd.hpp"
 #include "integration/sim_fixture.hpp"
 
 namespace zeus {

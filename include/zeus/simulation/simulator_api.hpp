@@ -1,6 +1,8 @@
-// The GPU simulator's workload API (sim/include/zeus_sim/zeus_sim.h), from
-// the library the simulated GPUs were opened with, for the commands that put
-// work on them (`zeus profile --simulated-work`, `zeus power-limit simulate`).
+// The GPU simulator's C API (sim/include/zeus_sim/zeus_sim.h), from the
+// library the simulated GPUs were opened with: its virtual clock (for the
+// monitors, src/device/simulator_clock.cpp), ground truth (`zeus demo`) and
+// workloads (`zeus profile --simulated-work`, `zeus power-limit|perseus
+// simulate`). Part of libzeus, so that every user reaches it the same way.
 #pragma once
 
 #include <filesystem>
@@ -11,7 +13,7 @@
 #include "zeus/platform/dynamic_library.hpp"
 #include "zeus/platform/error.hpp"
 
-namespace zeus::cli {
+namespace zeus::simulation {
 
 // One of the simulator's GPU models (zeusSimPresetInfo).
 struct SimulatorPreset {
@@ -47,6 +49,13 @@ struct SimulatorApi {
     int (*now)(double* seconds) = nullptr;
     int (*ground_truth_energy)(unsigned gpu, double* joules) = nullptr;
     int (*clock_mhz)(unsigned gpu, double* mhz) = nullptr;
+    // The virtual clock: whether the simulation moves time (not the host), and
+    // its time on the scale of the simulator's NVML timestamps.
+    int (*is_virtual_clock)(int* is_virtual) = nullptr;
+    int (*unix_time_us)(long long* unix_us) = nullptr;
+    // A GPU's instant-power readings integrated as a sampler that saw every
+    // refresh would. May be null: older simulators lack it.
+    int (*power_sensor_energy)(unsigned gpu, double* joules, long long* refreshed_unix_us, double* reading_w) = nullptr;
 };
 
 // A simulator of this process only: `config_json` and the state file go in
@@ -54,4 +63,4 @@ struct SimulatorApi {
 // are opened (the library from ZEUS_SIM_LIBRARY or next to libzeus).
 [[nodiscard]] Result<Gpus> open_private_simulator(const std::filesystem::path& directory, const std::string& config_json);
 
-}  // namespace zeus::cli
+}  // namespace zeus::simulation

@@ -12,7 +12,7 @@
 
 #include "zeus/platform/error.hpp"
 
-namespace zeus::cli {
+namespace zeus::simulation {
 
 struct PipelineSimulationPlan {
     std::size_t stages = 4;
@@ -55,4 +55,4 @@ struct PipelineSimulationReport {
 // Sets ZEUS_SIM_CONFIG/ZEUS_SIM_STATE to a private scratch simulator.
 [[nodiscard]] Result<PipelineSimulationReport> simulate_pipeline(const PipelineSimulationPlan& plan);
 
-}  // namespace zeus::cli
+}  // namespace zeus::simulation

@@ -1,4 +1,4 @@
-#include "window_charges.hpp"
+#include "charged_windows.hpp"
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -149,9 +149,9 @@ void add_charge_options(CLI::App& app, ChargeOptions& options) {
     app.add_option("--currency", options.currency, "The currency of --price / --price-file (e.g. USD), for the report");
 }
 
-Result<std::unique_ptr<WindowCharges>> WindowCharges::open(const ChargeOptions& options, EnergyMonitor& energy,
-                                                           const Gpus& gpus) {
-    std::unique_ptr<WindowCharges> charges;
+Result<std::unique_ptr<ChargedWindows>> ChargedWindows::open(const ChargeOptions& options, EnergyMonitor& energy,
+                                                             const Gpus& gpus) {
+    std::unique_ptr<ChargedWindows> charges;
     if (!options.any()) {
         if (options.carbon_estimate || options.carbon_fallback || !options.currency.empty() ||
             !options.price_location.empty()) {
@@ -162,7 +162,7 @@ Result<std::unique_ptr<WindowCharges>> WindowCharges::open(const ChargeOptions& 
         }
         return charges;
     }
-    charges.reset(new WindowCharges());
+    charges.reset(new ChargedWindows());
     carbon::HourlyMonitorOptions hourly;
     hourly.clock = carbon::window_clock(gpus);
     if (!options.carbon_zone.empty() || options.carbon_intensity || !options.carbon_file.empty()) {
@@ -180,7 +180,7 @@ Result<std::unique_ptr<WindowCharges>> WindowCharges::open(const ChargeOptions& 
     return charges;
 }
 
-void WindowCharges::begin() {
+void ChargedWindows::begin() {
     if (carbon_) {
         if (auto ok = carbon_->begin_hourly_split(kWindow); !ok) begin_errors_.push_back(ok.error().describe());
     }
@@ -189,7 +189,7 @@ void WindowCharges::begin() {
     }
 }
 
-void WindowCharges::end(const Measurement& window, report::EnergyReport& r) {
+void ChargedWindows::end(const Measurement& window, report::EnergyReport& r) {
     for (const auto& e : begin_errors_) r.warnings.push_back("the hourly split could not begin: " + e);
     if (carbon_) {
         if (auto m = carbon_->end_hourly_split(kWindow, window)) {

@@ -1,4 +1,4 @@
-#include "scratch_directory.hpp"
+#include "zeus/simulation/scratch_directory.hpp"
 
 #include <stdlib.h>
 
@@ -7,7 +7,7 @@
 
 #include "zeus/device/gpus.hpp"
 
-namespace zeus::cli {
+namespace zeus::simulation {
 
 Result<ScratchDirectory> ScratchDirectory::create(const std::string& prefix) {
     std::error_code ec;
@@ -43,4 +43,4 @@ Result<SimulatorSharedWithChildren> SimulatorSharedWithChildren::arrange(const s
     return shared;
 }
 
-}  // namespace zeus::cli
+}  // namespace zeus::simulation

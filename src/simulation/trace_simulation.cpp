@@ -1,4 +1,4 @@
-#include "trace_simulation.hpp"
+#include "zeus/simulation/trace_simulation.hpp"
 
 #include <fmt/format.h>
 #include <stdlib.h>
@@ -13,12 +13,12 @@
 
 #include "platform/csv_line.hpp"
 #include "platform/read_user_file.hpp"
-#include "scratch_directory.hpp"
-#include "simulator_api.hpp"
+#include "zeus/simulation/scratch_directory.hpp"
+#include "zeus/simulation/simulator_api.hpp"
 #include "zeus/device/gpus.hpp"
 #include "zeus/monitor/energy_monitor.hpp"
 
-namespace zeus::cli {
+namespace zeus::simulation {
 namespace {
 
 constexpr std::string_view kHeader = "dataset,network,batch_size,optimizer,power_limit,time_per_epoch,average_power";
@@ -219,4 +219,4 @@ Result<optimizer::PowerLimitReport> simulate_trace(const TraceSimulationPlan& pl
     return optimizer.report(plan.report_selectors);
 }
 
-}  // namespace zeus::cli
+}  // namespace zeus::simulation

@@ -9,7 +9,7 @@
 
 #include "zeus/platform/error.hpp"
 
-namespace zeus::cli {
+namespace zeus::simulation {
 
 class ScratchDirectory {
   public:
@@ -43,4 +43,4 @@ class SimulatorSharedWithChildren {
     std::optional<ScratchDirectory> scratch_;  // holds the state file when this process chose it
 };
 
-}  // namespace zeus::cli
+}  // namespace zeus::simulation

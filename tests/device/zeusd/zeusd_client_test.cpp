@@ -3,7 +3,7 @@
 // header), what it makes of each answer, and every error path.
 #include <gtest/gtest.h>
 
-#include "zeusd_backend/fake_zeusd.hpp"
+#include "device/zeusd/fake_zeusd.hpp"
 #include "zeus/device/zeusd_client.hpp"
 
 namespace zeus {

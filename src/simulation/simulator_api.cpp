@@ -1,4 +1,4 @@
-#include "simulator_api.hpp"
+#include "zeus/simulation/simulator_api.hpp"
 
 #include <fmt/format.h>
 #include <zeus_sim/zeus_sim.h>
@@ -8,7 +8,7 @@
 #include <fstream>
 #include <string_view>
 
-namespace zeus::cli {
+namespace zeus::simulation {
 
 Result<SimulatorApi> SimulatorApi::open(const Gpus& gpus) {
     const std::string& path = gpus.backend_info().library_path;
@@ -26,8 +26,12 @@ Result<SimulatorApi> SimulatorApi::open(const Gpus& gpus) {
     api.now = api.library.function<decltype(now)>("zeusSimNow");
     api.ground_truth_energy = api.library.function<decltype(ground_truth_energy)>("zeusSimGroundTruthEnergy");
     api.clock_mhz = api.library.function<decltype(clock_mhz)>("zeusSimClockMhz");
+    api.is_virtual_clock = api.library.function<decltype(is_virtual_clock)>("zeusSimIsVirtualClock");
+    api.unix_time_us = api.library.function<decltype(unix_time_us)>("zeusSimUnixTimeUs");
+    api.power_sensor_energy = api.library.function<decltype(power_sensor_energy)>("zeusSimPowerSensorEnergy");
     if (!api.run_work || !api.trace_profile_load || !api.trace_load_begin || !api.run_trace_work || !api.last_error ||
-        !api.load_begin || !api.load_end || !api.advance || !api.now || !api.ground_truth_energy || !api.clock_mhz) {
+        !api.load_begin || !api.load_end || !api.advance || !api.now || !api.ground_truth_energy || !api.clock_mhz ||
+        !api.is_virtual_clock || !api.unix_time_us) {
         return Error{ErrorCode::FunctionNotFound, path + " lacks the simulator's workload API",
                      "rebuild the simulator (sim/) with this version of zeus", 0};
     }
@@ -80,4 +84,4 @@ Result<Gpus> open_private_simulator(const std::filesystem::path& directory, cons
     return gpus;
 }
 
-}  // namespace zeus::cli
+}  // namespace zeus::simulation

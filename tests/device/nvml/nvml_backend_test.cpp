@@ -5,7 +5,7 @@
 #include <cmath>
 #include <cctype>
 
-#include "sim_fixture.hpp"
+#include "integration/sim_fixture.hpp"
 
 namespace zeus {
 namespace {

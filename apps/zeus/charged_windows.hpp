@@ -44,19 +44,19 @@ void add_carbon_options(CLI::App& app, ChargeOptions& options);
 // given); errors for conflicting ones, a bad file or a missing token.
 [[nodiscard]] Result<std::shared_ptr<carbon::CarbonIntensityProvider>> intensity_provider(const ChargeOptions& options);
 
-class WindowCharges {
+class ChargedWindows {
   public:
     // Checks the options and opens the providers (no request is made yet).
     // nullptr when none was asked for.
-    static Result<std::unique_ptr<WindowCharges>> open(const ChargeOptions& options, EnergyMonitor& energy,
-                                                       const Gpus& gpus);
+    static Result<std::unique_ptr<ChargedWindows>> open(const ChargeOptions& options, EnergyMonitor& energy,
+                                                        const Gpus& gpus);
     // Right after the measured window begins.
     void begin();
     // Right after it ends: the carbon and cost of `window` into `report`.
     void end(const Measurement& window, report::EnergyReport& report);
 
   private:
-    WindowCharges() = default;
+    ChargedWindows() = default;
     std::unique_ptr<carbon::CarbonEmissionMonitor> carbon_;
     std::unique_ptr<carbon::EnergyCostMonitor> cost_;
     std::vector<std::string> begin_errors_;

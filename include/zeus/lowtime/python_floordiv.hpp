@@ -9,6 +9,6 @@ namespace zeus::lowtime {
 // CPython's float `//` (Objects/floatobject.c, _float_div_mod): the quotient
 // of (a - fmod(a, b)) / b, sign-corrected and snapped to an integer.
 // Throws std::domain_error for b == 0 (Python's ZeroDivisionError).
-[[nodiscard]] double py_floordiv(double a, double b);
+[[nodiscard]] double python_floordiv(double a, double b);
 
 }  // namespace zeus::lowtime

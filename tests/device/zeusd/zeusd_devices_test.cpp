@@ -5,7 +5,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
-#include "zeusd_backend/fake_zeusd.hpp"
+#include "device/zeusd/fake_zeusd.hpp"
 #include "integration/sim_fixture.hpp"
 #include "zeus/device/cpu.hpp"
 #include "zeus/device/gpus.hpp"
