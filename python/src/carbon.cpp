@@ -3,6 +3,7 @@
 // native EnergyMonitor (include/zeus/carbon/). Times cross as Unix seconds.
 #include <nanobind/stl/map.h>
 #include <nanobind/stl/optional.h>
+#include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/string_view.h>
 #include <nanobind/stl/tuple.h>
@@ -284,19 +285,42 @@ void bind_sources(nb::module_& m) {
           },
           nb::arg("base_url"));
 
+    const auto openei_options = [](double lat, double lon, std::string label, std::string sector, int radius,
+                                   int offset, std::string base_url, std::optional<std::string> key) {
+        carbon::OpenEiOptions o;
+        o.location = carbon::GeoLocation{lat, lon, "given"};
+        o.label = std::move(label);
+        o.sector = std::move(sector);
+        o.radius = radius;
+        o.utc_offset_hours = offset;
+        o.base_url = std::move(base_url);
+        o.api_key = std::move(key);
+        return o;
+    };
+    m.def("openei_rate_json",
+          [openei_options](double lat, double lon, std::string label, std::string sector, int radius,
+                           std::string base_url, std::optional<std::string> key) {
+              auto r = [&] {
+                  nb::gil_scoped_release release;
+                  return carbon::openei_rate_json(
+                      openei_options(lat, lon, std::move(label), std::move(sector), radius, 0, std::move(base_url),
+                                     std::move(key)));
+              }();
+              // (error code, message) or ("", the rate's JSON): the caller picks the original's exception.
+              if (!r) return std::make_pair(std::string(to_string(r.error().code)), r.error().describe());
+              return std::make_pair(std::string(), std::move(*r));
+          },
+          nb::arg("latitude"), nb::arg("longitude"), nb::arg("label"), nb::arg("sector"), nb::arg("radius"),
+          nb::arg("base_url"), nb::arg("api_key").none());
+
     nb::class_<PriceSource>(m, "ElectricityPriceSource", "A native electricity-price provider.")
         .def_static("openei",
-             [](double lat, double lon, std::string label, std::string sector, int radius, int offset,
-                std::string base_url, std::optional<std::string> key) {
-                 carbon::OpenEiOptions o;
-                 o.location = carbon::GeoLocation{lat, lon, "given"};
-                 o.label = std::move(label);
-                 o.sector = std::move(sector);
-                 o.radius = radius;
-                 o.utc_offset_hours = offset;
-                 o.base_url = std::move(base_url);
-                 o.api_key = std::move(key);
-                 return PriceSource{unwrap(carbon::openei_prices(std::move(o)), ErrorFamily::Runtime)};
+             [openei_options](double lat, double lon, std::string label, std::string sector, int radius, int offset,
+                              std::string base_url, std::optional<std::string> key) {
+                 return PriceSource{unwrap(carbon::openei_prices(openei_options(lat, lon, std::move(label),
+                                                                                std::move(sector), radius, offset,
+                                                                                std::move(base_url), std::move(key))),
+                                           ErrorFamily::Runtime)};
              },
              nb::arg("latitude"), nb::arg("longitude"), nb::arg("label"), nb::arg("sector"), nb::arg("radius"),
              nb::arg("utc_offset_hours"), nb::arg("base_url"), nb::arg("api_key").none())

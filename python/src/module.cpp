@@ -16,4 +16,6 @@ NB_MODULE(_core, m) {
     zeus::python::bind_batch_size(m);
     zeus::python::bind_metrics(m);
     zeus::python::bind_reports(m);
+    zeus::python::bind_counters(m);
+    zeus::python::bind_power_stream(m);
 }

@@ -59,7 +59,7 @@ PowerDomain power_domain_named(const std::string& name) {
 // the window's Measurement.
 Measurement measure_until_stopped(nb::object monitor_object, const std::string& key, std::optional<double> period_s,
                                   std::optional<double> duration_s, const std::string& power_domain,
-                                  nb::object on_reading, nb::object on_begun) {
+                                  nb::object on_reading, nb::object on_begun, nb::object on_warning) {
     EnergyWindows& windows = nb::cast<EnergyWindows&>(monitor_object);
     EnergyMonitor& monitor = *windows.monitor;
     const Cpus no_cpus;
@@ -119,7 +119,9 @@ Measurement measure_until_stopped(nb::object monitor_object, const std::string& 
     const auto on_tick = [&](Timestamp now) {
         const double wall = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
         const auto watts = readings.read(now);
+        const auto warnings = readings.take_warnings();
         nb::gil_scoped_acquire acquire;
+        for (const auto& warning : warnings) call(on_warning, warning);
         call(on_reading, wall, std::chrono::duration<double>(now - start).count(), watts);
     };
     WindowRun run = [&] {
@@ -186,8 +188,10 @@ void bind_reports(nb::module_& m) {
     m.def("measure_until_stopped", &measure_until_stopped, nb::arg("monitor"), nb::arg("key"),
           nb::arg("period_s").none(), nb::arg("duration_s").none(), nb::arg("power_domain") = "device_instant",
           nb::arg("on_reading").none() = nb::none(), nb::arg("on_begun").none() = nb::none(),
+          nb::arg("on_warning").none() = nb::none(),
           "One window over the monitored devices until Ctrl-C (KeyboardInterrupt) or duration_s, calling on_begun() "
-          "once it is open and on_reading(wall_unix_s, elapsed_s, watts) every period_s; returns its Measurement "
+          "once it is open, on_warning(text) for each change `zeus power` warns of (a GPU whose readings stopped or "
+          "came back) and on_reading(wall_unix_s, elapsed_s, watts) every period_s; returns its Measurement "
           "(the loop of `zeus power|energy`).");
 }
 

@@ -9,6 +9,7 @@ import ctypes
 import gc
 import json
 import os
+import time
 from pathlib import Path
 
 import pytest
@@ -193,3 +194,14 @@ def pushgateway(tmp_path):
     gateway = Pushgateway(tmp_path / "pushgateway")
     yield gateway
     gateway.stop()
+
+
+def wait_for(predicate, what: str, timeout: float = 20.0):
+    """Polls `predicate` until it returns something true; fails naming `what`."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.02)
+    pytest.fail(f"timed out after {timeout} s waiting for {what}")

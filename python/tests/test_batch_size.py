@@ -179,6 +179,49 @@ def test_the_originals_errors(sim, server, tmp_path):
             JobSpec(job_id_prefix="err", **bad)
 
 
+# What the server refuses with a 422 (src/bso/router.cpp) beyond the original's validators.
+SERVER_REFUSES = [
+    (dict(num_pruning_rounds=0), "num_pruning_rounds"),
+    (dict(batch_sizes=[8, 16, 8]), "listed more than once"),
+    (dict(mab_seed=-1), "mab_seed"),
+    (dict(job_id_prefix="p" * 392), "job_id_prefix: ensure this value has at most 391 characters"),
+    (dict(job_id_prefix="p", job_id="p" * 401), "job_id: ensure this value has at most 400 characters"),
+    (dict(gpu_model="A" * 401), "gpu_model: ensure this value has at most 400 characters"),
+]
+
+
+def _spec(**override) -> dict:
+    return {"job_id_prefix": "srv", "batch_sizes": [8, 16], "default_batch_size": 8, "max_power": 300.0,
+            "number_of_gpus": 1, "gpu_model": "NVIDIA A100", **override}
+
+
+def test_job_spec_refuses_what_the_server_refuses():
+    from zeus_native.optimizer.batch_size.common import JobSpecFromClient
+
+    JobSpecFromClient(**_spec(num_pruning_rounds=1, mab_seed=0, job_id_prefix="p" * 391, gpu_model="A" * 400))
+    for bad, says in SERVER_REFUSES:
+        with pytest.raises(ValueError, match=says):
+            JobSpecFromClient(**_spec(**bad))
+
+
+def test_the_server_agrees_with_job_spec(server):
+    import json
+    import urllib.error
+    import urllib.request
+
+    url, _ = server
+    for body, status in [(_spec(num_pruning_rounds=1, mab_seed=0, job_id_prefix="p" * 391, gpu_model="A" * 400),
+                          201)] + [(_spec(**bad), 422) for bad, _ in SERVER_REFUSES]:
+        request = urllib.request.Request(url + "/jobs", json.dumps(body).encode(), method="POST",
+                                         headers={"Content-Type": "application/json"})
+        try:
+            with urllib.request.urlopen(request, timeout=10) as reply:
+                got = reply.status
+        except urllib.error.HTTPError as e:
+            got = e.code
+        assert got == status, (body, got)
+
+
 ORIGINAL_EXAMPLE = '''
 import os, sys
 from zeus_native.monitor import ZeusMonitor

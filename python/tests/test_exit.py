@@ -88,6 +88,13 @@ OBJECTS = {
         monitor.begin_window("open at exit")
         time.sleep(0.2)
     """,
+    "rapl wraparound tracker": """
+        import os
+        from zeus_native.device.cpu.rapl import RAPLFile
+        rapl_file = RAPLFile(os.path.join(os.environ["ZEUS_POWERCAP_ROOT"], "intel-rapl:0"))
+        rapl_file.read()  # starts its RaplWraparoundTracker's thread
+        time.sleep(0.2)
+    """,
     "power-limit optimizer done": """
         from zeus_native.optimizer import GlobalPowerLimitOptimizer
         monitor = ZeusMonitor(gpu_indices=[0, 1])

@@ -144,3 +144,36 @@ def test_power_limit_optimizer_discards_a_window_with_a_lost_gpu(sim):
     lose(sim, 1, False)
     for load in loads:
         sim.unload(load)
+
+
+def test_monitor_power_cli_warns_once_when_a_gpu_is_lost_and_back(sim):
+    """`python -m zeus_native.monitor power` prints `zeus power`'s warnings on standard error:
+    once when GPU 1's readings stop (its cells then empty), once when they come back."""
+    import csv
+    import signal
+    import subprocess
+    import sys
+
+    sim.start(a100s(2, clock="real"))
+    proc = subprocess.Popen([sys.executable, "-m", "zeus_native.monitor", "power", "--update-period", "0.1",
+                             "--format", "csv"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    header = next(csv.reader([proc.stdout.readline()]))
+    gpu1 = header.index("GPU 1 power (W)")
+
+    def rows(n: int) -> list:
+        return [next(csv.reader([proc.stdout.readline()])) for _ in range(n)]
+
+    assert all(r[gpu1] for r in rows(3))
+    lose(sim, 1)
+    lost_rows = rows(15)
+    lose(sim, 1, lost=False)
+    back_rows = rows(15)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 0, err
+    assert lost_rows[-1][gpu1] == "" and back_rows[-1][gpu1] != ""
+    lines = err.splitlines()
+    prefix = "python -m zeus_native.monitor: warning: "
+    assert [l for l in lines if "no power reading" in l] == [
+        prefix + "GPU 1: no power reading since its last sample (lost?); shown as unavailable until it answers again"]
+    assert [l for l in lines if "readings are back" in l] == [prefix + "GPU 1: power readings are back"]

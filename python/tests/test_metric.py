@@ -10,7 +10,7 @@ import warnings
 
 import pytest
 
-from conftest import Pushgateway, a100s, energy_bound, require_pushgateway
+from conftest import Pushgateway, a100s, energy_bound, require_pushgateway, wait_for
 
 POWER_NOISE_W = 0.5  # the simulator's instant-power noise σ (docs/simulator.md)
 
@@ -34,17 +34,6 @@ for epoch in range(2):
         histogram_metric.end_window("step_energy")
     histogram_metric.end_window(f"epoch_{epoch}_energy")
 '''
-
-
-def wait_for(predicate, what: str, timeout: float = 20.0):
-    """Polls `predicate` until it returns something true; fails naming `what`."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.02)
-    pytest.fail(f"timed out after {timeout} s waiting for {what}")
 
 
 def closed_port() -> str:

@@ -16,7 +16,9 @@ carries them. See docs/metrics.md for what differs from the original.
 from __future__ import annotations
 
 import abc
-from typing import Sequence
+import dataclasses
+import time
+from typing import Any, Sequence
 
 from zeus_native import _core, _exit
 from zeus_native.device import _sets
@@ -46,6 +48,14 @@ def _url(pushgateway_url: str | None, prometheus_url: str | None) -> str:
     if pushgateway_url is not None and prometheus_url is not None:
         raise TypeError("pass the Pushgateway URL once, as pushgateway_url (prometheus_url is its alias)")
     return str(pushgateway_url if pushgateway_url is not None else prometheus_url)
+
+
+@dataclasses.dataclass
+class MonitoringProcessState:
+    """A window's stop queue and worker (the original's; the native metrics keep threads instead)."""
+
+    queue: Any
+    proc: Any
 
 
 class Metric(abc.ABC):
@@ -194,4 +204,46 @@ class PowerGauge(_Pushed):
         self._register()
 
 
-__all__ = ["Metric", "EnergyHistogram", "EnergyCumulativeCounter", "PowerGauge"]
+def _until_stopped(metric: _Pushed, name: str, pipe: Any, update_period: float) -> None:
+    # The native metric's thread pushes every update_period; here we only wait for the stop message.
+    metric.begin_window(name, sync_execution=False)
+    try:
+        while pipe.empty():
+            time.sleep(min(float(update_period), 0.1))
+    finally:
+        metric.end_window(name, sync_execution=False)
+        metric.close()
+
+
+def energy_monitoring_loop(
+    name: str,
+    pipe: Any,
+    cpu_indices: list,
+    gpu_indices: list,
+    update_period: int,
+    pushgateway_url: str,
+    job: str,
+) -> None:
+    """Push the energy counters of window `name` every `update_period` seconds until `pipe` (a
+    queue: multiprocessing's or queue.Queue) holds a message (the original's process body).
+    The work is EnergyCumulativeCounter's; the last values are pushed when it stops."""
+    counter = EnergyCumulativeCounter(cpu_indices, gpu_indices, update_period, pushgateway_url, job)
+    _until_stopped(counter, name, pipe, update_period)
+
+
+def power_monitoring_loop(
+    name: str,
+    pipe: Any,
+    gpu_indices: list,
+    update_period: int,
+    pushgateway_url: str,
+    job: str,
+) -> None:
+    """Push the GPUs' power gauges of window `name` every `update_period` seconds until `pipe`
+    holds a message (the original's process body). The work is PowerGauge's."""
+    gauge = PowerGauge(gpu_indices, update_period, pushgateway_url, job)
+    _until_stopped(gauge, name, pipe, update_period)
+
+
+__all__ = ["Metric", "EnergyHistogram", "EnergyCumulativeCounter", "PowerGauge", "MonitoringProcessState",
+           "energy_monitoring_loop", "power_monitoring_loop"]

@@ -38,6 +38,30 @@ const nlohmann::json* find_label(const nlohmann::json& data, const std::string& 
     return nullptr;
 }
 
+std::string rate_what(const OpenEiOptions& options) { return fmt::format("OpenEI utility rate '{}'", options.label); }
+
+// The rate object labelled options.label in OpenEI's answer, as sent.
+Result<nlohmann::json> fetch_rate(HttpClient& client, const OpenEiOptions& options) {
+    const std::string what = rate_what(options);
+    auto json = get_json(client,
+                         fmt::format("/utility_rates?version=latest&format=json&api_key={}&lat={}&lon={}&radius={}"
+                                     "&detail=full&sector={}",
+                                     url_encode(*options.api_key), options.location.latitude,
+                                     options.location.longitude, options.radius, url_encode(options.sector)),
+                         what, fmt::format("check the API key in {} and the location", kOpenEiKeyVariable));
+    if (!json) return json.error();
+    const nlohmann::json* rate = find_label(*json, options.label);
+    if (rate == nullptr) {
+        return Error{ErrorCode::NotFound,
+                     fmt::format("{}: no rate with that label among OpenEI's {} rates within {} miles of lat {}, "
+                                 "lon {}",
+                                 what, options.sector, options.radius, options.location.latitude,
+                                 options.location.longitude),
+                     "look the label up at apps.openei.org/USURDB and check the sector and location", 0};
+    }
+    return *rate;
+}
+
 class OpenEiPrices final : public ElectricityPriceProvider {
   public:
     explicit OpenEiPrices(OpenEiOptions options)
@@ -70,24 +94,9 @@ class OpenEiPrices final : public ElectricityPriceProvider {
 
   private:
     Result<Tariff> fetch() {
-        const std::string what = fmt::format("OpenEI utility rate '{}'", options_.label);
-        auto json = get_json(*client_,
-                             fmt::format("/utility_rates?version=latest&format=json&api_key={}&lat={}&lon={}&radius={}"
-                                         "&detail=full&sector={}",
-                                         url_encode(*options_.api_key), options_.location.latitude,
-                                         options_.location.longitude, options_.radius, url_encode(options_.sector)),
-                             what, fmt::format("check the API key in {} and the location", kOpenEiKeyVariable));
-        if (!json) return json.error();
-        const nlohmann::json* rate = find_label(*json, options_.label);
-        if (rate == nullptr) {
-            return Error{ErrorCode::NotFound,
-                         fmt::format("{}: no rate with that label among OpenEI's {} rates within {} miles of lat {}, "
-                                     "lon {}",
-                                     what, options_.sector, options_.radius, options_.location.latitude,
-                                     options_.location.longitude),
-                         "look the label up at apps.openei.org/USURDB and check the sector and location", 0};
-        }
-        return read_tariff(*rate, what);
+        auto rate = fetch_rate(*client_, options_);
+        if (!rate) return rate.error();
+        return read_tariff(*rate, rate_what(options_));
     }
 
     static Result<Tariff> read_tariff(const nlohmann::json& rate, const std::string& what) {
@@ -140,9 +149,8 @@ class OpenEiPrices final : public ElectricityPriceProvider {
     std::optional<Tariff> tariff_;
 };
 
-}  // namespace
-
-Result<std::unique_ptr<ElectricityPriceProvider>> openei_prices(OpenEiOptions options) {
+// The options' problems (InvalidConfig), with the API key read from the environment when not given.
+std::optional<Error> complete_options(OpenEiOptions& options) {
     static constexpr std::array kSectors{"Residential", "Commercial", "Industrial", "Lighting"};
     if (std::find(kSectors.begin(), kSectors.end(), options.sector) == kSectors.end()) {
         return Error{ErrorCode::InvalidConfig, fmt::format("OpenEI sector '{}' is not one OpenEI has", options.sector),
@@ -165,7 +173,22 @@ Result<std::unique_ptr<ElectricityPriceProvider>> openei_prices(OpenEiOptions op
                                  kOpenEiKeyVariable),
                      0};
     }
+    return std::nullopt;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<ElectricityPriceProvider>> openei_prices(OpenEiOptions options) {
+    if (auto problem = complete_options(options)) return *problem;
     return std::unique_ptr<ElectricityPriceProvider>(std::make_unique<OpenEiPrices>(std::move(options)));
+}
+
+Result<std::string> openei_rate_json(OpenEiOptions options) {
+    if (auto problem = complete_options(options)) return *problem;
+    const auto client = api_client(options.base_url, "OpenEI", {});
+    auto rate = fetch_rate(*client, options);
+    if (!rate) return rate.error();
+    return rate->dump();
 }
 
 }  // namespace zeus::carbon

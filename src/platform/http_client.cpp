@@ -4,6 +4,7 @@
 
 #include <array>
 #include <memory>
+#include <optional>
 #include <utility>
 
 #include "platform/curl_api.hpp"
@@ -56,7 +57,86 @@ Result<HttpReply> HttpClient::request(std::string_view method, const std::string
     return request(req);
 }
 
+namespace {
+
+struct StreamSink {
+    const CurlApi* api = nullptr;
+    CURL* curl = nullptr;
+    const std::function<bool(std::string_view)>* on_data = nullptr;
+    const std::function<bool()>* keep_going = nullptr;
+    long status = 0;
+    Sink refused;  // the body of an answer that is not 200
+    bool ended = false;
+};
+
+std::size_t write_stream(char* data, std::size_t size, std::size_t count, void* user) {
+    auto* sink = static_cast<StreamSink*>(user);
+    if (sink->status == 0) sink->api->easy_getinfo(sink->curl, CURLINFO_RESPONSE_CODE, &sink->status);
+    if (sink->status != 200) return write_body(data, size, count, &sink->refused);
+    if (!(*sink->keep_going)() || !(*sink->on_data)(std::string_view(data, size * count))) {
+        sink->ended = true;
+        return 0;
+    }
+    return size * count;
+}
+
+int stream_progress(void* user, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
+    auto* sink = static_cast<StreamSink*>(user);
+    if ((*sink->keep_going)()) return 0;
+    sink->ended = true;
+    return 1;  // CURLE_ABORTED_BY_CALLBACK
+}
+
+}  // namespace
+
 Result<HttpReply> HttpClient::request(const HttpRequest& req) {
+    Sink sink;
+    return perform(req, [&](const CurlApi& api, void* handle) {
+        auto* curl = static_cast<CURL*>(handle);
+        api.easy_setopt(curl, CURLOPT_TIMEOUT_MS, static_cast<long>(req.timeout.count()));
+        api.easy_setopt(curl, CURLOPT_WRITEFUNCTION, &write_body);
+        api.easy_setopt(curl, CURLOPT_WRITEDATA, &sink);
+    }, [&](int rc, const CurlApi&, void*) -> std::optional<Result<HttpReply>> {
+        if (rc != CURLE_OK && sink.overflow) return overflow_error(req);
+        HttpReply reply;
+        reply.body = std::move(sink.body);
+        if (rc == CURLE_OK) return reply;
+        return std::nullopt;
+    });
+}
+
+Result<HttpReply> HttpClient::stream(const HttpRequest& req, const std::function<bool(std::string_view)>& on_data,
+                                     const std::function<bool()>& keep_going) {
+    StreamSink sink;
+    sink.on_data = &on_data;
+    sink.keep_going = &keep_going;
+    return perform(req, [&](const CurlApi& api, void* handle) {
+        auto* curl = static_cast<CURL*>(handle);
+        sink.api = &api;
+        sink.curl = curl;
+        api.easy_setopt(curl, CURLOPT_TIMEOUT_MS, 0L);
+        api.easy_setopt(curl, CURLOPT_WRITEFUNCTION, &write_stream);
+        api.easy_setopt(curl, CURLOPT_WRITEDATA, &sink);
+        api.easy_setopt(curl, CURLOPT_XFERINFOFUNCTION, &stream_progress);
+        api.easy_setopt(curl, CURLOPT_XFERINFODATA, &sink);
+        api.easy_setopt(curl, CURLOPT_NOPROGRESS, 0L);
+    }, [&](int rc, const CurlApi&, void*) -> std::optional<Result<HttpReply>> {
+        if (rc != CURLE_OK && sink.refused.overflow) return overflow_error(req);
+        if (rc != CURLE_OK && !sink.ended) return std::nullopt;
+        HttpReply reply;
+        reply.body = std::move(sink.refused.body);
+        return reply;
+    });
+}
+
+Error HttpClient::overflow_error(const HttpRequest& req) const {
+    return Error{ErrorCode::InvalidState,
+                 fmt::format("{} answered {} {} with more than {} MiB", endpoint_.name, req.method, req.target,
+                             kMaxBody >> 20U),
+                 endpoint_.unreachable_fix, 0};
+}
+
+Result<HttpReply> HttpClient::perform(const HttpRequest& req, const Configure& configure, const Finish& finish) {
     std::lock_guard lock(mutex_);
     const auto& loaded = curl_api();
     if (!loaded) {
@@ -74,7 +154,6 @@ Result<HttpReply> HttpClient::request(const HttpRequest& req) {
     api.easy_reset(curl);
     const std::string url = endpoint_.base_url + req.target;
     std::array<char, CURL_ERROR_SIZE> error_buffer{};
-    Sink sink;
     std::unique_ptr<curl_slist, SlistDeleter> headers(nullptr, SlistDeleter{&api});
     auto add_header = [&headers, &api](const std::string& h) {
         curl_slist* grown = api.slist_append(headers.get(), h.c_str());
@@ -95,11 +174,9 @@ Result<HttpReply> HttpClient::request(const HttpRequest& req) {
     if (endpoint_.bypass_proxy) api.easy_setopt(curl, CURLOPT_PROXY, "");
     api.easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);  // no SIGALRM for timeouts: we may run in any thread
     api.easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(endpoint_.connect_timeout.count()));
-    api.easy_setopt(curl, CURLOPT_TIMEOUT_MS, static_cast<long>(req.timeout.count()));
     api.easy_setopt(curl, CURLOPT_ERRORBUFFER, error_buffer.data());
-    api.easy_setopt(curl, CURLOPT_WRITEFUNCTION, &write_body);
-    api.easy_setopt(curl, CURLOPT_WRITEDATA, &sink);
     api.easy_setopt(curl, CURLOPT_HTTPHEADER, headers.get());
+    configure(api, curl);
     if (req.method == "GET") {
         api.easy_setopt(curl, CURLOPT_HTTPGET, 1L);
     } else {
@@ -114,26 +191,21 @@ Result<HttpReply> HttpClient::request(const HttpRequest& req) {
     }
 
     const CURLcode rc = api.easy_perform(curl);
-    if (rc != CURLE_OK) {
-        if (sink.overflow) {
-            return Error{ErrorCode::InvalidState,
-                         fmt::format("{} answered {} {} with more than {} MiB", endpoint_.name, req.method, req.target,
-                                     kMaxBody >> 20U),
-                         endpoint_.unreachable_fix, 0};
-        }
+    auto finished = finish(static_cast<int>(rc), api, curl);
+    if (!finished) {
         const std::string detail = error_buffer[0] != '\0' ? error_buffer.data() : api.easy_strerror(rc);
         const bool timed_out = rc == CURLE_OPERATION_TIMEDOUT;
         return Error{timed_out ? ErrorCode::Timeout : ErrorCode::Unavailable,
                      fmt::format("could not reach {} ({} {}): {}", endpoint_.name, req.method, req.target, detail),
                      timed_out ? endpoint_.timeout_fix : endpoint_.unreachable_fix, static_cast<int>(rc)};
     }
-    HttpReply reply;
+    if (!*finished) return std::move(*finished);
+    HttpReply reply = std::move(*finished).value();
     api.easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &reply.status);
     char* content_type = nullptr;
     if (api.easy_getinfo(curl, CURLINFO_CONTENT_TYPE, &content_type) == CURLE_OK && content_type != nullptr) {
         reply.content_type = content_type;
     }
-    reply.body = std::move(sink.body);
     return reply;
 }
 

@@ -32,4 +32,9 @@ struct OpenEiOptions {
 // answers for any hour. Errors: bad sector/label/offset, no key (InvalidConfig).
 [[nodiscard]] Result<std::unique_ptr<ElectricityPriceProvider>> openei_prices(OpenEiOptions options);
 
+// The rate labelled options.label as OpenEI sends it (its JSON object, fetched
+// now), for the original's OpenEIClient.get_current_electricity_prices().
+// Errors: as openei_prices, the request's, NotFound for no such label.
+[[nodiscard]] Result<std::string> openei_rate_json(OpenEiOptions options);
+
 }  // namespace zeus::carbon

@@ -9,7 +9,9 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -17,6 +19,8 @@
 #include "zeus/platform/error.hpp"
 
 namespace zeus {
+
+struct CurlApi;  // platform/curl_api.hpp
 
 struct HttpEndpoint {
     // "http://host:port" (or https://...). With a Unix socket the host part is
@@ -65,11 +69,29 @@ class HttpClient {
     // answer over the size bound) with curl's words; otherwise the reply.
     [[nodiscard]] Result<HttpReply> request(const HttpRequest& request);
 
+    // A long answer read as it arrives (server-sent events): each piece of a
+    // 200 answer's body goes to `on_data`, which returns false to end the
+    // transfer; `keep_going` is asked at least once a second and ends it when
+    // false. No time limit but the connect timeout (request.timeout is
+    // ignored). An ended transfer is not an error. The reply has the status,
+    // and the body of an answer that is not 200 (bounded as request()'s).
+    [[nodiscard]] Result<HttpReply> stream(const HttpRequest& request,
+                                           const std::function<bool(std::string_view)>& on_data,
+                                           const std::function<bool()>& keep_going);
+
     // The pre-request shape zeusd's client uses: no body.
     [[nodiscard]] Result<HttpReply> request(std::string_view method, const std::string& target,
                                             std::chrono::milliseconds timeout);
 
   private:
+    // One transfer: the shared options, then `configure` (timeout, body sink),
+    // perform, then `finish` (the reply, or nullopt for curl's own error).
+    using Configure = std::function<void(const CurlApi&, void*)>;
+    using Finish = std::function<std::optional<Result<HttpReply>>(int, const CurlApi&, void*)>;
+    [[nodiscard]] Result<HttpReply> perform(const HttpRequest& request, const Configure& configure,
+                                            const Finish& finish);
+    [[nodiscard]] Error overflow_error(const HttpRequest& request) const;
+
     void* curl_ = nullptr;  // CURL*, kept out of this header
     HttpEndpoint endpoint_;
     std::mutex mutex_;

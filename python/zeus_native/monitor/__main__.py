@@ -16,6 +16,7 @@ from datetime import datetime
 from zeus_native import _core
 
 FORMATS = ["human", "json", "csv"]
+PROG = "python -m zeus_native.monitor"
 
 
 def _interrupt(signum, frame) -> None:
@@ -72,6 +73,8 @@ def _power(args: argparse.Namespace) -> None:
         args.power_domain,
         on_reading=human if args.format == "human" else formatted,
         on_begun=lambda: print(f"Monitoring power usage of GPUs {gpus}", file=sys.stderr, flush=True),
+        # What `zeus power` warns of (a GPU whose readings stopped or came back), once per change.
+        on_warning=lambda text: print(f"{PROG}: warning: {text}", file=sys.stderr, flush=True),
     )
     if args.format == "json":
         _write(measurement.to_json(command="power", one_line=True))
@@ -85,7 +88,7 @@ def _power(args: argparse.Namespace) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     """Parse arguments and run the chosen monitor until Ctrl-C (or SIGTERM)."""
-    parser = argparse.ArgumentParser(prog="python -m zeus_native.monitor")
+    parser = argparse.ArgumentParser(prog=PROG)
     sub = parser.add_subparsers(dest="command", required=True)
     energy = sub.add_parser("energy", help="one energy window until Ctrl-C")
     energy.add_argument("--gpu-indices", type=int, nargs="+", default=None)

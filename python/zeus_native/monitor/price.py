@@ -11,8 +11,9 @@ every number, None (never 0) when the price is unavailable.
 from __future__ import annotations
 
 import abc
-import enum
 import dataclasses
+import enum
+import json
 from datetime import datetime
 from typing import Any, Dict, List, Optional, Tuple
 
@@ -83,6 +84,15 @@ class ElectricityPriceProvider(abc.ABC):
         """The currency of the prices ("USD" for OpenEI; "" when not given)."""
         return self._native.currency
 
+    def get_current_electricity_prices(self) -> Dict[str, list]:
+        """The rates in OpenEI's shape (the original's abstract method): energy_rate_structure
+        (per period, tiers of {"rate": $/kWh, ...}), energy_weekday_schedule and
+        energy_weekend_schedule (12 months × 24 hours of period indices). OpenEIClient and
+        ConstantPrice have them; a time-of-use file is priced hour by hour instead."""
+        raise NotImplementedError(
+            f"{type(self).__name__} has no OpenEI-shaped rate table; EnergyCostMonitor prices its windows directly"
+        )
+
 
 class OpenEIClient(ElectricityPriceProvider):
     """OpenEI utility rates: the rate with `label` near `location`, as the original.
@@ -107,6 +117,7 @@ class OpenEIClient(ElectricityPriceProvider):
         self.label = label
         self.sector = sector
         self.radius = int(radius)
+        self._base_url, self._api_key = base_url, api_key
         self._native = _opened(
             _core.ElectricityPriceSource.openei,
             self.lat, self.long, label, sector, self.radius, int(utc_offset_hours), base_url, api_key,
@@ -127,11 +138,39 @@ class OpenEIClient(ElectricityPriceProvider):
         return results
 
 
+    def get_current_electricity_prices(self) -> Dict[str, list]:
+        """The rate labelled `label` near the location, fetched from OpenEI now, as the original returns
+        it: {"energy_rate_structure", "energy_weekday_schedule", "energy_weekend_schedule"}.
+        ZeusElectricityPriceHTTPError when OpenEI cannot be asked or refuses;
+        ZeusElectricityPriceNotFoundError when no rate has the label or it lacks one of the three."""
+        code, text = _core.openei_rate_json(self.lat, self.long, self.label, self.sector, self.radius,
+                                            self._base_url, self._api_key)
+        if code == "not found":
+            raise ZeusElectricityPriceNotFoundError(text)
+        if code:
+            raise ZeusElectricityPriceHTTPError(f"Failed to retrieve current electricity price measurement: {text}")
+        rate = json.loads(text)
+        wanted = {"energy_rate_structure": "energyratestructure", "energy_weekday_schedule": "energyweekdayschedule",
+                  "energy_weekend_schedule": "energyweekendschedule"}
+        missing = [theirs for theirs in wanted.values() if rate.get(theirs) is None]
+        if missing:
+            raise ZeusElectricityPriceNotFoundError(
+                f"No rates found for the label: {self.label} (OpenEI's rate has no {', '.join(missing)})")
+        return {ours: rate[theirs] for ours, theirs in wanted.items()}
+
+
 class ConstantPrice(ElectricityPriceProvider):
     """One price per kWh for every hour."""
 
     def __init__(self, per_kwh: float, currency: str = "") -> None:
-        self._native = _opened(_core.ElectricityPriceSource.constant, float(per_kwh), currency)
+        self.per_kwh = float(per_kwh)
+        self._native = _opened(_core.ElectricityPriceSource.constant, self.per_kwh, currency)
+
+    def get_current_electricity_prices(self) -> Dict[str, list]:
+        """The price as an OpenEI rate table: one period at `per_kwh`, every hour of every month."""
+        every_hour = [[0] * 24 for _ in range(12)]
+        return {"energy_rate_structure": [[{"rate": self.per_kwh}]],
+                "energy_weekday_schedule": every_hour, "energy_weekend_schedule": [list(m) for m in every_hour]}
 
 
 class TimeOfUsePriceFile(ElectricityPriceProvider):

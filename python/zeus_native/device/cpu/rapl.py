@@ -2,16 +2,105 @@
 
 from __future__ import annotations
 
+import os
+import threading
 from typing import Any, Optional, Sequence
 
+from zeus_native import _core, _exit
 from zeus_native.device import _sets
 from zeus_native.device.cpu.common import (  # noqa: F401 (the original defines these here)
     CPUs,
+    ZeusCPUNoPermissionError,
     ZeusRAPLFileInitError,
     ZeusRAPLNotSupportedError,
     ZeusRAPLPermissionError,
     _DeviceSetCPU,
 )
+
+
+RAPL_DIR = "/sys/class/powercap/intel-rapl"
+CONTAINER_RAPL_DIR = "/zeus_sys/class/powercap/intel-rapl"
+# The most a RAPL counter advances in 0.1 s at 1000 W (µJ), as the original's.
+RAPL_COUNTER_MAX_INCREASE = 1000 * 1e6 * 0.1
+
+
+class RaplWraparoundTracker:
+    """Counts the wraparounds of one RAPL energy_uj file (the original's tracker).
+
+    A native thread reads the file often enough to see every wrap at up to
+    1000 W (the original spawns a polling process); it is joined by `_stop()`
+    or at interpreter exit.
+    """
+
+    def __init__(self, rapl_file_path: str, max_energy_uj: float) -> None:
+        """Start watching `rapl_file_path` (µJ, wrapping past `max_energy_uj`); ValueError for a missing file."""
+        if not os.path.exists(rapl_file_path):
+            raise ValueError(f"{rapl_file_path} is not a valid file path")
+        self._native = _core.CounterWrapTracker(str(rapl_file_path), float(max_energy_uj))
+        _exit.track(self, "device", RaplWraparoundTracker._stop)
+
+    def _stop(self) -> None:
+        """Join the reading thread (idempotent)."""
+        self._native.stop()
+
+    def get_num_wraparounds(self) -> int:
+        """Wraparounds seen since the tracker started."""
+        return int(self._native.wraps)
+
+
+def _read_number(path: str, what: str) -> float:
+    try:
+        with open(path) as f:
+            return float(f.read().strip())
+    except FileNotFoundError as err:
+        raise ZeusRAPLFileInitError(f"Error reading package {what}: {path} does not exist") from err
+
+
+class RAPLFile:
+    """One RAPL zone's energy counter (the original's RAPLFile): `name`, `last_energy` (µJ at
+    construction), `max_energy_range_uj`, and `read()` in mJ corrected for wraparounds."""
+
+    def __init__(self, path: str) -> None:
+        """Open the zone directory `path` (ZeusRAPLFileInitError for a missing file,
+        ZeusCPUNoPermissionError when energy_uj cannot be read)."""
+        self.path = path
+        self.energy_uj_path = os.path.join(path, "energy_uj")
+        try:
+            with open(os.path.join(path, "name")) as name_file:
+                self.name: str = name_file.read().strip()
+        except FileNotFoundError as err:
+            raise ZeusRAPLFileInitError("Error reading package name") from err
+        try:
+            self.last_energy = _read_number(self.energy_uj_path, "energy")
+        except PermissionError as err:
+            raise ZeusCPUNoPermissionError(
+                f"Can't read {self.energy_uj_path}: permission denied; RAPL requires root privileges, "
+                "or run zeusd and set ZEUSD_SOCK_PATH (docs/zeusd-client.md)."
+            ) from err
+        self.max_energy_range_uj = _read_number(os.path.join(path, "max_energy_range_uj"), "max energy range")
+        self._wraparound_tracker: Optional[RaplWraparoundTracker] = None
+        self._wraparound_tracker_init_lock = threading.Lock()
+
+    @property
+    def wraparound_tracker(self) -> RaplWraparoundTracker:
+        """The zone's RaplWraparoundTracker, started on first use."""
+        if self._wraparound_tracker is None:
+            with self._wraparound_tracker_init_lock:
+                if self._wraparound_tracker is None:
+                    self._wraparound_tracker = RaplWraparoundTracker(self.energy_uj_path, self.max_energy_range_uj)
+        return self._wraparound_tracker
+
+    def __str__(self) -> str:
+        """The zone's paths, name and readings."""
+        return (f"RAPLFile(Path: {self.path}\nEnergy_uj_path: {self.energy_uj_path}\nName: {self.name}"
+                f"\nLast_energy: {self.last_energy}\nMax_energy: {self.max_energy_range_uj})")
+
+    def read(self) -> float:
+        """The counter now plus its wraparounds since the tracker started, in mJ."""
+        tracker = self.wraparound_tracker
+        with open(self.energy_uj_path) as energy_file:
+            energy_uj = float(energy_file.read().strip())
+        return (energy_uj + tracker.get_num_wraparounds() * self.max_energy_range_uj) / 1000.0
 
 
 def rapl_is_available() -> bool:

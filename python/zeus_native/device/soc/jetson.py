@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import abc
 import dataclasses
-from typing import Dict, Optional, Set
+import enum
+from pathlib import Path
+from typing import Dict, Optional, Set, TypedDict
 
 from zeus_native.device import _sets
 from zeus_native.device.soc.common import SoC, SoCMeasurement, ZeusSoCInitError
@@ -11,6 +14,62 @@ from zeus_native.device.soc.common import SoC, SoCMeasurement, ZeusSoCInitError
 
 class ZeusJetsonInitError(ZeusSoCInitError):
     """A Jetson was found but its rails could not be opened."""
+
+
+def check_file(path: Path) -> bool:
+    """Whether `path` exists and is a file."""
+    return path.exists() and path.is_file()
+
+
+class PowerMeasurementStrategy(abc.ABC):
+    """How one Jetson rail's power is read from sysfs (the original's strategy classes)."""
+
+    @abc.abstractmethod
+    def measure_power(self) -> float:
+        """The rail's power now, in mW."""
+
+
+class DirectPower(PowerMeasurementStrategy):
+    """A rail with a power file (INA3221 `power<N>_input` / `in_power<N>_input`, mW)."""
+
+    def __init__(self, power_path: Path) -> None:
+        """Read power from `power_path`."""
+        self.power_path: Path = Path(power_path)
+
+    def measure_power(self) -> float:
+        """The power file's value (mW)."""
+        return float(self.power_path.read_text().strip())
+
+
+class VoltageCurrentProduct(PowerMeasurementStrategy):
+    """A rail with voltage (mV) and current (mA) files only: power is their product."""
+
+    def __init__(self, voltage_path: Path, current_path: Path) -> None:
+        """Read voltage from `voltage_path` and current from `current_path`."""
+        self.voltage_path: Path = Path(voltage_path)
+        self.current_path: Path = Path(current_path)
+
+    def measure_power(self) -> float:
+        """mV × mA / 1000 (mW)."""
+        voltage = float(self.voltage_path.read_text().strip())
+        current = float(self.current_path.read_text().strip())
+        return (voltage * current) / 1000
+
+
+class DeviceMap(TypedDict, total=False):
+    """Each measured rail's strategy: cpu_power_mw, gpu_power_mw, total_power_mw."""
+
+    cpu_power_mw: PowerMeasurementStrategy
+    gpu_power_mw: PowerMeasurementStrategy
+    total_power_mw: PowerMeasurementStrategy
+
+
+class Command(enum.Enum):
+    """The original's messages to its polling process (kept for code that names them; the
+    native rail sampler is a thread that takes no messages)."""
+
+    READ = "read"
+    STOP = "stop"
 
 
 def jetson_is_available() -> bool:

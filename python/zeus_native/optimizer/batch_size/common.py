@@ -11,6 +11,16 @@ import dataclasses
 import json
 from typing import Any, Optional
 
+# The server's limits (src/bso/router.cpp): it answers 422 past them.
+MAX_ID_CHARACTERS = 400
+MAX_GPU_MODEL_CHARACTERS = 400
+
+
+def _check_length(field: str, value: str, most: int, model: str = "JobSpec") -> None:
+    if len(value) > most:
+        raise ValueError(f"{model} {field}: ensure this value has at most {most} characters (it has {len(value)})")
+
+
 _FIELDS: dict[str, Any] = {
     "job_id": None,
     "job_id_prefix": ...,
@@ -68,6 +78,13 @@ class JobSpec:
         if not isinstance(self.batch_sizes, (list, tuple)) or not self.batch_sizes:
             raise ValueError(f"JobSpec batch_sizes: Batch Sizes = {self.batch_sizes!r} is empty")
         self.batch_sizes = sorted(int(b) for b in self.batch_sizes)
+        twice = next((a for a, b in zip(self.batch_sizes, self.batch_sizes[1:]) if a == b), None)
+        if twice is not None:
+            raise ValueError(f"JobSpec batch_sizes: batch size {twice} is listed more than once; list each batch size once")
+        if self.job_id is not None:
+            _check_length("job_id", str(self.job_id), MAX_ID_CHARACTERS)
+        # The server makes a job's id from the prefix, "-" and 8 hex digits.
+        _check_length("job_id_prefix", str(self.job_id_prefix), MAX_ID_CHARACTERS - 9)
         self.default_batch_size = int(self.default_batch_size)
         if self.default_batch_size <= 0:
             raise ValueError("JobSpec default_batch_size: ensure this value is greater than 0")
@@ -87,8 +104,9 @@ class JobSpec:
         if self.max_epochs <= 0:
             raise ValueError("JobSpec max_epochs: ensure this value is greater than 0")
         self.num_pruning_rounds = int(self.num_pruning_rounds)
-        if self.num_pruning_rounds < 0:
-            raise ValueError("JobSpec num_pruning_rounds: ensure this value is greater than or equal to 0")
+        if self.num_pruning_rounds < 1:  # the server's rule (the original accepts 0, a job that never runs a trial)
+            raise ValueError("JobSpec num_pruning_rounds: ensure this value is greater than 0 "
+                             "(a job with no pruning round never runs a trial)")
         self.window_size = int(self.window_size)
         self.mab_prior_mean = float(self.mab_prior_mean)
         self.mab_prior_precision = float(self.mab_prior_precision)
@@ -97,6 +115,8 @@ class JobSpec:
             raise ValueError("JobSpec mab_num_explorations: ensure this value is greater than or equal to 0")
         if self.mab_seed is not None:
             self.mab_seed = int(self.mab_seed)
+            if self.mab_seed < 0:
+                raise ValueError("JobSpec mab_seed: a seed must be a non-negative integer (numpy's rule)")
         if self.default_batch_size not in self.batch_sizes:
             raise ValueError(f"JobSpec: Default BS({self.default_batch_size}) not in batch_sizes({self.batch_sizes}).")
         if self.job_id is not None and not str(self.job_id).startswith(self.job_id_prefix):
@@ -145,6 +165,7 @@ class GpuConfig:
             raise ValueError("GpuConfig number_of_gpus: ensure this value is greater than 0")
         if not self.gpu_model:
             raise ValueError("GpuConfig gpu_model: the GPU model cannot be empty")
+        _check_length("gpu_model", str(self.gpu_model), MAX_GPU_MODEL_CHARACTERS, "GpuConfig")
 
 
 _GPU_FIELDS = ("max_power", "number_of_gpus", "gpu_model")
