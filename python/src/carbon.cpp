@@ -297,57 +297,61 @@ void bind_sources(nb::module_& m) {
         o.api_key = std::move(key);
         return o;
     };
-    m.def("openei_rate_json",
-          [openei_options](double lat, double lon, std::string label, std::string sector, int radius,
-                           std::string base_url, std::optional<std::string> key) {
-              auto r = [&] {
-                  nb::gil_scoped_release release;
-                  return carbon::openei_rate_json(
-                      openei_options(lat, lon, std::move(label), std::move(sector), radius, 0, std::move(base_url),
-                                     std::move(key)));
-              }();
-              // (error code, message) or ("", the rate's JSON): the caller picks the original's exception.
-              if (!r) return std::make_pair(std::string(to_string(r.error().code)), r.error().describe());
-              return std::make_pair(std::string(), std::move(*r));
-          },
-          nb::arg("latitude"), nb::arg("longitude"), nb::arg("label"), nb::arg("sector"), nb::arg("radius"),
-          nb::arg("base_url"), nb::arg("api_key").none());
+    m.def(
+        "openei_rate_json",
+        [openei_options](double lat, double lon, std::string label, std::string sector, int radius,
+                         std::string base_url, std::optional<std::string> key) {
+            auto r = [&] {
+                nb::gil_scoped_release release;
+                return carbon::openei_rate_json(openei_options(lat, lon, std::move(label), std::move(sector), radius, 0,
+                                                               std::move(base_url), std::move(key)));
+            }();
+            // (error code, message) or ("", the rate's JSON): the caller picks the original's exception.
+            if (!r) return std::make_pair(std::string(to_string(r.error().code)), r.error().describe());
+            return std::make_pair(std::string(), std::move(*r));
+        },
+        nb::arg("latitude"), nb::arg("longitude"), nb::arg("label"), nb::arg("sector"), nb::arg("radius"),
+        nb::arg("base_url"), nb::arg("api_key").none());
 
     nb::class_<PriceSource>(m, "ElectricityPriceSource", "A native electricity-price provider.")
-        .def_static("openei",
-             [openei_options](double lat, double lon, std::string label, std::string sector, int radius, int offset,
-                              std::string base_url, std::optional<std::string> key) {
-                 return PriceSource{unwrap(carbon::openei_prices(openei_options(lat, lon, std::move(label),
-                                                                                std::move(sector), radius, offset,
-                                                                                std::move(base_url), std::move(key))),
-                                           ErrorFamily::Runtime)};
-             },
-             nb::arg("latitude"), nb::arg("longitude"), nb::arg("label"), nb::arg("sector"), nb::arg("radius"),
-             nb::arg("utc_offset_hours"), nb::arg("base_url"), nb::arg("api_key").none())
-        .def_static("constant",
-             [](double price, std::string currency) {
-                 return PriceSource{unwrap(carbon::constant_price(price, std::move(currency)), ErrorFamily::Runtime)};
-             },
-             nb::arg("per_kwh"), nb::arg("currency"))
-        .def_static("from_file",
-             [](std::string path, std::string currency, int offset) {
-                 return PriceSource{
-                     unwrap(carbon::prices_from_file(path, std::move(currency), offset), ErrorFamily::Runtime)};
-             },
-             nb::arg("path"), nb::arg("currency"), nb::arg("utc_offset_hours"))
+        .def_static(
+            "openei",
+            [openei_options](double lat, double lon, std::string label, std::string sector, int radius, int offset,
+                             std::string base_url, std::optional<std::string> key) {
+                return PriceSource{
+                    unwrap(carbon::openei_prices(openei_options(lat, lon, std::move(label), std::move(sector), radius,
+                                                                offset, std::move(base_url), std::move(key))),
+                           ErrorFamily::Runtime)};
+            },
+            nb::arg("latitude"), nb::arg("longitude"), nb::arg("label"), nb::arg("sector"), nb::arg("radius"),
+            nb::arg("utc_offset_hours"), nb::arg("base_url"), nb::arg("api_key").none())
+        .def_static(
+            "constant",
+            [](double price, std::string currency) {
+                return PriceSource{unwrap(carbon::constant_price(price, std::move(currency)), ErrorFamily::Runtime)};
+            },
+            nb::arg("per_kwh"), nb::arg("currency"))
+        .def_static(
+            "from_file",
+            [](std::string path, std::string currency, int offset) {
+                return PriceSource{
+                    unwrap(carbon::prices_from_file(path, std::move(currency), offset), ErrorFamily::Runtime)};
+            },
+            nb::arg("path"), nb::arg("currency"), nb::arg("utc_offset_hours"))
         .def_prop_ro("provider", [](const PriceSource& s) { return s.provider->provider(); })
         .def_prop_ro("zone", [](const PriceSource& s) { return s.provider->zone(); })
         .def_prop_ro("currency", [](const PriceSource& s) { return s.provider->currency(); })
-        .def("prices",
-             [](PriceSource& s, std::vector<double> hours) {
-                 const auto h = hours_of(hours);
-                 auto r = [&] {
-                     nb::gil_scoped_release release;
-                     return s.provider->prices(h);
-                 }();
-                 return rate_tuples(unwrap_runtime(std::move(r)));
-             },
-             nb::arg("hours"));
+        .def(
+            "prices",
+            [](PriceSource& s, std::vector<double> hours) {
+                const auto h = hours_of(hours);
+                auto r = [&] {
+                    nb::gil_scoped_release release;
+                    return s.provider->prices(h);
+                }();
+                return rate_tuples(unwrap_runtime(std::move(r)));
+            },
+            nb::arg("hours"));
 }
 
 template <class M>

@@ -38,10 +38,10 @@ struct WrapTracker {
 
     WrapTracker(const std::string& path, double max_energy_uj) {
         if (!(max_energy_uj >= 1)) {
-            raise_error(Error{ErrorCode::InvalidArgument,
-                              fmt::format("max_energy_uj {} is not a counter range", max_energy_uj),
-                              "pass the zone's max_energy_range_uj (at least 1)", 0},
-                        ErrorFamily::Value);
+            raise_error(
+                Error{ErrorCode::InvalidArgument, fmt::format("max_energy_uj {} is not a counter range", max_energy_uj),
+                      "pass the zone's max_energy_range_uj (at least 1)", 0},
+                ErrorFamily::Value);
         }
         // The counter wraps past max_energy_range_uj, to 0: its range is one more.
         CounterSpec spec{path, static_cast<std::uint64_t>(max_energy_uj) + 1, 1e-6, Watts(1000.0)};
@@ -64,11 +64,12 @@ void bind_counters(nb::module_& m) {
                 new (self) WrapTracker(path, max_energy_uj);
             },
             nb::arg("path"), nb::arg("max_energy_uj"))
-        .def_prop_ro("wraps", [](const WrapTracker& t) { return t.counter->stats().wraps; },
-                     "Wraparounds seen since the tracker started.")
-        .def_prop_ro("period_s",
-                     [](const WrapTracker& t) { return std::chrono::duration<double>(t.sampler->period()).count(); },
-                     "Seconds between the thread's reads.")
+        .def_prop_ro(
+            "wraps", [](const WrapTracker& t) { return t.counter->stats().wraps; },
+            "Wraparounds seen since the tracker started.")
+        .def_prop_ro(
+            "period_s", [](const WrapTracker& t) { return std::chrono::duration<double>(t.sampler->period()).count(); },
+            "Seconds between the thread's reads.")
         .def(
             "stop",
             [](WrapTracker& t) {

@@ -56,35 +56,37 @@ void bind_power_stream(nb::module_& m) {
                 }
                 auto started = [&] {
                     nb::gil_scoped_release release;
-                    return ZeusdPowerStream::start(std::move(sources),
-                                                   std::chrono::milliseconds(static_cast<long>(reconnect_delay_s * 1e3)));
+                    return ZeusdPowerStream::start(
+                        std::move(sources), std::chrono::milliseconds(static_cast<long>(reconnect_delay_s * 1e3)));
                 }();
                 if (!started) return failed(started.error());
                 return Started{std::move(started).value(), std::string(), std::string()};
             },
             nb::arg("servers"), nb::arg("reconnect_delay_s"),
             "servers: (socket_path, host_port, token, key, gpu_ids, cpu_ids) each.")
-        .def("latest",
-             [](const ZeusdPowerStream& s) {
-                 std::map<std::string, std::tuple<double, std::map<unsigned, double>,
-                                                  std::map<unsigned, std::pair<double, std::optional<double>>>>>
-                     out;
-                 for (const auto& [key, p] : s.latest()) {
-                     std::map<unsigned, std::pair<double, std::optional<double>>> cpus;
-                     for (const auto& [id, c] : p.cpu_w) cpus[id] = {c.cpu_w, c.dram_w};
-                     out[key] = {p.timestamp_s, p.gpu_w, std::move(cpus)};
-                 }
-                 return out;
-             },
-             "{key: (timestamp_s, {gpu: W}, {cpu: (cpu W, dram W or None)})}.")
+        .def(
+            "latest",
+            [](const ZeusdPowerStream& s) {
+                std::map<std::string, std::tuple<double, std::map<unsigned, double>,
+                                                 std::map<unsigned, std::pair<double, std::optional<double>>>>>
+                    out;
+                for (const auto& [key, p] : s.latest()) {
+                    std::map<unsigned, std::pair<double, std::optional<double>>> cpus;
+                    for (const auto& [id, c] : p.cpu_w) cpus[id] = {c.cpu_w, c.dram_w};
+                    out[key] = {p.timestamp_s, p.gpu_w, std::move(cpus)};
+                }
+                return out;
+            },
+            "{key: (timestamp_s, {gpu: W}, {cpu: (cpu W, dram W or None)})}.")
         .def_prop_ro("clock_offsets_s", &ZeusdPowerStream::clock_offsets_s)
         .def_prop_ro("stream_count", &ZeusdPowerStream::stream_count)
-        .def("wait_for_update",
-             [](const ZeusdPowerStream& s, std::uint64_t seen, double timeout_s) {
-                 nb::gil_scoped_release release;
-                 return s.wait_for_update(seen, std::chrono::milliseconds(static_cast<long>(timeout_s * 1e3)));
-             },
-             nb::arg("seen"), nb::arg("timeout_s"), "Readings received so far, once past `seen` or after timeout_s.")
+        .def(
+            "wait_for_update",
+            [](const ZeusdPowerStream& s, std::uint64_t seen, double timeout_s) {
+                nb::gil_scoped_release release;
+                return s.wait_for_update(seen, std::chrono::milliseconds(static_cast<long>(timeout_s * 1e3)));
+            },
+            nb::arg("seen"), nb::arg("timeout_s"), "Readings received so far, once past `seen` or after timeout_s.")
         .def_prop_ro("stopped", &ZeusdPowerStream::stopped)
         .def("take_warnings", &ZeusdPowerStream::take_warnings)
         .def(

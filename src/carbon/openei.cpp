@@ -52,12 +52,12 @@ Result<nlohmann::json> fetch_rate(HttpClient& client, const OpenEiOptions& optio
     if (!json) return json.error();
     const nlohmann::json* rate = find_label(*json, options.label);
     if (rate == nullptr) {
-        return Error{ErrorCode::NotFound,
-                     fmt::format("{}: no rate with that label among OpenEI's {} rates within {} miles of lat {}, "
-                                 "lon {}",
-                                 what, options.sector, options.radius, options.location.latitude,
-                                 options.location.longitude),
-                     "look the label up at apps.openei.org/USURDB and check the sector and location", 0};
+        return Error{
+            ErrorCode::NotFound,
+            fmt::format("{}: no rate with that label among OpenEI's {} rates within {} miles of lat {}, "
+                        "lon {}",
+                        what, options.sector, options.radius, options.location.latitude, options.location.longitude),
+            "look the label up at apps.openei.org/USURDB and check the sector and location", 0};
     }
     return *rate;
 }

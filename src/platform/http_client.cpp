@@ -91,18 +91,21 @@ int stream_progress(void* user, curl_off_t, curl_off_t, curl_off_t, curl_off_t) 
 
 Result<HttpReply> HttpClient::request(const HttpRequest& req) {
     Sink sink;
-    return perform(req, [&](const CurlApi& api, void* handle) {
-        auto* curl = static_cast<CURL*>(handle);
-        api.easy_setopt(curl, CURLOPT_TIMEOUT_MS, static_cast<long>(req.timeout.count()));
-        api.easy_setopt(curl, CURLOPT_WRITEFUNCTION, &write_body);
-        api.easy_setopt(curl, CURLOPT_WRITEDATA, &sink);
-    }, [&](int rc, const CurlApi&, void*) -> std::optional<Result<HttpReply>> {
-        if (rc != CURLE_OK && sink.overflow) return overflow_error(req);
-        HttpReply reply;
-        reply.body = std::move(sink.body);
-        if (rc == CURLE_OK) return reply;
-        return std::nullopt;
-    });
+    return perform(
+        req,
+        [&](const CurlApi& api, void* handle) {
+            auto* curl = static_cast<CURL*>(handle);
+            api.easy_setopt(curl, CURLOPT_TIMEOUT_MS, static_cast<long>(req.timeout.count()));
+            api.easy_setopt(curl, CURLOPT_WRITEFUNCTION, &write_body);
+            api.easy_setopt(curl, CURLOPT_WRITEDATA, &sink);
+        },
+        [&](int rc, const CurlApi&, void*) -> std::optional<Result<HttpReply>> {
+            if (rc != CURLE_OK && sink.overflow) return overflow_error(req);
+            HttpReply reply;
+            reply.body = std::move(sink.body);
+            if (rc == CURLE_OK) return reply;
+            return std::nullopt;
+        });
 }
 
 Result<HttpReply> HttpClient::stream(const HttpRequest& req, const std::function<bool(std::string_view)>& on_data,
@@ -110,30 +113,33 @@ Result<HttpReply> HttpClient::stream(const HttpRequest& req, const std::function
     StreamSink sink;
     sink.on_data = &on_data;
     sink.keep_going = &keep_going;
-    return perform(req, [&](const CurlApi& api, void* handle) {
-        auto* curl = static_cast<CURL*>(handle);
-        sink.api = &api;
-        sink.curl = curl;
-        api.easy_setopt(curl, CURLOPT_TIMEOUT_MS, 0L);
-        api.easy_setopt(curl, CURLOPT_WRITEFUNCTION, &write_stream);
-        api.easy_setopt(curl, CURLOPT_WRITEDATA, &sink);
-        api.easy_setopt(curl, CURLOPT_XFERINFOFUNCTION, &stream_progress);
-        api.easy_setopt(curl, CURLOPT_XFERINFODATA, &sink);
-        api.easy_setopt(curl, CURLOPT_NOPROGRESS, 0L);
-    }, [&](int rc, const CurlApi&, void*) -> std::optional<Result<HttpReply>> {
-        if (rc != CURLE_OK && sink.refused.overflow) return overflow_error(req);
-        if (rc != CURLE_OK && !sink.ended) return std::nullopt;
-        HttpReply reply;
-        reply.body = std::move(sink.refused.body);
-        return reply;
-    });
+    return perform(
+        req,
+        [&](const CurlApi& api, void* handle) {
+            auto* curl = static_cast<CURL*>(handle);
+            sink.api = &api;
+            sink.curl = curl;
+            api.easy_setopt(curl, CURLOPT_TIMEOUT_MS, 0L);
+            api.easy_setopt(curl, CURLOPT_WRITEFUNCTION, &write_stream);
+            api.easy_setopt(curl, CURLOPT_WRITEDATA, &sink);
+            api.easy_setopt(curl, CURLOPT_XFERINFOFUNCTION, &stream_progress);
+            api.easy_setopt(curl, CURLOPT_XFERINFODATA, &sink);
+            api.easy_setopt(curl, CURLOPT_NOPROGRESS, 0L);
+        },
+        [&](int rc, const CurlApi&, void*) -> std::optional<Result<HttpReply>> {
+            if (rc != CURLE_OK && sink.refused.overflow) return overflow_error(req);
+            if (rc != CURLE_OK && !sink.ended) return std::nullopt;
+            HttpReply reply;
+            reply.body = std::move(sink.refused.body);
+            return reply;
+        });
 }
 
 Error HttpClient::overflow_error(const HttpRequest& req) const {
-    return Error{ErrorCode::InvalidState,
-                 fmt::format("{} answered {} {} with more than {} MiB", endpoint_.name, req.method, req.target,
-                             kMaxBody >> 20U),
-                 endpoint_.unreachable_fix, 0};
+    return Error{
+        ErrorCode::InvalidState,
+        fmt::format("{} answered {} {} with more than {} MiB", endpoint_.name, req.method, req.target, kMaxBody >> 20U),
+        endpoint_.unreachable_fix, 0};
 }
 
 Result<HttpReply> HttpClient::perform(const HttpRequest& req, const Configure& configure, const Finish& finish) {

@@ -51,7 +51,7 @@ class ZeusdPowerStream {
     // lacks (InvalidArgument), a listed device type the token may not read
     // (NoPermission), the same key twice (InvalidArgument).
     [[nodiscard]] static Result<std::unique_ptr<ZeusdPowerStream>> start(std::vector<ZeusdStreamSource> sources,
-                                                                       std::chrono::milliseconds reconnect_delay);
+                                                                         std::chrono::milliseconds reconnect_delay);
     ZeusdPowerStream(const ZeusdPowerStream&) = delete;
     ZeusdPowerStream& operator=(const ZeusdPowerStream&) = delete;
     ~ZeusdPowerStream();

@@ -32,8 +32,8 @@ std::string joined(const std::vector<unsigned>& ids) {
 
 // The original's rule: nullopt streams what exists and may be read, empty
 // streams nothing, a list must exist and be readable.
-Result<bool> wanted(const std::optional<std::vector<unsigned>>& ids, const std::set<unsigned>& available,
-                    bool may_read, ZeusdApiGroup scope, const char* kind, const std::string& key) {
+Result<bool> wanted(const std::optional<std::vector<unsigned>>& ids, const std::set<unsigned>& available, bool may_read,
+                    ZeusdApiGroup scope, const char* kind, const std::string& key) {
     if (!ids) return !available.empty() && may_read;
     if (ids->empty()) return false;
     std::vector<unsigned> missing;
@@ -42,9 +42,8 @@ Result<bool> wanted(const std::optional<std::vector<unsigned>>& ids, const std::
     }
     if (!missing.empty()) {
         return Error{ErrorCode::InvalidArgument,
-                     fmt::format("{} indices [{}] requested for {} but only [{}] are available", kind,
-                                 joined(missing), key,
-                                 joined(std::vector<unsigned>(available.begin(), available.end()))),
+                     fmt::format("{} indices [{}] requested for {} but only [{}] are available", kind, joined(missing),
+                                 key, joined(std::vector<unsigned>(available.begin(), available.end()))),
                      "list indices the daemon has (GET /discover), or None for all", 0};
     }
     if (!may_read) {
@@ -81,7 +80,7 @@ std::optional<double> number(const nlohmann::json& event, const char* key) {
 }  // namespace
 
 Result<std::unique_ptr<ZeusdPowerStream>> ZeusdPowerStream::start(std::vector<ZeusdStreamSource> sources,
-                                                                std::chrono::milliseconds reconnect_delay) {
+                                                                  std::chrono::milliseconds reconnect_delay) {
     std::set<std::string> keys;
     for (const auto& s : sources) {
         if (!keys.insert(s.key).second) {
@@ -98,11 +97,11 @@ Result<std::unique_ptr<ZeusdPowerStream>> ZeusdPowerStream::start(std::vector<Ze
         std::set<unsigned> cpus;
         for (const auto& g : (*client)->discovery().gpus) gpus.insert(g.id);
         for (const auto& c : (*client)->discovery().cpus) cpus.insert(c.id);
-        auto stream_gpus = wanted(source.gpu_ids, gpus, (*client)->can_read_gpu(), ZeusdApiGroup::GpuRead, "GPU",
-                                  source.key);
+        auto stream_gpus =
+            wanted(source.gpu_ids, gpus, (*client)->can_read_gpu(), ZeusdApiGroup::GpuRead, "GPU", source.key);
         if (!stream_gpus) return stream_gpus.error();
-        auto stream_cpus = wanted(source.cpu_ids, cpus, (*client)->can_read_cpu(), ZeusdApiGroup::CpuRead, "CPU",
-                                  source.key);
+        auto stream_cpus =
+            wanted(source.cpu_ids, cpus, (*client)->can_read_cpu(), ZeusdApiGroup::CpuRead, "CPU", source.key);
         if (!stream_cpus) return stream_cpus.error();
         auto offset = clock_offset(**client);
         if (!offset) return offset.error();
@@ -223,8 +222,8 @@ void ZeusdPowerStream::run(const Stream& stream) {
         HttpClient http(stream.endpoint);
         auto reply = http.stream(request, on_data, keep_going);
         if (stopped()) return;
-        const std::string retry = fmt::format("reconnecting in {:.1f} s",
-                                              std::chrono::duration<double>(reconnect_delay_).count());
+        const std::string retry =
+            fmt::format("reconnecting in {:.1f} s", std::chrono::duration<double>(reconnect_delay_).count());
         if (!reply) {
             warn(fmt::format("{} SSE connection to {} lost: {}; {}", stream.kind, stream.key, reply.error().message,
                              retry));
