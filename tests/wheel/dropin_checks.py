@@ -155,8 +155,9 @@ def check_optimizer_loop() -> str:
         train_dataloader = batches(1 + 13 * 50 + 5)
     """) + OPTIMIZER_LOOP + textwrap.dedent("""
         import json
-        print(json.dumps({"state": plo.state, "optimal": plo.optimal_power_limit,
-                          "rows": [list(r) for r in plo.measurements],
+        # The original's types: a state object, PowerLimitMeasurement rows (W, J, s), the optimum in mW.
+        print(json.dumps({"state": type(plo.state).__name__, "optimal_mw": plo.optimal_power_limit,
+                          "rows": [[m.power_limit, m.energy, m.time] for m in plo.measurements],
                           "limit": monitor.gpus.get_power_management_limit(0)}))
     """)
     result = json.loads(python(code, simulator_env(4, "virtual")).splitlines()[-1])
@@ -166,9 +167,9 @@ def check_optimizer_loop() -> str:
     # The original's ZeusCost (eta 0.5, world size 4), computed from the measurements.
     max_power = max(w for w, _, _ in rows) * 4
     cost = {w: 0.5 * e + 0.5 * max_power * t for w, e, t in rows}
-    assert result["optimal"] == min(cost, key=cost.get), result
-    assert result["limit"] == result["optimal"] * 1000, result
-    return f"optimal power limit {result['optimal']} W"
+    assert result["optimal_mw"] == min(cost, key=cost.get) * 1000, result
+    assert result["limit"] == result["optimal_mw"], result
+    return f"optimal power limit {result['optimal_mw'] / 1000:g} W"
 
 
 def check_show_env() -> str:
