@@ -56,6 +56,7 @@ scripts/debian-root.sh --enter "$tarball" "$root" >/dev/null
 mkdir -p "$root/src/python" "$root/wheels"
 cp -r python/tests "$root/src/python/"
 cp -r data "$root/src/"
+mkdir -p "$root/src/docs" && cp docs/python.md "$root/src/docs/"  # the API walk's documented exceptions
 mkdir -p "$root/src/build/bin" "$root/src/build/lib"
 cp -a "$build/bin/zeus" "$build/bin/zeusd" "$root/src/build/bin/"
 cp -a "$build"/lib/libzeus.so* "$build/lib/zeus-sim" "$root/src/build/lib/"
