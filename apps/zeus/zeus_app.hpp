@@ -10,7 +10,8 @@
 namespace zeus::cli {
 
 // Registers every subcommand on `app` (named "zeus"); the map gives the
-// runner of each top-level subcommand.
+// runner of each top-level subcommand. The runners own the storage the
+// options parse into: keep the map alive while `app` parses.
 [[nodiscard]] std::map<const CLI::App*, Command> add_commands(CLI::App& app);
 
 // "show-env, demo, ..., perseus-server": every top-level subcommand, in order.

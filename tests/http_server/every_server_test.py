@@ -266,6 +266,10 @@ class EveryServer(unittest.TestCase):
         time.sleep(0.5)
         after = server.rss_kib()
         print(f"perseus-server RSS: {baseline} KiB before twelve 16 MiB bodies, {after} KiB after", file=sys.stderr)
+        if os.environ.get("ZEUS_TEST_SANITIZED") == "1":
+            # AddressSanitizer's allocator quarantines freed memory and malloc_trim
+            # does not reach it: RSS says nothing there (the budget is checked above).
+            return
         self.assertLess(after - baseline, 32 * 1024,
                         f"RSS {baseline} KiB before twelve 16 MiB bodies, {after} KiB after they were answered")
 
