@@ -11,8 +11,9 @@
 
 namespace zeus::bench {
 
-// A GPU with an energy counter whose every read returns immediately.
-class InstantGpu final : public Gpu {
+// A GPU with an energy counter whose every read returns immediately; tests
+// derive from it to script its reads (tests/monitor/energy_monitor_test.cpp).
+class InstantGpu : public Gpu {
   public:
     explicit InstantGpu(unsigned index) {
         identity_.index = index;

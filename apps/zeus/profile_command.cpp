@@ -22,6 +22,7 @@
 #include "measure_session.hpp"
 #include "profile_options.hpp"
 #include "profile_output.hpp"
+#include "status_line.hpp"
 #include "zeus/simulation/simulator_api.hpp"
 #include "zeus/profile/recommendation.hpp"
 
@@ -103,24 +104,13 @@ class ProgressPrinter {
 
     [[nodiscard]] profile::ProgressFunction function() {
         if (!enabled_) return {};
-        return [this](const profile::ProgressEvent& e) {
-            std::string line = progress_line(e);
-            const std::size_t shown = line.size();
-            if (line.size() < width_) line.append(width_ - line.size(), ' ');  // erase the longer last line
-            width_ = shown;
-            std::cerr << '\r' << line << std::flush;
-            dirty_ = true;
-        };
+        return [this](const profile::ProgressEvent& e) { status_.show(progress_line(e)); };
     }
-    void finish() {
-        if (dirty_) std::cerr << '\n' << std::flush;
-        dirty_ = false;
-    }
+    void finish() { status_.finish(); }
 
   private:
     bool enabled_;
-    bool dirty_ = false;
-    std::size_t width_ = 0;
+    StatusLine status_;
 };
 
 Status write_text_file(std::string_view option, const std::string& path, const std::string& text) {

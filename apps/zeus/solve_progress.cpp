@@ -2,8 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <iostream>
-
 #include "profile_output.hpp"
 
 namespace zeus::cli {
@@ -29,7 +27,7 @@ void SolveProgress::attach(lowtime::SolverOptions& options) {
         last_ = point;
         pending_ = true;
         const auto now = std::chrono::steady_clock::now();
-        if (dirty_ && now - shown_ < std::chrono::milliseconds(200)) return;  // a terminal, not a log
+        if (status_.shown() && now - shown_ < std::chrono::milliseconds(200)) return;  // a terminal, not a log
         show(now);
     };
 }
@@ -38,18 +36,12 @@ void SolveProgress::show(std::chrono::steady_clock::time_point now) {
     shown_ = now;
     pending_ = false;
     const double unit = last_.quant_time > 0 ? last_.real_time / last_.quant_time : 0.0;
-    std::string text = line(last_, start_, min_, unit, std::chrono::duration<double>(now - started_).count());
-    const std::size_t shown = text.size();
-    if (text.size() < width_) text.append(width_ - text.size(), ' ');  // erase a longer last line
-    width_ = shown;
-    std::cerr << '\r' << text << std::flush;
-    dirty_ = true;
+    status_.show(line(last_, start_, min_, unit, std::chrono::duration<double>(now - started_).count()));
 }
 
 void SolveProgress::finish() {
     if (pending_) show(std::chrono::steady_clock::now());  // the last point, not the last one shown
-    if (dirty_) std::cerr << '\n' << std::flush;
-    dirty_ = false;
+    status_.finish();
 }
 
 }  // namespace zeus::cli

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <string>
 
+#include "status_line.hpp"
 #include "zeus/lowtime/solver.hpp"
 
 namespace zeus::cli {
@@ -32,8 +33,7 @@ private:
     bool enabled_;
     bool pending_ = false;
     lowtime::FrontierPoint last_{};
-    bool dirty_ = false;
-    std::size_t width_ = 0;
+    StatusLine status_;
     int start_ = 0, min_ = 0;
     std::chrono::steady_clock::time_point started_{}, shown_{};
 };

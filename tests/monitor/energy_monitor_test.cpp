@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <zeus_sim/zeus_sim.h>
 
+#include "instant_devices.hpp"
 #include "integration/sim_fixture.hpp"
 
 #include <algorithm>
@@ -690,22 +691,12 @@ TEST_F(EnergyMonitorSim, SampledEdgesFollowTheCountersOwnRefreshPeriod) {
 // A GPU whose every read is counted per thread: a steady 300 W whose energy
 // counter refreshes every 20 ms, with the refresh time and power in each
 // snapshot, like NVML's field values.
-class CountingGpu final : public Gpu {
+class CountingGpu final : public bench::InstantGpu {
   public:
     static constexpr double kWatts = 300.0;
     static constexpr auto kRefresh = std::chrono::milliseconds(20);
     CountingGpu(unsigned index, std::thread::id watched, std::atomic<int>& calls)
-        : watched_(watched), calls_(calls), origin_(std::chrono::system_clock::now()) {
-        identity_.index = index;
-        identity_.physical_index = index;
-        identity_.name = "counting";
-        identity_.architecture = GpuArchitecture::Hopper;
-        caps_.energy_counter = Capability::yes();
-        caps_.instant_power = {Capability::yes(), PowerScope::Gpu};
-    }
-    const GpuIdentity& identity() const override { return identity_; }
-    const GpuCapabilities& capabilities() const override { return caps_; }
-    Status status() const override { return {}; }
+        : InstantGpu(index), watched_(watched), calls_(calls), origin_(std::chrono::system_clock::now()) {}
     Result<EnergySnapshot> energy_snapshot() const override {
         count();
         const auto now = std::chrono::system_clock::now();
@@ -719,32 +710,11 @@ class CountingGpu final : public Gpu {
         count();
         return PowerReading{Milliwatts(static_cast<std::int64_t>(kWatts * 1000)), std::nullopt};
     }
-    Result<Celsius> temperature() const override { return Celsius(50.0); }
-    Result<Milliwatts> power_limit() const override { return Milliwatts(700'000); }
-    Result<Milliwatts> default_power_limit() const override { return Milliwatts(700'000); }
-    Result<PowerLimitConstraints> power_limit_constraints() const override {
-        return PowerLimitConstraints{Milliwatts(200'000), Milliwatts(700'000)};
-    }
-    Status set_power_limit(Milliwatts) override { return {}; }
-    Status reset_power_limit() override { return {}; }
-    Status check_power_limit_control() override { return {}; }
-    Result<std::vector<Megahertz>> supported_memory_clocks() const override { return std::vector<Megahertz>{}; }
-    Result<std::vector<Megahertz>> supported_graphics_clocks(std::optional<Megahertz>) const override {
-        return std::vector<Megahertz>{};
-    }
-    Status set_gpu_locked_clocks(Megahertz, Megahertz) override { return {}; }
-    Status reset_gpu_locked_clocks() override { return {}; }
-    Status set_memory_locked_clocks(Megahertz, Megahertz) override { return {}; }
-    Status reset_memory_locked_clocks() override { return {}; }
-    Result<bool> persistence_mode() const override { return true; }
-    Status set_persistence_mode(bool) override { return {}; }
 
   private:
     void count() const {
         if (std::this_thread::get_id() == watched_) ++calls_;
     }
-    GpuIdentity identity_;
-    GpuCapabilities caps_;
     std::thread::id watched_;
     std::atomic<int>& calls_;
     std::chrono::system_clock::time_point origin_;
