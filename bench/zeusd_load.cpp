@@ -11,7 +11,15 @@
 //              [--connections N] [--time-limit-s S] [--num-workers N]
 //              [--transport unix|tcp|both] [--warmup N] [--check]
 //              [--routes cpu_energy,gpu_power,gpu_control]
-//              [--original PATH] [--rounds N]
+//              [--original PATH] [--rounds N] [--driver-latency-us US]
+//
+// Both daemons run over the simulator's default two A100s with no simulated
+// driver latency (--driver-latency-us 0, the default), so the figures are the
+// daemons' own cost; with the simulator's default latency (20 us per NVML
+// call, docs/simulator.md) every request would spin 40 us in the driver, and
+// the comparison would measure mostly that. --driver-latency-us N puts N us on
+// every device call to see how each daemon's throughput holds up behind a
+// slow driver.
 //
 // --original names the original Rust zeusd (crate zeusd 0.5.0): each round
 // then runs ours and the original one after the other on every transport
@@ -86,6 +94,7 @@ struct Options {
     std::vector<std::string> routes = {"cpu_energy", "gpu_power"};
     std::string original;  // the original Rust zeusd; empty: ours only
     unsigned rounds = 1;
+    double driver_latency_us = 0;  // per simulated NVML call
 };
 
 [[noreturn]] void usage_error(const std::string& message) {
@@ -94,7 +103,7 @@ struct Options {
                  "usage: zeusd_load [--zeusd PATH] [--sim-library PATH] [--requests N] [--connections N]\n"
                  "                  [--time-limit-s S] [--num-workers N] [--transport unix|tcp|both]\n"
                  "                  [--warmup N] [--check] [--routes cpu_energy,gpu_power,gpu_control]\n"
-                 "                  [--original PATH] [--rounds N]\n");
+                 "                  [--original PATH] [--rounds N] [--driver-latency-us US]\n");
     std::exit(2);
 }
 
@@ -124,6 +133,7 @@ Options parse_options(int argc, char** argv) {
             else if (arg == "--check") options.check = true;
             else if (arg == "--original") options.original = value();
             else if (arg == "--rounds") options.rounds = static_cast<unsigned>(std::stoul(value()));
+            else if (arg == "--driver-latency-us") options.driver_latency_us = std::stod(value());
             else if (arg == "--routes") {
                 options.routes.clear();
                 std::istringstream list(value());
@@ -145,6 +155,9 @@ Options parse_options(int argc, char** argv) {
     }
     if (options.routes.empty()) usage_error("--routes needs at least one of cpu_energy, gpu_power, gpu_control");
     if (options.rounds == 0 || options.rounds > 100) usage_error("--rounds must be 1..100");
+    if (!(options.driver_latency_us >= 0 && options.driver_latency_us <= 1e6)) {
+        usage_error("--driver-latency-us must be 0..1000000 (microseconds per simulated NVML call)");
+    }
     if (!options.original.empty() && !fs::exists(options.original)) {
         usage_error("no original zeusd at " + options.original + " (cargo install zeusd --version 0.5.0 --root DIR)");
     }
@@ -174,6 +187,13 @@ void write_file(const fs::path& path, const std::string& text) {
     std::ofstream out(path);
     out << text << '\n';
     if (!out) throw std::runtime_error("cannot write " + path.string());
+}
+
+// The simulator's default GPUs (two A100s) with `latency_us` on every device call.
+void make_simulator_config(const fs::path& path, double latency_us) {
+    write_file(path, fmt::format(R"({{"gpus": [{{"model": "A100-SXM4-40GB", "count": 2, )"
+                                 R"("driver_latency_us": {{"default": {}}}}}]}})",
+                                 latency_us));
 }
 
 // intel-rapl:0 (package-0) with a dram sub-zone, as zeusd reads them.
@@ -237,6 +257,7 @@ class Daemon {
         for (std::size_t i = 1; i < args.size(); ++i) command_line_ += " " + args[i];
         const std::string sim_directory = fs::path(options.sim_library).parent_path().string();
         const std::string runtime_directory = powercap.parent_path().string();
+        const std::string simulator_config = (powercap.parent_path() / "sim.json").string();
         pid_ = ::fork();
         if (pid_ < 0) throw std::runtime_error("fork failed");
         if (pid_ == 0) {
@@ -247,6 +268,7 @@ class Daemon {
             }
             ::setenv("ZEUS_SIMULATE", "1", 1);
             ::setenv("ZEUS_SIM_LIBRARY", options.sim_library.c_str(), 1);
+            ::setenv("ZEUS_SIM_CONFIG", simulator_config.c_str(), 1);
             ::setenv("ZEUS_POWERCAP_ROOT", powercap.c_str(), 1);
             // Where ours keeps its restore ledger in TCP mode.
             ::setenv("RUNTIME_DIRECTORY", runtime_directory.c_str(), 1);
@@ -645,16 +667,17 @@ int main(int argc, char** argv) {
     Run run{options, dir / "powercap", false, {}};
     try {
         make_powercap_tree(run.powercap);
+        make_simulator_config(dir / "sim.json", options.driver_latency_us);
         std::vector<Implementation> implementations = {Implementation::Ours};
         if (!options.original.empty()) {
             implementations.push_back(Implementation::Original);
             run.original_has_rapl = can_fake_sysfs_rapl();
         }
         std::printf("# zeusd_load: %u connections, %llu requests per route (+%llu warm-up), time limit %.0f s, "
-                    "%u hardware threads, %u round(s)\n",
+                    "%u hardware threads, %u round(s), simulated driver latency %g us per NVML call\n",
                     options.connections, static_cast<unsigned long long>(options.requests),
                     static_cast<unsigned long long>(options.warmup), options.time_limit_s,
-                    std::thread::hardware_concurrency(), options.rounds);
+                    std::thread::hardware_concurrency(), options.rounds, options.driver_latency_us);
         for (unsigned round = 1; round <= options.rounds; ++round) {
             if (options.rounds > 1) std::printf("# round %u\n", round);
             if (options.transport != "tcp") {

@@ -5,6 +5,8 @@
 # port, over the simulator and a generated powercap tree, and drives
 # GET /cpu/get_cumulative_energy?cpu=true&dram=true and GET /gpu/get_power
 # with 32 keep-alive connections, 200,000 requests per route (time-capped).
+# Both daemons see the simulator's two A100s with no simulated driver latency
+# (zeusd_load --driver-latency-us 0, its default): the daemons' own cost.
 # Target (issue 5): >= 20,000 req/s, p99 < 5 ms, no errors; zeusd_load --check
 # makes a miss the exit status.
 #
