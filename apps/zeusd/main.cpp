@@ -49,7 +49,7 @@ int main(int argc, char** argv) {
     serve->add_option("--socket-gid", socket_gid, "Group of the socket (group name or gid)");
     serve->add_option("--tcp-bind-address", config.tcp_bind_address, "IP:PORT to listen on with --mode tcp")
         ->capture_default_str();
-    serve->add_option("--num-workers", config.num_workers, "Request threads (default: one per logical CPU)")
+    serve->add_option("--num-workers", config.num_workers, "Request threads (default: logical CPUs + 1)")
         ->check(CLI::Range(1U, 1024U));
     serve->add_option("--gpu-power-poll-hz", config.gpu_power_poll_hz, "GPU power stream polling rate")
         ->check(CLI::Range(0.1, 1000.0))

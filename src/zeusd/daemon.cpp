@@ -281,9 +281,15 @@ Result<std::unique_ptr<Daemon>> Daemon::start(const ServeConfig& config) {
     server_options.log = log_server_message;
     // Requests are served on --num-workers threads of the server's own, one
     // io_context each; `io` keeps one thread for accepting, timers and
-    // watching clients.
+    // watching clients. By default one more than logical CPUs: a connection
+    // stays on its thread, and with one thread per CPU a thread that the
+    // scheduler held off its core for a tick (4 ms at HZ=250; a client or any
+    // other busy process is enough) stalled half the connections on 2 CPUs,
+    // so p99 was that tick. With one more, each thread holds fewer
+    // connections and drains them sooner, and none waited a tick (p99 0.7-1.5
+    // ms instead of 4.2-4.5 ms; docs/benchmarks.md, zeusd load, 2026-11-26).
     const unsigned workers =
-        config.num_workers > 0 ? config.num_workers : std::max(1U, std::thread::hardware_concurrency());
+        config.num_workers > 0 ? config.num_workers : std::max(1U, std::thread::hardware_concurrency()) + 1;
     server_options.session_threads = workers;
     parts->server = std::make_unique<http_server::Server>(
         parts->io,

@@ -25,7 +25,7 @@ struct ServeConfig {
     std::optional<uid_t> socket_uid;
     std::optional<gid_t> socket_gid;
     std::string tcp_bind_address = "127.0.0.1:4938";
-    unsigned num_workers = 0;  // 0: one per logical CPU
+    unsigned num_workers = 0;  // 0: logical CPUs + 1
     double gpu_power_poll_hz = 20.0;
     double cpu_power_poll_hz = 10.0;
     GpuBackendChoice gpu_backend = GpuBackendChoice::Auto;

@@ -154,6 +154,28 @@ TEST_F(ZeusdTest, ExpectContinueAndUnknownTransferCodingsAreAnswered) {
     EXPECT_EQ(get("/time").status, 200);
 }
 
+// Threads of a running process, as the kernel lists them.
+std::size_t thread_count(pid_t pid) {
+    const auto tasks = std::filesystem::path("/proc") / std::to_string(pid) / "task";
+    return static_cast<std::size_t>(
+        std::distance(std::filesystem::directory_iterator(tasks), std::filesystem::directory_iterator{}));
+}
+
+// One request thread more than logical CPUs by default: with exactly one per
+// CPU, a thread the scheduler held off its core for a tick (4 ms) stalled its
+// share of the connections, and p99 was that tick (docs/benchmarks.md, zeusd
+// load, 2026-11-26).
+TEST_F(ZeusdTest, ServesOnOneRequestThreadMoreThanLogicalCpusByDefault) {
+    start({"--num-workers", "1"});
+    ASSERT_EQ(get("/time").status, 200);
+    const std::size_t with_one = thread_count(daemon_->pid());
+    daemon_.reset();
+    start();
+    ASSERT_EQ(get("/time").status, 200);
+    const std::size_t by_default = thread_count(daemon_->pid());
+    EXPECT_EQ(by_default - with_one, std::thread::hardware_concurrency()) << log();
+}
+
 TEST_F(ZeusdTest, SlowClientsAreDroppedWhileOthersAreServed) {
     start({"--request-timeout-s", "0.5", "--num-workers", "1"});
     const int slow = connect_to(endpoint_);
