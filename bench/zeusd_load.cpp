@@ -133,7 +133,8 @@ Options parse_options(int argc, char** argv) {
             else if (arg == "--check") options.check = true;
             else if (arg == "--original") options.original = value();
             else if (arg == "--rounds") options.rounds = static_cast<unsigned>(std::stoul(value()));
-            else if (arg == "--driver-latency-us") options.driver_latency_us = std::stod(value());
+            else if (arg == "--driver-latency-us")
+                options.driver_latency_us = std::stod(value());
             else if (arg == "--routes") {
                 options.routes.clear();
                 std::istringstream list(value());
@@ -673,11 +674,12 @@ int main(int argc, char** argv) {
             implementations.push_back(Implementation::Original);
             run.original_has_rapl = can_fake_sysfs_rapl();
         }
-        std::printf("# zeusd_load: %u connections, %llu requests per route (+%llu warm-up), time limit %.0f s, "
-                    "%u hardware threads, %u round(s), simulated driver latency %g us per NVML call\n",
-                    options.connections, static_cast<unsigned long long>(options.requests),
-                    static_cast<unsigned long long>(options.warmup), options.time_limit_s,
-                    std::thread::hardware_concurrency(), options.rounds, options.driver_latency_us);
+        std::printf(
+            "# zeusd_load: %u connections, %llu requests per route (+%llu warm-up), time limit %.0f s, "
+            "%u hardware threads, %u round(s), simulated driver latency %g us per NVML call\n",
+            options.connections, static_cast<unsigned long long>(options.requests),
+            static_cast<unsigned long long>(options.warmup), options.time_limit_s, std::thread::hardware_concurrency(),
+            options.rounds, options.driver_latency_us);
         for (unsigned round = 1; round <= options.rounds; ++round) {
             if (options.rounds > 1) std::printf("# round %u\n", round);
             if (options.transport != "tcp") {
