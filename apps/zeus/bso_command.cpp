@@ -18,7 +18,7 @@
 #include "commands.hpp"
 #include "option_checks.hpp"
 #include "zeus/device/gpus.hpp"
-#include "zeus/optimizer/batch_size/trace_replay.hpp"
+#include "zeus/bso/trace_replay.hpp"
 #include "zeus/simulation/simulated_power_limit_optimizer.hpp"
 
 namespace zeus::cli {

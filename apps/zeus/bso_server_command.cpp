@@ -4,22 +4,15 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
-#include <algorithm>
-#include <csignal>
 #include <cstdlib>
 #include <iostream>
-#include <optional>
-#include <thread>
-#include <vector>
+#include <memory>
 
-#include <boost/asio/io_context.hpp>
-
-#include "bso/router.hpp"
 #include "commands.hpp"
 #include "option_checks.hpp"
-#include "http_server/serve.hpp"
 #include "server_listen.hpp"
-#include "http_server/server.hpp"
+#include "zeus/bso/algorithm.hpp"
+#include "zeus/bso/server.hpp"
 
 namespace zeus::cli {
 namespace {
@@ -42,40 +35,27 @@ struct BsoServerFlags {
 };
 
 int run_bso_server(const BsoServerFlags& flags) {
-    std::string database = flags.database;
-    if (database.empty()) {
-        if (const char* env = std::getenv("ZEUS_BSO_DATABASE_URL"); env && *env) database = from_sqlalchemy_url(env);
+    bso::ServerOptions options;
+    if (!flags.database.empty()) {
+        options.database = flags.database;
+    } else if (const char* env = std::getenv("ZEUS_BSO_DATABASE_URL"); env && *env) {
+        if (std::string url = from_sqlalchemy_url(env); !url.empty()) options.database = url;
     }
-    if (database.empty()) database = "zeus-bso.db";
-    std::unique_ptr<bso::Service> service;
+    options.threads = flags.threads;
+    options.request_timeout = request_timeout(flags.request_timeout_s);
+    options.log = [](const std::string& message) { std::cerr << "zeus bso-server: " << message << "\n"; };
+    std::unique_ptr<bso::Server> server;
     try {
-        // PostgreSQL: one connection per HTTP thread, so different jobs' requests
-        // run in parallel. SQLite: one; its writers are serialised anyway.
-        std::vector<std::unique_ptr<bso::Database>> pool;
-        const bool parallel = database.starts_with("postgres");
-        for (unsigned i = 0; i < (parallel ? std::max(1U, flags.threads) : 1U); ++i) pool.push_back(bso::Database::open(database));
-        service = std::make_unique<bso::Service>(std::move(pool));
+        server = std::make_unique<bso::Server>(options);
     } catch (const bso::BsoError& e) {
         std::cerr << "zeus bso-server: " << e.what() << "\n";
         return 2;
     }
-    bso::Router router(*service, [](http_server::LogLevel, const std::string& message) {
-        std::cerr << "zeus bso-server: " << message << "\n";
-    });
-    boost::asio::io_context io;
-    http_server::ServerOptions options;
-    options.name = "zeus-bso-server";
-    options.limits.request_timeout = request_timeout(flags.request_timeout_s);
-    http_server::Server server(
-        io, [&router](const http_server::Request& request, const http_server::Peer&, http_server::Respond respond) {
-            respond(router.handle(request));
-        },
-        options);
-    if (!listen_on(server, flags.listen, "zeus bso-server", 8000)) return 2;
-    const bool postgresql = database.starts_with("postgres");
+    if (!listening(server->listen_tcp(flags.listen), "zeus bso-server", 8000)) return 2;
+    const bool postgresql = options.database.starts_with("postgres");
     std::cerr << fmt::format("zeus bso-server: listening on {} with the {} database{}\n", flags.listen,
-                             postgresql ? "PostgreSQL" : "SQLite", postgresql ? "" : " '" + database + "'");
-    http_server::serve_until_signalled(io, server, flags.threads);
+                             postgresql ? "PostgreSQL" : "SQLite", postgresql ? "" : " '" + options.database + "'");
+    server->serve_until_signalled();
     return 0;
 }
 

@@ -5,27 +5,21 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
-#include <boost/asio/io_context.hpp>
 #include <cmath>
 #include <iostream>
-#include <thread>
 
 #include "commands.hpp"
 #include "option_checks.hpp"
-#include "http_server/serve.hpp"
 #include "server_listen.hpp"
-#include "http_server/server.hpp"
 #include "measure_options.hpp"
 #include "measure_session.hpp"
-#include "metrics/endpoint.hpp"
 #include "zeus/device/cpu.hpp"
 #include "zeus/device/gpus.hpp"
 #include "zeus/metrics/device_metrics.hpp"
+#include "zeus/metrics/exporter.hpp"
 
 namespace zeus::cli {
 namespace {
-
-namespace hs = zeus::http_server;
 
 constexpr unsigned kExporterPort = 9466;
 
@@ -90,29 +84,12 @@ int run_exporter(const ExporterOptions& opts) {
     if (!sampler) return report(sampler.error()), 2;
     const metrics::DeviceMetrics& device_metrics = **sampler;
 
-    boost::asio::io_context io;
-    hs::ServerOptions server_options;
-    server_options.name = "zeus-exporter";
-    hs::Server server(
-        io,
-        [&device_metrics](const hs::Request& request, const hs::Peer&, hs::Respond respond) {
-            const std::string_view target = request.target();
-            const std::string_view path = hs::split_target(target).path;
-            if (path == metrics::kMetricsPath) return respond(metrics::metrics_response(device_metrics, request));
-            if (path == "/") {
-                return respond(hs::Response::text(hs::http::status::ok,
-                                                  "zeus exporter: Prometheus metrics are at /metrics\n"));
-            }
-            respond(hs::Response::text(hs::http::status::not_found,
-                                       fmt::format("no route for {}; the metrics are at /metrics\n", path)));
-        },
-        server_options);
-    if (!listen_on(server, opts.listen, "zeus exporter", kExporterPort)) return 2;
+    metrics::Exporter exporter(device_metrics);
+    if (!listening(exporter.listen_tcp(opts.listen), "zeus exporter", kExporterPort)) return 2;
     std::cerr << fmt::format("zeus exporter: serving http://{}/metrics ({} GPU(s), {} CPU package(s), sampled every {} s)\n",
                              opts.listen, options.gpu_indices ? options.gpu_indices->size() : gpus.size(),
                              cpus.status() ? cpus.size() : 0, opts.period_s);
-    // Scrapes only copy a rendered string: two threads serve many scrapers.
-    hs::serve_until_signalled(io, server, 2);
+    exporter.serve_until_signalled();
     return 0;
 }
 

@@ -21,7 +21,7 @@
 #include "perseus_output.hpp"
 #include "solve_progress.hpp"
 #include "zeus/simulation/pipeline_simulation.hpp"
-#include "platform/read_user_file.hpp"
+#include "zeus/platform/read_user_file.hpp"
 #include "zeus/lowtime/instruction_profile.hpp"
 #include "zeus/lowtime/perseus_plan.hpp"
 

@@ -7,7 +7,7 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "monitor/python_float.hpp"
+#include "zeus/platform/python_float.hpp"
 
 namespace zeus::cli {
 

@@ -6,22 +6,15 @@
 
 #include <algorithm>
 #include <chrono>
-#include <csignal>
 #include <cstdlib>
 #include <iostream>
-#include <thread>
-#include <vector>
 
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/steady_timer.hpp>
 #include <nlohmann/json.hpp>
 
 #include "commands.hpp"
 #include "option_checks.hpp"
-#include "http_server/serve.hpp"
 #include "server_listen.hpp"
-#include "http_server/server.hpp"
-#include "perseus/router.hpp"
+#include "zeus/perseus/server.hpp"
 
 namespace zeus::cli {
 namespace {
@@ -87,46 +80,25 @@ perseus::PfoSettings settings_from(const PerseusServerFlags& flags) {
     return settings;
 }
 
-// The original's cleanup task: every 60 s (or the idle time, if shorter).
-void schedule_cleanup(boost::asio::steady_timer& timer, perseus::JobManager& jobs, std::chrono::seconds period) {
-    timer.expires_after(period);
-    timer.async_wait([&timer, &jobs, period](const boost::system::error_code& error) {
-        if (error) return;
-        if (const auto evicted = jobs.evict_idle(perseus::JobManager::Clock::now()))
-            std::cerr << fmt::format("zeus perseus-server: forgot {} idle job(s)\n", evicted);
-        schedule_cleanup(timer, jobs, period);
-    });
-}
-
 int run_perseus_server(const PerseusServerFlags& flags) {
-    perseus::PfoSettings settings;
+    perseus::ServerOptions options;
     try {
-        settings = settings_from(flags);
-        perseus::check_settings(settings);
+        options.settings = settings_from(flags);
+        perseus::check_settings(options.settings);
     } catch (const std::exception& e) {
         std::cerr << "zeus perseus-server: " << e.what() << "\n";
         return 2;
     }
-    perseus::JobManager jobs(settings, [](const std::string& warning) { std::cerr << "zeus perseus-server: " << warning << "\n"; });
-    perseus::Router router(jobs);
-    boost::asio::io_context io;
-    http_server::ServerOptions options;
-    options.name = "zeus-perseus-server";
-    // A ProfilingResult holds every instruction's time per iteration.
-    options.limits.body_limit = 16 * 1024 * 1024;
-    options.limits.request_timeout = request_timeout(flags.request_timeout_s);
-    http_server::Server server(
-        io, [&router](const http_server::Request& request, const http_server::Peer&, http_server::Respond respond) {
-            router.handle(request, respond);
-        },
-        options);
-    if (!listen_on(server, flags.listen, "zeus perseus-server", 8000)) return 2;
+    const perseus::PfoSettings& settings = options.settings;
+    options.threads = flags.threads;
+    options.request_timeout = request_timeout(flags.request_timeout_s);
+    options.log = [](const std::string& message) { std::cerr << "zeus perseus-server: " << message << "\n"; };
+    perseus::Server server(options);
+    if (!listening(server.listen_tcp(flags.listen), "zeus perseus-server", 8000)) return 2;
     std::cerr << fmt::format("zeus perseus-server: listening on {} with {} ('{}'){}\n", flags.listen, settings.scheduler,
                              settings.solution_path.string(),
                              settings.dump_data ? ", dumping to " + settings.dump_dir.string() : "");
-    boost::asio::steady_timer cleanup(io);
-    schedule_cleanup(cleanup, jobs, std::min<std::chrono::seconds>(std::chrono::seconds(60), settings.max_job_idle_time));
-    http_server::serve_until_signalled(io, server, flags.threads);
+    server.serve_until_signalled();
     return 0;
 }
 

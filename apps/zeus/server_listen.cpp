@@ -8,11 +8,9 @@
 
 namespace zeus::cli {
 
-bool listen_on(http_server::Server& server, const std::string& listen, std::string_view command,
-               unsigned default_port) {
-    auto listening = server.listen_tcp(listen);
-    if (listening) return true;
-    Error error = listening.error();
+bool listening(const Result<unsigned short>& listened, std::string_view command, unsigned default_port) {
+    if (listened) return true;
+    Error error = listened.error();
     error.message = "--listen: " + error.message;  // "cannot listen on ADDRESS: REASON", "... has no port"
     if (error.code == ErrorCode::OperatingSystem) {
         error.hint = "pick a free port with --listen IP:PORT, or stop the program listening there";

@@ -9,17 +9,16 @@
 
 #include <CLI/CLI.hpp>
 
-#include "http_server/server.hpp"
+#include "zeus/platform/error.hpp"
 
 namespace zeus::cli {
 
-// Listens on the TCP address `listen`. On failure prints one line naming
-// --listen, the address and the fix to standard error, prefixed with
-// `command` ("zeus exporter"), and returns false: the command then exits 2.
-// The fix's example address uses `default_port`, the command's own port
-// (9466 for the exporter), never another server's.
-[[nodiscard]] bool listen_on(http_server::Server& server, const std::string& listen, std::string_view command,
-                             unsigned default_port);
+// Whether a server's listen_tcp(--listen) succeeded. On failure prints one
+// line naming --listen, the address and the fix to standard error, prefixed
+// with `command` ("zeus exporter"), and returns false: the command then
+// exits 2. The fix's example address uses `default_port`, the command's own
+// port (9466 for the exporter), never another server's.
+[[nodiscard]] bool listening(const Result<unsigned short>& listened, std::string_view command, unsigned default_port);
 
 // --request-timeout-s, as zeusd has it: how long a client may take to send
 // a request, or sit idle on a keep-alive connection, before it is dropped.

@@ -2,10 +2,7 @@
 // prints a JWT for a user. Flags and defaults are the original daemon's
 // (docs/zeusd.md), plus --control-users/--control-groups and
 // --request-timeout-s.
-#include <unistd.h>
-
 #include <cstdio>
-#include <ctime>
 #include <iostream>
 #include <string>
 
@@ -13,10 +10,7 @@
 #include <fmt/format.h>
 
 #include "zeus/version.hpp"
-#include "zeusd/auth/token_issue.hpp"
-#include "zeusd/daemon.hpp"
-#include "zeusd/log.hpp"
-#include "http_server/unix_socket.hpp"
+#include "zeus/zeusd/commands.hpp"
 
 namespace {
 
@@ -35,18 +29,15 @@ int main(int argc, char** argv) {
     app.require_subcommand(1);
 
     auto* serve = app.add_subcommand("serve", "Run the daemon");
-    std::string mode = "uds";
-    std::string socket_permissions = "666";
-    std::string socket_uid, socket_gid, enable, gpu_backend = "auto", control_users, control_groups;
-    ServeConfig config;
-    double request_timeout_s = 30.0;
-    serve->add_option("--mode", mode, "Transport: uds (Unix domain socket) or tcp")
+    ServeOptions config;
+    std::string enable;
+    serve->add_option("--mode", config.mode, "Transport: uds (Unix domain socket) or tcp")
         ->check(CLI::IsMember({"uds", "tcp", "named-pipe"}))
         ->capture_default_str();
     serve->add_option("--socket-path", config.socket_path, "Unix socket path")->capture_default_str();
-    serve->add_option("--socket-permissions", socket_permissions, "Unix socket mode, octal")->capture_default_str();
-    serve->add_option("--socket-uid", socket_uid, "Owner of the socket (user name or uid)");
-    serve->add_option("--socket-gid", socket_gid, "Group of the socket (group name or gid)");
+    serve->add_option("--socket-permissions", config.socket_permissions, "Unix socket mode, octal")->capture_default_str();
+    serve->add_option("--socket-uid", config.socket_uid, "Owner of the socket (user name or uid)");
+    serve->add_option("--socket-gid", config.socket_gid, "Group of the socket (group name or gid)");
     serve->add_option("--tcp-bind-address", config.tcp_bind_address, "IP:PORT to listen on with --mode tcp")
         ->capture_default_str();
     serve->add_option("--num-workers", config.num_workers, "Request threads (default: logical CPUs + 1)")
@@ -58,7 +49,7 @@ int main(int argc, char** argv) {
                       "CPU power stream polling rate (also the one-shot CPU power window)")
         ->check(CLI::Range(0.1, 1000.0))
         ->capture_default_str();
-    serve->add_option("--gpu-backend", gpu_backend, "auto, nvml or amdsmi")
+    serve->add_option("--gpu-backend", config.gpu_backend, "auto, nvml or amdsmi")
         ->check(CLI::IsMember({"auto", "nvml", "amdsmi"}))
         ->capture_default_str();
     serve->add_option("--enable", enable, "API groups to serve: gpu-control,gpu-read,cpu-read,metrics (default: all but metrics)");
@@ -66,14 +57,14 @@ int main(int argc, char** argv) {
                       "TOML file replacing GPU control commands (docs/zeusd-overrides.md)");
     serve->add_option("--signing-key-path", config.signing_key_path,
                       "HMAC-SHA256 key file; enables JWT authentication");
-    serve->add_option("--control-users", control_users,
+    serve->add_option("--control-users", config.control_users,
                       "Only these users (names or uids, comma list) may use gpu-control (Unix socket only)");
-    serve->add_option("--control-groups", control_groups,
+    serve->add_option("--control-groups", config.control_groups,
                       "Only these groups (names or gids, comma list) may use gpu-control (Unix socket only)");
     serve->add_option("--restore-ledger", config.restore_ledger_path,
                       "File recording GPU changes to undo, kept across a crash (default: SOCKET.ledger.json, or "
                       "$RUNTIME_DIRECTORY or /run/zeusd/zeusd-tcp-PORT.ledger.json with --mode tcp)");
-    serve->add_option("--request-timeout-s", request_timeout_s,
+    serve->add_option("--request-timeout-s", config.request_timeout_s,
                       "Seconds a client may take to send a request before it is dropped")
         ->check(CLI::Range(0.05, 3600.0))
         ->capture_default_str();
@@ -93,66 +84,24 @@ int main(int argc, char** argv) {
     auto* token = app.add_subcommand("token", "Manage JWT tokens");
     token->require_subcommand(1);
     auto* issue = token->add_subcommand("issue", "Print a signed token for a user");
-    std::string key_path, user, scope, expires = "never";
-    issue->add_option("--signing-key-path", key_path, "The daemon's HMAC key file")->required();
-    issue->add_option("--user", user, "Who the token is for (its sub claim)")->required();
-    issue->add_option("--scope", scope, "API groups granted, comma list: gpu-control,gpu-read,cpu-read")->required();
-    issue->add_option("--expires", expires, "Lifetime such as 7d, 12h, 30m; never or 0 for no expiry")
+    TokenRequest token_request;
+    issue->add_option("--signing-key-path", token_request.signing_key_path, "The daemon's HMAC key file")->required();
+    issue->add_option("--user", token_request.user, "Who the token is for (its sub claim)")->required();
+    issue->add_option("--scope", token_request.scopes, "API groups granted, comma list: gpu-control,gpu-read,cpu-read")
+        ->required();
+    issue->add_option("--expires", token_request.expires, "Lifetime such as 7d, 12h, 30m; never or 0 for no expiry")
         ->capture_default_str();
 
     CLI11_PARSE(app, argc, argv);
 
     if (issue->parsed()) {
-        auto issued = issue_token(key_path, user, scope, expires, unix_now());
+        auto issued = issue_token(token_request);
         if (!issued) return fail(issued.error());
         std::cout << issued.value() << '\n';
         return 0;
     }
 
-    log::configure_from_environment();
-    if (mode == "named-pipe") {
-        return fail({zeus::ErrorCode::InvalidConfig, "--mode named-pipe exists only on Windows",
-                     "use --mode uds or --mode tcp"});
-    }
-    config.mode = mode == "tcp" ? ListenMode::Tcp : ListenMode::UnixSocket;
-    config.gpu_backend = gpu_backend == "nvml"     ? GpuBackendChoice::Nvml
-                         : gpu_backend == "amdsmi" ? GpuBackendChoice::AmdSmi
-                                                   : GpuBackendChoice::Auto;
-    config.request_timeout = std::chrono::milliseconds(static_cast<long>(request_timeout_s * 1000));
-    auto permissions = zeus::http_server::parse_socket_mode(socket_permissions);
-    if (!permissions) {
-        return fail(zeus::Error{permissions.error().code, "--socket-permissions: " + permissions.error().message,
-                                permissions.error().hint});
-    }
-    config.socket_permissions = permissions.value();
-    if (!socket_uid.empty()) {
-        auto uid = parse_user(socket_uid);
-        if (!uid) return fail(uid.error());
-        config.socket_uid = uid.value();
-    }
-    if (!socket_gid.empty()) {
-        auto gid = parse_group(socket_gid);
-        if (!gid) return fail(gid.error());
-        config.socket_gid = gid.value();
-    }
-    if (serve->count("--enable") > 0) {
-        auto groups = parse_api_groups(enable);
-        if (!groups) return fail(groups.error());
-        config.enable = groups.value();
-    }
-    if (!control_users.empty()) {
-        auto users = parse_users(control_users);
-        if (!users) return fail(users.error());
-        config.control_users = users.value();
-    }
-    if (!control_groups.empty()) {
-        auto groups = parse_groups(control_groups);
-        if (!groups) return fail(groups.error());
-        config.control_groups = groups.value();
-    }
-
-    auto daemon = Daemon::start(config);
-    if (!daemon) return fail(daemon.error());
-    daemon.value()->run_until_signal();
+    if (serve->count("--enable") > 0) config.enable = enable;
+    if (auto served = zeus::zeusd::serve(config); !served) return fail(served.error());
     return 0;
 }

@@ -10,7 +10,7 @@
 
 #include "bindings.hpp"
 #include "monitors.hpp"
-#include "zeus/optimizer/batch_size/client.hpp"
+#include "zeus/bso/client.hpp"
 
 namespace zeus::python {
 namespace {

@@ -1,5 +1,5 @@
 // zeus_native.optimizer.pipeline_frequency's native half: Perseus's client
-// (zeus::optimizer::PipelineFrequencyOptimizer) over one GPU of a GPUs set.
+// (zeus::perseus::PipelineFrequencyOptimizer) over one GPU of a GPUs set.
 #include <nanobind/stl/function.h>
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/pair.h>
@@ -8,7 +8,7 @@
 
 #include "bindings.hpp"
 #include "devices.hpp"
-#include "zeus/optimizer/pipeline_frequency.hpp"
+#include "zeus/perseus/pipeline_frequency.hpp"
 
 namespace zeus::python {
 
@@ -16,7 +16,7 @@ namespace {
 
 struct PipelineFrequency {
     nb::object gpus_owner;  // keeps the GPU alive as long as the optimizer
-    std::unique_ptr<optimizer::PipelineFrequencyOptimizer> optimizer;
+    std::unique_ptr<perseus::PipelineFrequencyOptimizer> optimizer;
 };
 
 }  // namespace
@@ -25,7 +25,7 @@ void bind_perseus(nb::module_& m) {
     nb::class_<PipelineFrequency>(m, "PipelineFrequencyOptimizer", "Perseus's client for one rank (native).")
         .def(
             "__init__",
-            [](PipelineFrequency* self, nb::object gpus, long device_id, optimizer::PipelineFrequencyOptions options,
+            [](PipelineFrequency* self, nb::object gpus, long device_id, perseus::PipelineFrequencyOptions options,
                std::function<std::string(std::optional<std::string>)> share) {
                 Gpu& gpu = nb::cast<GpuSet&>(gpus).gpu(device_id);
                 if (share) {
@@ -38,11 +38,11 @@ void bind_perseus(nb::module_& m) {
                         }
                     };
                 }
-                Result<std::unique_ptr<optimizer::PipelineFrequencyOptimizer>> created = Error{};
+                Result<std::unique_ptr<perseus::PipelineFrequencyOptimizer>> created = Error{};
                 {
                     // The schedule waits for every rank: other Python threads (ranks) must run.
                     nb::gil_scoped_release released;
-                    created = optimizer::PipelineFrequencyOptimizer::create(gpu, options);
+                    created = perseus::PipelineFrequencyOptimizer::create(gpu, options);
                 }
                 new (self) PipelineFrequency{std::move(gpus), unwrap(std::move(created), ErrorFamily::Runtime)};
             },
@@ -62,18 +62,18 @@ void bind_perseus(nb::module_& m) {
             if (p.optimizer) check(p.optimizer->frequency_controller().end(), ErrorFamily::Runtime);
         });
 
-    nb::class_<optimizer::PipelineFrequencyOptions>(m, "PipelineFrequencyOptions")
+    nb::class_<perseus::PipelineFrequencyOptions>(m, "PipelineFrequencyOptions")
         .def(nb::init<>())
-        .def_rw("server_url", &optimizer::PipelineFrequencyOptions::server_url)
-        .def_rw("rank", &optimizer::PipelineFrequencyOptions::rank)
-        .def_rw("dp_rank", &optimizer::PipelineFrequencyOptions::dp_rank)
-        .def_rw("pp_rank", &optimizer::PipelineFrequencyOptions::pp_rank)
-        .def_rw("tp_rank", &optimizer::PipelineFrequencyOptions::tp_rank)
-        .def_rw("dp_degree", &optimizer::PipelineFrequencyOptions::dp_degree)
-        .def_rw("pp_degree", &optimizer::PipelineFrequencyOptions::pp_degree)
-        .def_rw("tp_degree", &optimizer::PipelineFrequencyOptions::tp_degree)
-        .def_rw("world_size", &optimizer::PipelineFrequencyOptions::world_size)
-        .def_rw("job_metadata", &optimizer::PipelineFrequencyOptions::job_metadata);
+        .def_rw("server_url", &perseus::PipelineFrequencyOptions::server_url)
+        .def_rw("rank", &perseus::PipelineFrequencyOptions::rank)
+        .def_rw("dp_rank", &perseus::PipelineFrequencyOptions::dp_rank)
+        .def_rw("pp_rank", &perseus::PipelineFrequencyOptions::pp_rank)
+        .def_rw("tp_rank", &perseus::PipelineFrequencyOptions::tp_rank)
+        .def_rw("dp_degree", &perseus::PipelineFrequencyOptions::dp_degree)
+        .def_rw("pp_degree", &perseus::PipelineFrequencyOptions::pp_degree)
+        .def_rw("tp_degree", &perseus::PipelineFrequencyOptions::tp_degree)
+        .def_rw("world_size", &perseus::PipelineFrequencyOptions::world_size)
+        .def_rw("job_metadata", &perseus::PipelineFrequencyOptions::job_metadata);
 }
 
 }  // namespace zeus::python

@@ -12,7 +12,7 @@
 
 #include "json_parse.h"
 #include "platform/csv_line.hpp"
-#include "platform/user_file.hpp"
+#include "zeus/platform/user_file.hpp"
 #include "nvml_errors.h"
 #include "presets.h"
 #include "shared_state.h"

@@ -10,7 +10,7 @@
 
 #include "errors.h"
 #include "platform/csv_line.hpp"
-#include "platform/user_file.hpp"
+#include "zeus/platform/user_file.hpp"
 
 namespace zeus::sim {
 namespace {

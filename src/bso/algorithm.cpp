@@ -1,4 +1,4 @@
-#include "zeus/optimizer/batch_size/algorithm.hpp"
+#include "zeus/bso/algorithm.hpp"
 
 #include <algorithm>
 #include <cmath>

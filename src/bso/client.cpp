@@ -1,4 +1,4 @@
-#include "zeus/optimizer/batch_size/client.hpp"
+#include "zeus/bso/client.hpp"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>

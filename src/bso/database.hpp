@@ -12,7 +12,7 @@
 #include <utility>
 #include <vector>
 
-#include "zeus/optimizer/batch_size/algorithm.hpp"
+#include "zeus/bso/algorithm.hpp"
 
 namespace soci {
 class session;

@@ -4,7 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "zeus/optimizer/batch_size/algorithm.hpp"
+#include "zeus/bso/algorithm.hpp"
 
 namespace zeus::bso {
 

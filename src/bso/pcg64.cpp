@@ -2,7 +2,7 @@
 // numpy/random/_pcg64.pyx, bit_generator.pyx SeedSequence,
 // src/distributions/distributions.c). Parity is checked against numpy itself
 // in tests/bso/numpy_parity_test.py.
-#include "zeus/optimizer/batch_size/pcg64.hpp"
+#include "zeus/bso/pcg64.hpp"
 
 #include <nlohmann/json.hpp>
 

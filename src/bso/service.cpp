@@ -10,6 +10,8 @@
 #include <map>
 #include <optional>
 
+#include "zeus/platform/python_float.hpp"
+
 namespace zeus::bso {
 namespace {
 
@@ -23,13 +25,6 @@ std::string sha256_hex(const std::string& text) {
     std::string hex;
     for (auto byte : digest) hex += fmt::format("{:02x}", byte);
     return hex;
-}
-
-// Python's str(float) for time.time(): the shortest repr, always with a '.'.
-std::string python_float_repr(double value) {
-    auto text = fmt::format("{}", value);
-    if (text.find_first_of(".eEn") == std::string::npos) text += ".0";
-    return text;
 }
 
 std::vector<std::unique_ptr<Database>> single(std::unique_ptr<Database> database) {

@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "bso/database.hpp"
-#include "zeus/optimizer/batch_size/algorithm.hpp"
+#include "zeus/bso/algorithm.hpp"
 
 namespace zeus::bso {
 

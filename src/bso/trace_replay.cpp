@@ -1,4 +1,4 @@
-#include "zeus/optimizer/batch_size/trace_replay.hpp"
+#include "zeus/bso/trace_replay.hpp"
 
 #include <fmt/format.h>
 
@@ -11,8 +11,8 @@
 #include "bso/database.hpp"
 #include "bso/service.hpp"
 #include "platform/csv_line.hpp"
-#include "platform/read_user_file.hpp"
-#include "zeus/optimizer/batch_size/pcg64.hpp"
+#include "zeus/platform/read_user_file.hpp"
+#include "zeus/bso/pcg64.hpp"
 
 namespace zeus::bso {
 namespace {
@@ -43,8 +43,9 @@ std::optional<double> number(const std::string& text) {
 // Reads a CSV with `header`, handing each line's fields (exactly the
 // header's count) to `row`, which returns an error message or "".
 template <typename RowFn>
-Status read_csv(const std::string& what, const std::string& path, std::string_view header, RowFn&& row) {
-    auto text = read_user_file(path, {what, what == "train trace" ? "--train" : "--power-trace"});
+Status read_csv(const std::string& what, std::string_view flag, const std::string& path, std::string_view header,
+                RowFn&& row) {
+    auto text = read_user_file(path, {what, flag});
     if (!text) return text.error();
     std::istringstream in(*text);
     const std::size_t columns = split_csv_line(header).size();
@@ -93,7 +94,7 @@ const std::vector<TraceJob>& paper_jobs() {
 
 Result<TrainTrace> TrainTrace::read(const std::string& csv_path) {
     TrainTrace trace;
-    auto status = read_csv("train trace", csv_path, kTrainHeader, [&](const std::vector<std::string>& f) -> std::string {
+    auto status = read_csv("train trace", "--train", csv_path, kTrainHeader, [&](const std::vector<std::string>& f) -> std::string {
         Row row;
         row.dataset = f[0];
         row.network = f[1];
@@ -130,9 +131,9 @@ std::vector<TrainPath> TrainTrace::paths(const TraceJob& job, std::int64_t batch
     return found;
 }
 
-Result<PowerTrace> PowerTrace::read(const std::string& csv_path) {
+Result<PowerTrace> PowerTrace::read(const std::string& csv_path, std::string_view flag) {
     PowerTrace trace;
-    auto status = read_csv("power trace", csv_path, kPowerHeader, [&](const std::vector<std::string>& f) -> std::string {
+    auto status = read_csv("power trace", flag, csv_path, kPowerHeader, [&](const std::vector<std::string>& f) -> std::string {
         const auto batch = positive_integer(f[2]);
         if (!batch) return fmt::format("batch_size '{}' is not a positive whole number", f[2]);
         const auto limit = number(f[4]);
@@ -141,7 +142,9 @@ Result<PowerTrace> PowerTrace::read(const std::string& csv_path) {
         if (!limit || !(*limit > 0) || !std::isfinite(*limit)) return fmt::format("power_limit '{}' is not a positive number", f[4]);
         if (!time || !(*time > 0) || !std::isfinite(*time)) return fmt::format("time_per_epoch '{}' is not a positive number", f[5]);
         if (!power || !(*power > 0) || !std::isfinite(*power)) return fmt::format("average_power '{}' is not a positive number", f[6]);
-        auto& limits = trace.table_[Key{f[0], f[1], f[3]}][*batch];
+        auto& batches = trace.table_[Key{f[0], f[1], f[3]}];
+        if (!batches.contains(*batch)) trace.workloads_.push_back(Workload{f[0], f[1], f[3], *batch});
+        auto& limits = batches[*batch];
         if (limits.contains(*limit)) return fmt::format("power limit {} W of batch size {} appears twice", *limit, *batch);
         limits[*limit] = EpochAtLimit{*time, *power};
         trace.max_limit_ = std::max(trace.max_limit_, *limit);
@@ -154,6 +157,13 @@ Result<PowerTrace> PowerTrace::read(const std::string& csv_path) {
 std::map<std::int64_t, LimitTable> PowerTrace::batch_sizes(const TraceJob& job) const {
     const auto it = table_.find(Key{job.dataset, job.network, job.optimizer});
     return it == table_.end() ? std::map<std::int64_t, LimitTable>{} : it->second;
+}
+
+LimitTable PowerTrace::limits(const Workload& workload) const {
+    const auto job = table_.find(Key{workload.dataset, workload.network, workload.optimizer});
+    if (job == table_.end()) return {};
+    const auto batch = job->second.find(workload.batch_size);
+    return batch == job->second.end() ? LimitTable{} : batch->second;
 }
 
 std::vector<double> ReplayResult::recurrence_energy() const {

@@ -9,7 +9,7 @@
 #include <fmt/format.h>
 
 #include "platform/csv_line.hpp"
-#include "platform/read_user_file.hpp"
+#include "zeus/platform/read_user_file.hpp"
 
 namespace zeus::carbon {
 

@@ -20,15 +20,6 @@ std::optional<int> digits_at(std::string_view s, std::size_t pos, std::size_t di
 
 }  // namespace
 
-std::string format_utc(UtcTime t) {
-    const auto day = std::chrono::floor<std::chrono::days>(t);
-    const std::chrono::year_month_day ymd{day};
-    const std::chrono::hh_mm_ss hms{t - day};
-    return fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}Z", static_cast<int>(ymd.year()),
-                       static_cast<unsigned>(ymd.month()), static_cast<unsigned>(ymd.day()), hms.hours().count(),
-                       hms.minutes().count(), hms.seconds().count());
-}
-
 std::optional<UtcTime> parse_utc(std::string_view s) {
     const auto year = digits_at(s, 0, 4);
     const auto month = digits_at(s, 5, 2);

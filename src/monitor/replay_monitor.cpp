@@ -10,7 +10,7 @@
 #include <utility>
 
 #include "platform/csv_line.hpp"
-#include "platform/read_user_file.hpp"
+#include "zeus/platform/read_user_file.hpp"
 
 namespace zeus {
 namespace {

@@ -7,7 +7,7 @@
 #include <filesystem>
 #include <limits>
 
-#include "monitor/python_float.hpp"
+#include "zeus/platform/python_float.hpp"
 
 namespace zeus {
 

@@ -9,7 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "platform/read_user_file.hpp"
+#include "zeus/platform/read_user_file.hpp"
 #include "zeus/monitor/replay_monitor.hpp"
 
 namespace zeus::optimizer {

@@ -6,7 +6,7 @@
 #include <sstream>
 
 #include "perseus/model_json.hpp"
-#include "platform/read_user_file.hpp"
+#include "zeus/platform/read_user_file.hpp"
 
 namespace zeus::perseus {
 

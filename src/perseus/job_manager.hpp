@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "zeus/perseus/scheduler.hpp"
+#include "zeus/perseus/server.hpp"
 
 namespace zeus::perseus {
 
@@ -31,19 +32,6 @@ class PfoError : public std::runtime_error {
   private:
     int status_;
 };
-
-// PFOServerSettings (environment prefix ZEUS_PFO_) as the server uses them.
-struct PfoSettings {
-    std::string scheduler = "PointSolution";  // or PointSolution3D
-    std::filesystem::path solution_path;      // scheduler_args' solution_path
-    bool dump_data = true;
-    std::filesystem::path dump_dir = "./dump";
-    std::chrono::seconds max_job_idle_time{60 * 60 * 24 * 7};
-};
-
-// Checks the settings as the original does at startup (a known scheduler, a
-// solution path) and that the solution file reads; throws PfoError(0, why).
-void check_settings(const PfoSettings& settings);
 
 // What a schedule request gets: its rank's schedule, or the error that ended
 // the job's scheduler (400 for bad input, 500 otherwise, as the original).

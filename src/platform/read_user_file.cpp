@@ -1,4 +1,4 @@
-#include "platform/read_user_file.hpp"
+#include "zeus/platform/read_user_file.hpp"
 
 #include <fmt/format.h>
 

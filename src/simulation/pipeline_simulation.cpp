@@ -10,17 +10,14 @@
 #include <optional>
 #include <thread>
 
-#include <boost/asio/executor_work_guard.hpp>
-#include <boost/asio/io_context.hpp>
 #include <nlohmann/json.hpp>
 
-#include "http_server/server.hpp"
-#include "perseus/router.hpp"
 #include "zeus/simulation/scratch_directory.hpp"
 #include "zeus/simulation/simulator_api.hpp"
 #include "zeus/device/gpus.hpp"
 #include "zeus/lowtime/perseus_plan.hpp"
-#include "zeus/optimizer/pipeline_frequency.hpp"
+#include "zeus/perseus/pipeline_frequency.hpp"
+#include "zeus/perseus/server.hpp"
 
 namespace zeus::simulation {
 namespace {
@@ -162,42 +159,24 @@ class PipelineExecutor {
 // The PFO server on a loopback port of this process, for the run.
 class LocalPfoServer {
   public:
-    explicit LocalPfoServer(const std::filesystem::path& solution) {
-        perseus::PfoSettings settings;
-        settings.solution_path = solution;
-        settings.dump_data = false;
-        jobs_ = std::make_unique<perseus::JobManager>(settings);
-        router_ = std::make_unique<perseus::Router>(*jobs_);
-        http_server::ServerOptions options;
-        options.name = "zeus-perseus-simulate";
-        server_ = std::make_unique<http_server::Server>(
-            io_, [this](const http_server::Request& r, const http_server::Peer&, http_server::Respond respond) {
-                router_->handle(r, respond);
-            },
-            options);
-    }
+    explicit LocalPfoServer(const std::filesystem::path& solution) : server_(options(solution)) {}
     Result<std::string> start() {
-        const auto port = server_->listen_tcp("127.0.0.1:0");
+        const auto port = server_.listen_tcp("127.0.0.1:0");
         if (!port) return failed("could not listen on a loopback port for the PFO server");
-        for (int i = 0; i < 2; ++i) threads_.emplace_back([this] { io_.run(); });
+        server_.start();
         return fmt::format("http://127.0.0.1:{}", *port);
     }
-    ~LocalPfoServer() {
-        server_->stop();
-        work_.reset();
-        io_.stop();
-        for (auto& t : threads_) t.join();
-    }
-    LocalPfoServer(const LocalPfoServer&) = delete;
-    LocalPfoServer& operator=(const LocalPfoServer&) = delete;
 
   private:
-    boost::asio::io_context io_;
-    std::optional<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>> work_{io_.get_executor()};
-    std::unique_ptr<perseus::JobManager> jobs_;
-    std::unique_ptr<perseus::Router> router_;
-    std::unique_ptr<http_server::Server> server_;
-    std::vector<std::thread> threads_;
+    static perseus::ServerOptions options(const std::filesystem::path& solution) {
+        perseus::ServerOptions options;
+        options.settings.solution_path = solution;
+        options.settings.dump_data = false;
+        options.name = "zeus-perseus-simulate";
+        options.threads = 2;
+        return options;
+    }
+    perseus::Server server_;
 };
 
 }  // namespace
@@ -304,13 +283,13 @@ Result<PipelineSimulationReport> simulate_pipeline(const PipelineSimulationPlan&
     if (!url) return url.error();
     std::promise<std::string> job_id;
     std::shared_future<std::string> shared = job_id.get_future().share();
-    std::vector<std::unique_ptr<optimizer::PipelineFrequencyOptimizer>> clients(plan.stages);
+    std::vector<std::unique_ptr<perseus::PipelineFrequencyOptimizer>> clients(plan.stages);
     std::vector<std::optional<Error>> errors(plan.stages);
     {
         std::vector<std::thread> ranks;
         for (std::size_t s = 0; s < plan.stages; ++s) {
             ranks.emplace_back([&, s] {
-                optimizer::PipelineFrequencyOptions o;
+                perseus::PipelineFrequencyOptions o;
                 o.server_url = *url;
                 o.rank = o.pp_rank = s;
                 o.pp_degree = o.world_size = plan.stages;
@@ -319,7 +298,7 @@ Result<PipelineSimulationReport> simulate_pipeline(const PipelineSimulationPlan&
                     if (id) job_id.set_value(*id);
                     return shared.get();
                 };
-                auto created = optimizer::PipelineFrequencyOptimizer::create(gpus[s], o);
+                auto created = perseus::PipelineFrequencyOptimizer::create(gpus[s], o);
                 if (created) clients[s] = std::move(created).value();
                 else errors[s] = created.error();
                 if (!created && s == 0) job_id.set_value("");  // release the others

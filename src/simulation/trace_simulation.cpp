@@ -6,13 +6,11 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <limits>
 #include <filesystem>
-#include <map>
-#include <sstream>
 #include <utility>
 
-#include "platform/csv_line.hpp"
-#include "platform/read_user_file.hpp"
+#include "zeus/bso/trace_replay.hpp"
 #include "zeus/simulation/scratch_directory.hpp"
 #include "zeus/simulation/simulator_api.hpp"
 #include "zeus/device/gpus.hpp"
@@ -124,42 +122,19 @@ Result<FittedWorkload> fit_to_preset(const TraceWorkload& workload, const Simula
 }
 
 Result<std::vector<TraceWorkload>> read_trace_workloads(const std::string& csv_path) {
-    auto text = read_user_file(csv_path, {"power trace", "--trace"});
-    if (!text) return text.error();
-    std::istringstream in(*text);
-    std::string line;
-    if (!read_csv_header(in, line) || line.rfind(kHeader, 0) != 0) {
-        return bad_trace(csv_path, 1, fmt::format("the header is not '{}'", kHeader));
-    }
+    auto trace = bso::PowerTrace::read(csv_path, "--trace");
+    if (!trace) return trace.error();
     std::vector<TraceWorkload> workloads;
-    std::map<std::string, std::size_t> index;
-    for (std::size_t number = 2; std::getline(in, line); ++number) {
-        if (!line.empty() && line.back() == '\r') line.pop_back();
-        if (line.empty()) continue;
-        const auto f = split_csv_line(line);
-        if (f.size() != 7) return bad_trace(csv_path, number, fmt::format("{} fields, expected 7", f.size()));
-        double limit = 0;
-        int batch = 0;
-        try {
-            std::size_t used = 0;
-            batch = std::stoi(f[2], &used);
-            if (used != f[2].size() || batch <= 0) throw std::invalid_argument("batch");
-            limit = std::stod(f[4], &used);
-            if (used != f[4].size() || !(limit > 0)) throw std::invalid_argument("limit");
-        } catch (const std::exception&) {
-            return bad_trace(csv_path, number, "batch_size and power_limit must be positive numbers");
+    for (const auto& w : trace->workloads()) {
+        if (w.batch_size > std::numeric_limits<int>::max()) {
+            return bad_trace(csv_path, 2, fmt::format("batch size {} is too large", w.batch_size));
         }
-        const std::string key = f[0] + "," + f[1] + "," + f[2] + "," + f[3];
-        auto [it, added] = index.emplace(key, workloads.size());
-        if (added) workloads.push_back(TraceWorkload{f[0], f[1], batch, f[3], {}});
-        workloads[it->second].limits_w.push_back(limit);
-    }
-    if (workloads.empty()) return bad_trace(csv_path, 2, "the trace has no rows");
-    for (auto& w : workloads) {
-        std::sort(w.limits_w.begin(), w.limits_w.end());
-        if (w.limits_w.size() < 2) {
-            return bad_trace(csv_path, 2, fmt::format("{} has fewer than two power limits", w.name()));
+        TraceWorkload workload{w.dataset, w.network, static_cast<int>(w.batch_size), w.optimizer, {}};
+        for (const auto& [limit_w, epoch] : trace->limits(w)) workload.limits_w.push_back(limit_w);  // ascending
+        if (workload.limits_w.size() < 2) {
+            return bad_trace(csv_path, 2, fmt::format("{} has fewer than two power limits", workload.name()));
         }
+        workloads.push_back(std::move(workload));
     }
     return workloads;
 }

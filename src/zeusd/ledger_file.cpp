@@ -12,7 +12,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "platform/read_user_file.hpp"
+#include "zeus/platform/read_user_file.hpp"
 
 namespace zeus::zeusd {
 namespace {

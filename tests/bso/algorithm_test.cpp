@@ -11,7 +11,7 @@
 #include <set>
 #include <tuple>
 
-#include "zeus/optimizer/batch_size/algorithm.hpp"
+#include "zeus/bso/algorithm.hpp"
 
 namespace zeus::bso {
 namespace {

@@ -1,4 +1,4 @@
-// The C++ client (include/zeus/optimizer/batch_size/client.hpp) against the
+// The C++ client (include/zeus/bso/client.hpp) against the
 // server in-process over loopback HTTP, with a scripted EnergyMonitor whose
 // every window is `kEpochSeconds` and `kEpochJoules`: what the server stores
 // is the client's cumulative sums.
@@ -15,7 +15,7 @@
 #include "bso/router.hpp"
 #include "http_server/server.hpp"
 #include "postgres_cluster.hpp"
-#include "zeus/optimizer/batch_size/client.hpp"
+#include "zeus/bso/client.hpp"
 
 namespace zeus::bso {
 namespace {

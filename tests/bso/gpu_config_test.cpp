@@ -8,7 +8,7 @@
 #include <cmath>
 
 #include "integration/sim_fixture.hpp"
-#include "zeus/optimizer/batch_size/client.hpp"
+#include "zeus/bso/client.hpp"
 
 namespace zeus::bso {
 namespace {

@@ -6,7 +6,7 @@
 #include <iterator>
 #include <string>
 
-#include "zeus/optimizer/batch_size/pcg64.hpp"
+#include "zeus/bso/pcg64.hpp"
 
 int main(int argc, char** argv) {
     if (argc != 2) {

@@ -16,7 +16,7 @@
 
 #include "bso/service.hpp"
 #include "support/csv_fields.hpp"
-#include "zeus/optimizer/batch_size/trace_replay.hpp"
+#include "zeus/bso/trace_replay.hpp"
 
 namespace zeus::bso {
 namespace {

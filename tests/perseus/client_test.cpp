@@ -22,9 +22,9 @@
 #include "http_server/server.hpp"
 #include "perseus/router.hpp"
 #include "zeus/device/gpus.hpp"
-#include "zeus/optimizer/pipeline_frequency.hpp"
+#include "zeus/perseus/pipeline_frequency.hpp"
 
-namespace zeus::optimizer {
+namespace zeus::perseus {
 namespace {
 
 // Stage 0 and stage 1 of 1F1B with two microbatches; repeated clocks on purpose.
@@ -167,4 +167,4 @@ TEST_F(PipelineClientTest, AServerErrorIsReportedNotHidden) {
 }
 
 }  // namespace
-}  // namespace zeus::optimizer
+}  // namespace zeus::perseus

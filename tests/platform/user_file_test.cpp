@@ -9,8 +9,8 @@
 #include <filesystem>
 #include <fstream>
 
-#include "platform/read_user_file.hpp"
-#include "platform/user_file.hpp"
+#include "zeus/platform/read_user_file.hpp"
+#include "zeus/platform/user_file.hpp"
 
 namespace zeus {
 namespace {

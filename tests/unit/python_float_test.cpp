@@ -1,4 +1,4 @@
-#include "monitor/python_float.hpp"
+#include "zeus/platform/python_float.hpp"
 
 #include <gtest/gtest.h>
 

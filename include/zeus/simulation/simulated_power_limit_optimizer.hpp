@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-#include "zeus/optimizer/batch_size/trace_replay.hpp"
+#include "zeus/bso/trace_replay.hpp"
 #include "zeus/optimizer/optimum_selector.hpp"
 #include "zeus/platform/error.hpp"
 #include "zeus/simulation/simulator_api.hpp"

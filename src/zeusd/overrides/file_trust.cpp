@@ -4,7 +4,7 @@
 
 #include <fmt/format.h>
 
-#include "platform/read_user_file.hpp"
+#include "zeus/platform/read_user_file.hpp"
 
 namespace zeus::zeusd {
 namespace {

@@ -2,9 +2,9 @@
 // value): the one place that says which problem a path has, so that no reader
 // aborts on a directory, hangs on a FIFO, reads a 1 GB file whole before
 // rejecting it or prints a bare exception name. Header-only and free of
-// libzeus, like csv_line.hpp, so the GPU simulator reads its traces and
+// libzeus, like src/platform/csv_line.hpp, so the GPU simulator reads its traces and
 // config by the same rule; libzeus code turns a problem into an Error with
-// read_user_file() (include/zeus/platform/user_file.hpp).
+// read_user_file() (zeus/platform/read_user_file.hpp).
 //
 // The size limit is checked before anything is read (st_size of a regular
 // file), and again while reading, for files whose size the kernel does not

@@ -33,7 +33,7 @@
 #include "zeus/device/gpu.hpp"
 #include "zeus/platform/error.hpp"
 
-namespace zeus::optimizer {
+namespace zeus::perseus {
 
 // Locks one GPU's SM clock to each requested frequency, skipping a request
 // for the clock already set, and 0 (the original's "leave it"). At start:
@@ -100,4 +100,4 @@ class PipelineFrequencyOptimizer {
     std::unique_ptr<FrequencyController> controller_;
 };
 
-}  // namespace zeus::optimizer
+}  // namespace zeus::perseus

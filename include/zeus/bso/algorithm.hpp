@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "zeus/optimizer/batch_size/pcg64.hpp"
+#include "zeus/bso/pcg64.hpp"
 
 namespace zeus::bso {
 

@@ -1,4 +1,4 @@
-// libzeus's side of platform/user_file.hpp: a user's file as text, or an
+// libzeus's side of zeus/platform/user_file.hpp: a user's file as text, or an
 // Error that names the input, the path, which problem it has and the fix.
 #pragma once
 
@@ -6,7 +6,7 @@
 #include <string>
 #include <string_view>
 
-#include "platform/user_file.hpp"
+#include "zeus/platform/user_file.hpp"
 #include "zeus/platform/error.hpp"
 
 namespace zeus {

@@ -1,4 +1,4 @@
-#include "zeus/optimizer/pipeline_frequency.hpp"
+#include "zeus/perseus/pipeline_frequency.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -9,7 +9,7 @@
 
 #include "zeus/platform/http_client.hpp"
 
-namespace zeus::optimizer {
+namespace zeus::perseus {
 
 namespace {
 
@@ -194,4 +194,4 @@ Status PipelineFrequencyOptimizer::on_instruction_begin(const std::string& name)
     return controller_->set_frequency(freq);
 }
 
-}  // namespace zeus::optimizer
+}  // namespace zeus::perseus

@@ -1,5 +1,6 @@
 // Floats written exactly as Python's repr() writes them, so that CSV logs
-// are byte-compatible with the original Zeus (and its replay tools).
+// (and the BSO server's and `zeus perseus solve`'s numbers) are
+// byte-compatible with the original Zeus (and its replay tools).
 #pragma once
 
 #include <string>

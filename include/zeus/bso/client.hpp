@@ -14,7 +14,7 @@
 
 #include "zeus/device/gpus.hpp"
 #include "zeus/monitor/energy_monitor.hpp"
-#include "zeus/optimizer/batch_size/algorithm.hpp"
+#include "zeus/bso/algorithm.hpp"
 
 namespace zeus {
 class HttpClient;

@@ -12,6 +12,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "zeus/platform/error.hpp"
@@ -72,9 +73,22 @@ using LimitTable = std::map<double, EpochAtLimit>;  // power limit (W) -> epoch
 class PowerTrace {
 public:
     // Columns dataset,network,batch_size,optimizer,power_limit,time_per_epoch,average_power.
-    static Result<PowerTrace> read(const std::string& csv_path);
+    // `flag` names the option that gave the path, for the fix of a file that
+    // cannot be read. The one power-trace reader: `zeus bso simulate` and
+    // `zeus power-limit simulate` (zeus/simulation/trace_simulation.hpp).
+    static Result<PowerTrace> read(const std::string& csv_path, std::string_view flag = "--power-trace");
     // Per batch size, its limits; empty when the job was not traced.
     [[nodiscard]] std::map<std::int64_t, LimitTable> batch_sizes(const TraceJob& job) const;
+
+    // One traced (dataset, network, optimizer, batch size).
+    struct Workload {
+        std::string dataset, network, optimizer;
+        std::int64_t batch_size = 0;
+    };
+    // Every workload, in the order of its first row in the file.
+    [[nodiscard]] const std::vector<Workload>& workloads() const { return workloads_; }
+    // A workload's limits (empty for one not in the file).
+    [[nodiscard]] LimitTable limits(const Workload& workload) const;
     // The largest power limit in the file: the GPU's maximum, the MaxPower of
     // the cost (the original's simulator takes the same).
     [[nodiscard]] double max_power_limit() const { return max_limit_; }
@@ -85,6 +99,7 @@ private:
         auto operator<=>(const Key&) const = default;
     };
     std::map<Key, std::map<std::int64_t, LimitTable>> table_;
+    std::vector<Workload> workloads_;
     double max_limit_ = 0;
 };
 

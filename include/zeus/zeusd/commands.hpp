@@ -1,0 +1,57 @@
+// zeusd's two commands as library entry points: `zeusd serve` (the daemon,
+// until a signal) and `zeusd token issue`. apps/zeusd turns the command line
+// into these options; every check of their values and the daemon itself
+// live in the library (src/zeusd/). docs/zeusd.md.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+
+#include "zeus/platform/error.hpp"
+
+namespace zeus::zeusd {
+
+// `zeusd serve`'s flags as given, with the original daemon's defaults. The
+// texts are checked by serve(); each error names its flag and the fix.
+struct ServeOptions {
+    std::string mode = "uds";  // uds or tcp (named-pipe exists only on Windows)
+    std::string socket_path = "/run/zeusd/zeusd.sock";
+    std::string socket_permissions = "666";  // octal
+    std::string socket_uid;                  // user name or uid; empty: the daemon's
+    std::string socket_gid;                  // group name or gid; empty: the daemon's
+    std::string tcp_bind_address = "127.0.0.1:4938";
+    unsigned num_workers = 0;  // 0: one per logical CPU
+    double gpu_power_poll_hz = 20.0;
+    double cpu_power_poll_hz = 10.0;
+    std::string gpu_backend = "auto";   // auto, nvml or amdsmi
+    std::optional<std::string> enable;  // API groups, comma list; nullopt: the default for what is found
+    std::optional<std::string> gpu_command_overrides;
+    std::optional<std::string> signing_key_path;
+    std::string control_users;   // names or uids, comma list; empty: no allow-list
+    std::string control_groups;  // names or gids, comma list; empty: no allow-list
+    std::optional<std::string> restore_ledger_path;
+    double request_timeout_s = 30.0;
+    // What one peer (a Unix-socket user, or a TCP client address) may hold.
+    std::size_t max_connections_per_peer = 256;
+    std::size_t max_streams_per_peer = 16;
+    std::size_t max_queued_events = 32;
+};
+
+// Configures logging from RUST_LOG, checks the options, starts the daemon
+// and serves until SIGINT or SIGTERM, then puts back every GPU setting a
+// client changed. An error names the flag or device at fault.
+[[nodiscard]] Status serve(const ServeOptions& options);
+
+// `zeusd token issue`: an HS256 JWT for `user` granting `scopes` (a comma
+// list of API groups), signed with the key file the daemon loads, expiring
+// after `expires` from now (7d, 12h, 30m; never or 0 for no expiry).
+struct TokenRequest {
+    std::string signing_key_path;
+    std::string user;
+    std::string scopes;
+    std::string expires = "never";
+};
+[[nodiscard]] Result<std::string> issue_token(const TokenRequest& request);
+
+}  // namespace zeus::zeusd

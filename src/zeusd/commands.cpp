@@ -1,0 +1,90 @@
+#include "zeus/zeusd/commands.hpp"
+
+#include "http_server/server.hpp"
+#include "http_server/unix_socket.hpp"
+#include "zeusd/auth/token_issue.hpp"
+#include "zeusd/daemon.hpp"
+#include "zeusd/log.hpp"
+#include "zeusd/serve_config.hpp"
+
+namespace zeus::zeusd {
+
+namespace {
+
+// The public defaults are the HTTP server component's.
+constexpr http_server::ServerLimits kLimits{};
+static_assert(ServeOptions{}.max_connections_per_peer == kLimits.max_connections_per_peer);
+static_assert(ServeOptions{}.max_streams_per_peer == kLimits.max_event_streams_per_peer);
+static_assert(ServeOptions{}.max_queued_events == kLimits.max_queued_events);
+
+// `field` = parse(text) when the flag was given (an empty text: it was not).
+template <class Field, class Parse>
+Status parse_given(const std::string& text, Parse&& parse, Field& field) {
+    if (text.empty()) return {};
+    auto parsed = parse(text);
+    if (!parsed) return parsed.error();
+    field = std::move(parsed).value();
+    return {};
+}
+
+Result<ServeConfig> serve_config(const ServeOptions& options) {
+    if (options.mode == "named-pipe") {
+        return Error{ErrorCode::InvalidConfig, "--mode named-pipe exists only on Windows",
+                     "use --mode uds or --mode tcp"};
+    }
+    ServeConfig config;
+    config.mode = options.mode == "tcp" ? ListenMode::Tcp : ListenMode::UnixSocket;
+    config.socket_path = options.socket_path;
+    config.tcp_bind_address = options.tcp_bind_address;
+    config.num_workers = options.num_workers;
+    config.gpu_power_poll_hz = options.gpu_power_poll_hz;
+    config.cpu_power_poll_hz = options.cpu_power_poll_hz;
+    config.gpu_backend = options.gpu_backend == "nvml"     ? GpuBackendChoice::Nvml
+                         : options.gpu_backend == "amdsmi" ? GpuBackendChoice::AmdSmi
+                                                           : GpuBackendChoice::Auto;
+    config.gpu_command_overrides = options.gpu_command_overrides;
+    config.signing_key_path = options.signing_key_path;
+    config.restore_ledger_path = options.restore_ledger_path;
+    config.request_timeout = std::chrono::milliseconds(static_cast<long>(options.request_timeout_s * 1000));
+    config.max_connections_per_peer = options.max_connections_per_peer;
+    config.max_streams_per_peer = options.max_streams_per_peer;
+    config.max_queued_events = options.max_queued_events;
+    auto permissions = http_server::parse_socket_mode(options.socket_permissions);
+    if (!permissions) {
+        return Error{permissions.error().code, "--socket-permissions: " + permissions.error().message,
+                     permissions.error().hint};
+    }
+    config.socket_permissions = permissions.value();
+    if (auto parsed = parse_given(options.socket_uid, parse_user, config.socket_uid); !parsed) return parsed.error();
+    if (auto parsed = parse_given(options.socket_gid, parse_group, config.socket_gid); !parsed) return parsed.error();
+    if (options.enable) {
+        auto groups = parse_api_groups(*options.enable);
+        if (!groups) return groups.error();
+        config.enable = groups.value();
+    }
+    if (auto parsed = parse_given(options.control_users, parse_users, config.control_users); !parsed) {
+        return parsed.error();
+    }
+    if (auto parsed = parse_given(options.control_groups, parse_groups, config.control_groups); !parsed) {
+        return parsed.error();
+    }
+    return config;
+}
+
+}  // namespace
+
+Status serve(const ServeOptions& options) {
+    log::configure_from_environment();
+    auto config = serve_config(options);
+    if (!config) return config.error();
+    auto daemon = Daemon::start(config.value());
+    if (!daemon) return daemon.error();
+    daemon.value()->run_until_signal();
+    return {};
+}
+
+Result<std::string> issue_token(const TokenRequest& request) {
+    return issue_token(request.signing_key_path, request.user, request.scopes, request.expires, unix_now());
+}
+
+}  // namespace zeus::zeusd
