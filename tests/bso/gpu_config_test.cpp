@@ -7,7 +7,7 @@
 
 #include <cmath>
 
-#include "integration/sim_fixture.hpp"
+#include "support/sim_fixture.hpp"
 #include "zeus/optimizer/batch_size/client.hpp"
 
 namespace zeus::bso {

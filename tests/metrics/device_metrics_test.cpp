@@ -10,7 +10,7 @@
 #include <thread>
 
 #include "device/cpu/fake_powercap.hpp"
-#include "integration/sim_fixture.hpp"
+#include "support/sim_fixture.hpp"
 #include "prometheus_servers.hpp"
 #include "zeus/metrics/device_metrics.hpp"
 

@@ -11,7 +11,7 @@
 #include <filesystem>
 #include <thread>
 
-#include "integration/sim_fixture.hpp"
+#include "support/sim_fixture.hpp"
 #include "zeus/monitor/power_monitor.hpp"
 
 namespace zeus {
