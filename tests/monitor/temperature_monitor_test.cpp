@@ -3,9 +3,9 @@
 // expected value is one the test scripted.
 #include <gtest/gtest.h>
 
-#include <filesystem>
 #include <thread>
 
+#include "monitor/monitor_helpers.hpp"
 #include "support/fake_gpu.hpp"
 #include "zeus/monitor/temperature_monitor.hpp"
 
@@ -33,9 +33,7 @@ TemperatureMonitorOptions opts(std::chrono::nanoseconds period, std::vector<unsi
 }
 
 std::unique_ptr<TemperatureMonitor> start(const Gpus& gpus, TemperatureMonitorOptions options) {
-    auto monitor = TemperatureMonitor::start(gpus, std::move(options));
-    if (!monitor) ADD_FAILURE() << monitor.error().describe();
-    return monitor ? std::move(monitor).value() : nullptr;
+    return testing::started(TemperatureMonitor::start(gpus, std::move(options)));
 }
 
 TEST(TemperatureMonitor, RecordsChangesOnce) {
@@ -94,19 +92,14 @@ TEST(TemperatureMonitor, ErrorsAndBound) {
 
 TEST(TemperatureMonitor, DestructionJoins) {
     Gpus gpus = two_idle_gpus();
-    auto count = [] {
-        std::size_t n = 0;
-        for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator("/proc/self/task")) ++n;
-        return n;
-    };
-    const std::size_t threads = count();
+    const std::size_t threads = testing::thread_count();
     {
         auto monitor = start(gpus, opts(1ms));
         ASSERT_NE(monitor, nullptr);
-        EXPECT_EQ(count(), threads + 1);
+        EXPECT_EQ(testing::thread_count(), threads + 1);
         std::this_thread::sleep_for(10ms);
     }
-    EXPECT_EQ(count(), threads);
+    EXPECT_EQ(testing::thread_count(), threads);
 }
 
 }  // namespace
