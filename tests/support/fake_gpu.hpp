@@ -13,7 +13,8 @@
 // - Errors: fail(call, error, times) makes a call fail; lose() makes every
 //   reading fail as a lost GPU does, until recover().
 // - Settings: set_power_limit / locked clocks / persistence are kept and
-//   read back; a limit outside the constraints is refused as a driver does.
+//   read back; a limit outside the constraints, or a clock range upside
+//   down, is refused as a driver does.
 // - calls(Call) counts every call; set_latency() delays every call.
 // Thread-safe: monitors read from their own threads.
 #pragma once
@@ -224,11 +225,11 @@ class FakeGpu : public Gpu {
         return read(Call::SupportedGraphicsClocks, graphics_clocks_);
     }
     Status set_gpu_locked_clocks(Megahertz min, Megahertz max) override {
-        return write(Call::SetGpuLockedClocks, gpu_clocks_, std::pair{min, max});
+        return write_clocks(Call::SetGpuLockedClocks, gpu_clocks_, min, max);
     }
     Status reset_gpu_locked_clocks() override { return write(Call::ResetGpuLockedClocks, gpu_clocks_, std::nullopt); }
     Status set_memory_locked_clocks(Megahertz min, Megahertz max) override {
-        return write(Call::SetMemoryLockedClocks, memory_locked_, std::pair{min, max});
+        return write_clocks(Call::SetMemoryLockedClocks, memory_locked_, min, max);
     }
     Status reset_memory_locked_clocks() override { return write(Call::ResetMemoryLockedClocks, memory_locked_, std::nullopt); }
     Result<bool> persistence_mode() const override { return read(Call::PersistenceMode, persistence_); }
@@ -270,6 +271,15 @@ class FakeGpu : public Gpu {
         const std::lock_guard lock(mutex_);
         setting = std::move(value);
         return {};
+    }
+    // A range whose minimum is above its maximum is refused, as a driver does.
+    Status write_clocks(Call call, std::optional<std::pair<Megahertz, Megahertz>>& setting, Megahertz min,
+                        Megahertz max) {
+        if (min > max) {
+            if (auto e = enter(call)) return *e;
+            return Error{ErrorCode::InvalidArgument, "min clock above max clock", "", 0};
+        }
+        return write(call, setting, std::pair{min, max});
     }
     template <class T>
     void queue(std::deque<Result<T>>& q, std::vector<Result<T>> answers) {

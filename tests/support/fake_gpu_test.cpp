@@ -92,6 +92,8 @@ TEST(FakeGpu, SettingsAreKeptAndALimitOutsideTheConstraintsIsRefused) {
     EXPECT_TRUE(gpu.reset_power_limit().ok());
     EXPECT_EQ(gpu.power_limit().value(), Milliwatts(300'000));
 
+    EXPECT_EQ(gpu.set_gpu_locked_clocks(Megahertz(1410), Megahertz(210)).error().code, ErrorCode::InvalidArgument);
+    EXPECT_FALSE(gpu.locked_gpu_clocks().has_value());
     EXPECT_TRUE(gpu.set_gpu_locked_clocks(Megahertz(210), Megahertz(1410)).ok());
     EXPECT_EQ(gpu.locked_gpu_clocks(), std::pair(Megahertz(210), Megahertz(1410)));
     EXPECT_TRUE(gpu.reset_locked_clocks().ok());  // Gpu's own: both resets
