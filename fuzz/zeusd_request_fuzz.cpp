@@ -48,6 +48,7 @@
 #include "zeusd/log.hpp"
 #include "zeusd/router.hpp"
 #include "http_server/server.hpp"
+#include "support/fake_gpu.hpp"
 #include "zeusd/power_streams.hpp"
 
 namespace {
@@ -69,103 +70,32 @@ constexpr int kMaxRequestsPerInput = 8;
     std::abort();
 }
 
-// A GPU with settable state. GPU 1 is the awkward one: no energy counter
-// (pre-Volta), no permission to change anything, persistence unsupported.
-class FakeGpu final : public Gpu {
-  public:
-    explicit FakeGpu(unsigned index) : failing_(index == 1) {
-        identity_.index = index;
-        identity_.physical_index = index;
-        identity_.name = "NVIDIA Fuzz 100";
-        identity_.uuid = "GPU-fuzz-" + std::to_string(index);
-        identity_.pci_bus_id = "00000000:0" + std::to_string(index + 1) + ":00.0";
-        identity_.architecture = failing_ ? GpuArchitecture::Pascal : GpuArchitecture::Hopper;
-        capabilities_.energy_counter = failing_ ? Capability::no("pre-Volta") : Capability::yes();
-        capabilities_.instant_power.support = Capability::yes();
-        capabilities_.average_power.support = Capability::yes();
-        capabilities_.memory_power.support = Capability::no("no memory power");
-        capabilities_.power_limit = Capability::yes();
+// Fake GPUs (tests/support/fake_gpu.hpp) with a 100–300 W limit range. GPU 1
+// is the awkward one: no energy counter (pre-Volta), no permission to change
+// anything, persistence unsupported.
+std::unique_ptr<Gpu> make_gpu(unsigned index) {
+    using Call = testing::FakeGpu::Call;
+    auto gpu = std::make_unique<testing::FakeGpu>(index);
+    gpu->script_identity().name = "NVIDIA Fuzz 100";
+    gpu->script_identity().uuid = "GPU-fuzz-" + std::to_string(index);
+    gpu->script_identity().pci_bus_id = "00000000:0" + std::to_string(index + 1) + ":00.0";
+    gpu->set_constraints(Milliwatts(100'000), Milliwatts(300'000), Milliwatts(300'000));
+    gpu->set_supported_clocks({Megahertz(1593), Megahertz(1215)}, {Megahertz(1980), Megahertz(1410), Megahertz(210)});
+    if (index != 1) return gpu;
+    gpu->script_identity().architecture = GpuArchitecture::Pascal;
+    gpu->script_capabilities().energy_counter = Capability::no("pre-Volta");
+    const Error unsupported{ErrorCode::NotSupported, "energy counter not supported", "needs Volta or newer", 0};
+    gpu->fail(Call::TotalEnergy, unsupported);
+    gpu->fail(Call::EnergySnapshot, unsupported);
+    gpu->fail(Call::PersistenceMode, Error{ErrorCode::NotSupported, "persistence mode not supported", "", 0});
+    const Error no_permission{ErrorCode::NoPermission, "insufficient permissions", "run as root", 0};
+    for (const Call call : {Call::SetPowerLimit, Call::ResetPowerLimit, Call::CheckPowerLimitControl,
+                            Call::SetGpuLockedClocks, Call::ResetGpuLockedClocks, Call::SetMemoryLockedClocks,
+                            Call::ResetMemoryLockedClocks, Call::SetPersistenceMode}) {
+        gpu->fail(call, no_permission);
     }
-
-    [[nodiscard]] const GpuIdentity& identity() const override { return identity_; }
-    [[nodiscard]] const GpuCapabilities& capabilities() const override { return capabilities_; }
-    [[nodiscard]] Status status() const override { return {}; }
-
-    [[nodiscard]] Result<Millijoules> total_energy() const override {
-        if (failing_) return Error{ErrorCode::NotSupported, "energy counter not supported", "needs Volta or newer"};
-        const std::lock_guard lock(mutex_);
-        energy_mj_ += 1234;
-        return Millijoules(energy_mj_);
-    }
-    [[nodiscard]] Result<PowerReading> power(PowerDomain domain) const override {
-        if (domain == PowerDomain::MemoryAverage) return Error{ErrorCode::NotSupported, "no memory power", ""};
-        return PowerReading{Milliwatts(75000 + identity_.index), std::nullopt};
-    }
-    [[nodiscard]] Result<Celsius> temperature() const override { return Celsius(40.0); }
-
-    [[nodiscard]] Result<Milliwatts> power_limit() const override {
-        const std::lock_guard lock(mutex_);
-        return Milliwatts(power_limit_mw_);
-    }
-    [[nodiscard]] Result<Milliwatts> default_power_limit() const override { return Milliwatts(kMaxLimit); }
-    [[nodiscard]] Result<PowerLimitConstraints> power_limit_constraints() const override {
-        return PowerLimitConstraints{Milliwatts(kMinLimit), Milliwatts(kMaxLimit)};
-    }
-    Status set_power_limit(Milliwatts limit) override {
-        if (failing_) return no_permission();
-        if (limit.count() < kMinLimit || limit.count() > kMaxLimit) {
-            return Error{ErrorCode::InvalidArgument, "power limit out of range", ""};
-        }
-        const std::lock_guard lock(mutex_);
-        power_limit_mw_ = limit.count();
-        return {};
-    }
-    Status reset_power_limit() override { return set_power_limit(Milliwatts(kMaxLimit)); }
-    Status check_power_limit_control() override { return failing_ ? no_permission() : Status{}; }
-
-    [[nodiscard]] Result<std::vector<Megahertz>> supported_memory_clocks() const override {
-        return std::vector<Megahertz>{Megahertz(1593), Megahertz(1215)};
-    }
-    [[nodiscard]] Result<std::vector<Megahertz>> supported_graphics_clocks(
-        std::optional<Megahertz> /*memory_clock*/) const override {
-        return std::vector<Megahertz>{Megahertz(1980), Megahertz(1410), Megahertz(210)};
-    }
-    Status set_gpu_locked_clocks(Megahertz min, Megahertz max) override { return set_clocks(min, max); }
-    Status reset_gpu_locked_clocks() override { return failing_ ? no_permission() : Status{}; }
-    Status set_memory_locked_clocks(Megahertz min, Megahertz max) override { return set_clocks(min, max); }
-    Status reset_memory_locked_clocks() override { return failing_ ? no_permission() : Status{}; }
-
-    [[nodiscard]] Result<bool> persistence_mode() const override {
-        if (failing_) return Error{ErrorCode::NotSupported, "persistence mode not supported", ""};
-        const std::lock_guard lock(mutex_);
-        return persistence_;
-    }
-    Status set_persistence_mode(bool enabled) override {
-        if (failing_) return no_permission();
-        const std::lock_guard lock(mutex_);
-        persistence_ = enabled;
-        return {};
-    }
-
-  private:
-    static constexpr std::int64_t kMinLimit = 100000;
-    static constexpr std::int64_t kMaxLimit = 300000;
-
-    static Error no_permission() { return Error{ErrorCode::NoPermission, "insufficient permissions", "run as root"}; }
-    Status set_clocks(Megahertz min, Megahertz max) {
-        if (failing_) return no_permission();
-        if (min > max) return Error{ErrorCode::InvalidArgument, "min clock above max clock", ""};
-        return {};
-    }
-
-    bool failing_;
-    GpuIdentity identity_;
-    GpuCapabilities capabilities_;
-    mutable std::mutex mutex_;
-    mutable std::int64_t energy_mj_ = 0;
-    std::int64_t power_limit_mw_ = kMaxLimit;
-    bool persistence_ = true;
-};
+    return gpu;
+}
 
 // A RAPL package; CPU 0 has a DRAM zone, CPU 1 has none.
 class FakeCpu final : public Cpu {
@@ -216,7 +146,7 @@ class FakeCpu final : public Cpu {
 
 Gpus make_gpus() {
     std::vector<std::unique_ptr<Gpu>> gpus;
-    for (unsigned i = 0; i < kGpuCount; ++i) gpus.push_back(std::make_unique<FakeGpu>(i));
+    for (unsigned i = 0; i < kGpuCount; ++i) gpus.push_back(make_gpu(i));
     GpuBackendInfo info;
     info.backend = "nvml";
     info.simulated = true;

@@ -7,7 +7,7 @@
 
 #include <cmath>
 
-#include "integration/sim_fixture.hpp"
+#include "support/sim_fixture.hpp"
 #include "zeus/bso/client.hpp"
 
 namespace zeus::bso {

@@ -116,4 +116,10 @@ private:
     bool started_ = false;
 };
 
+// The test process's one server, started on first use.
+inline PostgresCluster& cluster() {
+    static PostgresCluster instance;
+    return instance;
+}
+
 }  // namespace zeus::bso::testing

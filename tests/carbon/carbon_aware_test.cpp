@@ -11,6 +11,7 @@
 
 #include "replay_server.hpp"
 #include "zeus/carbon/carbon_aware_power_limit.hpp"
+#include "zeus/carbon/intensity_provider.hpp"
 
 namespace zeus::carbon {
 namespace {
@@ -143,6 +144,23 @@ TEST(CarbonAwarePowerLimit, BadInputIsRefused) {
     const auto bad = tuner.update(std::nan(""));
     ASSERT_FALSE(bad.ok());
     EXPECT_NE(bad.error().message.find("current intensity"), std::string::npos);
+}
+
+TEST(CarbonAwarePowerLimit, SelectorSpecsAreChecked) {
+    auto constant = constant_intensity(300);
+    ASSERT_TRUE(constant.ok());
+    auto now = intensity_now(std::shared_ptr<CarbonIntensityProvider>(std::move(constant).value()));
+    EXPECT_TRUE(parse_selector_with_carbon("carbon", now).ok());
+    EXPECT_TRUE(parse_selector_with_carbon("zeus-cost:eta=0.3", nullptr).ok());
+    for (const char* bad :
+         {"carbon:eta=2", "carbon:threshold=-1", "carbon:reference=0", "carbon:speed=1", "carbon:eta"}) {
+        auto s = parse_selector_with_carbon(bad, now);
+        ASSERT_FALSE(s.ok()) << bad;
+        EXPECT_EQ(s.error().code, ErrorCode::InvalidArgument) << bad;
+    }
+    auto missing = parse_selector_with_carbon("carbon:eta=0.5", nullptr);
+    ASSERT_FALSE(missing.ok());
+    EXPECT_NE(missing.error().describe().find("--carbon-intensity"), std::string::npos) << missing.error().describe();
 }
 
 }  // namespace

@@ -6,7 +6,7 @@
 #include <gtest/gtest.h>
 #include <zeus_sim/zeus_sim.h>
 
-#include "integration/sim_fixture.hpp"
+#include "support/sim_fixture.hpp"
 #include "replay_server.hpp"
 #include "zeus/carbon/carbon_emission_monitor.hpp"
 #include "zeus/carbon/electricity_maps.hpp"

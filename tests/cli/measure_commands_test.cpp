@@ -1,8 +1,8 @@
-// `zeus power`, `zeus energy` and `zeus run`: their pure parts (option
-// parsing, child processes and signals) as unit tests (the report formats
-// are the library's: tests/report/), and
-// the commands end to end against the GPU simulator, compared with the
-// simulator's ground-truth energy.
+// `zeus power`, `zeus energy` and `zeus run` end to end against the GPU
+// simulator, compared with the simulator's ground-truth energy. Their pure
+// parts are unit-tested beside this file (measure_options_test.cpp,
+// child_process_test.cpp); the report formats are the library's
+// (tests/report/).
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 #include <fcntl.h>
@@ -34,126 +34,6 @@ namespace {
 
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
-
-// ---------------------------------------------------------------- options
-
-TEST(MeasureOptions, IndexListsParse) {
-    EXPECT_FALSE(parse_index_list("--gpus", "all").value().has_value());
-    EXPECT_TRUE(parse_index_list("--gpus", "none").value()->empty());
-    EXPECT_EQ(*parse_index_list("--gpus", "0,2").value(), (std::vector<unsigned>{0, 2}));
-    EXPECT_EQ(*parse_index_list("--gpus", " 3 , 1 ").value(), (std::vector<unsigned>{3, 1}));
-    EXPECT_EQ(*parse_index_list("--cpus", "0").value(), (std::vector<unsigned>{0}));
-}
-
-TEST(MeasureOptions, BadIndexListsNameTheOptionAndTheEntry) {
-    auto r = parse_index_list("--gpus", "0,x");
-    ASSERT_FALSE(r.ok());
-    EXPECT_NE(r.error().message.find("--gpus"), std::string::npos) << r.error().message;
-    EXPECT_NE(r.error().message.find("\"x\""), std::string::npos) << r.error().message;
-    r = parse_index_list("--gpus", "0,,1");
-    ASSERT_FALSE(r.ok());
-    EXPECT_NE(r.error().message.find("entry 2 is empty"), std::string::npos) << r.error().message;
-    r = parse_index_list("--cpus", "-1");
-    ASSERT_FALSE(r.ok());
-    r = parse_index_list("--cpus", "1,1");
-    ASSERT_FALSE(r.ok());
-    EXPECT_NE(r.error().message.find("twice"), std::string::npos) << r.error().message;
-    EXPECT_FALSE(parse_index_list("--gpus", "").ok());
-}
-
-TEST(MeasureOptions, UnknownIndicesNameTheIndexAndTheValidRange) {
-    EXPECT_TRUE(check_indices("--gpus", "GPU", {0, 1}, 2).ok());
-    auto s = check_indices("--gpus", "GPU", {0, 5}, 2);
-    ASSERT_FALSE(s.ok());
-    EXPECT_EQ(s.error().message, "--gpus: no GPU 5; the valid indices are 0-1");
-    s = check_indices("--cpus", "CPU", {1}, 1);
-    ASSERT_FALSE(s.ok());
-    EXPECT_EQ(s.error().message, "--cpus: no CPU 1; the valid indices are 0");
-    s = check_indices("--cpus", "CPU", {0}, 0, "no RAPL zones");
-    ASSERT_FALSE(s.ok());
-    EXPECT_NE(s.error().message.find("there are no CPUs: no RAPL zones"), std::string::npos) << s.error().message;
-    EXPECT_EQ(index_range(0), "none");
-    EXPECT_EQ(index_range(4), "0-3");
-}
-
-TEST(MeasureOptions, FormatsAndDomains) {
-    EXPECT_EQ(parse_format("csv").value(), OutputFormat::Csv);
-    EXPECT_FALSE(parse_format("xml").ok());
-    EXPECT_EQ(parse_power_domain("memory_average").value(), PowerDomain::MemoryAverage);
-    EXPECT_FALSE(parse_power_domain("gpu").ok());
-}
-
-TEST(MeasureOptions, WritableChecksLeaveNothingBehind) {
-    const fs::path dir = fs::temp_directory_path() / ("zeus-writable-" + std::to_string(::getpid()));
-    fs::create_directories(dir);
-    EXPECT_TRUE(check_writable("--output", (dir / "new.txt").string()).ok());
-    EXPECT_FALSE(fs::exists(dir / "new.txt"));
-    std::ofstream(dir / "old.txt") << "keep";
-    EXPECT_TRUE(check_writable("--output", (dir / "old.txt").string()).ok());
-    EXPECT_EQ(fs::file_size(dir / "old.txt"), 4U);  // not truncated
-    auto s = check_writable("--log-file", (dir / "missing" / "log.csv").string());
-    ASSERT_FALSE(s.ok());
-    EXPECT_NE(s.error().message.find("--log-file"), std::string::npos);
-    EXPECT_NE(s.error().message.find("missing/log.csv"), std::string::npos);
-    EXPECT_FALSE(check_writable("--output", dir.string()).ok());  // a directory
-    fs::remove_all(dir);
-}
-
-// ---------------------------------------------------- children and signals
-
-TEST(ChildProcess, MissingAndUnexecutableCommandsAreToldApart) {
-    auto r = spawn_command({"zeus-no-such-command-xyz"});
-    ASSERT_FALSE(r.ok());
-    EXPECT_EQ(spawn_failure_exit_code(r.error()), 127);
-    EXPECT_NE(r.error().message.find("command not found"), std::string::npos);
-    r = spawn_command({fs::temp_directory_path().string()});  // a directory
-    ASSERT_FALSE(r.ok());
-    EXPECT_EQ(spawn_failure_exit_code(r.error()), 126) << r.error().message;
-    EXPECT_FALSE(spawn_command({}).ok());
-}
-
-TEST(ChildProcess, ExitCodesAndSignalsBecomeShellStatuses) {
-    auto pid = spawn_command({"sh", "-c", "exit 7"});
-    ASSERT_TRUE(pid.ok()) << pid.error().describe();
-    int raw = 0;
-    ASSERT_EQ(::waitpid(*pid, &raw, 0), *pid);
-    auto status = ChildStatus::from_wait_status(raw);
-    EXPECT_EQ(status.shell_exit_code(), 7);
-    EXPECT_EQ(status.describe(), "exited with code 7");
-
-    pid = spawn_command({"sh", "-c", "kill -TERM $$"});
-    ASSERT_TRUE(pid.ok());
-    ASSERT_EQ(::waitpid(*pid, &raw, 0), *pid);
-    status = ChildStatus::from_wait_status(raw);
-    EXPECT_EQ(status.shell_exit_code(), 128 + SIGTERM);
-    EXPECT_EQ(status.describe(), "killed by signal 15 (SIGTERM)");
-    EXPECT_EQ(signal_name(64), "signal 64");
-}
-
-TEST(ChildProcess, SignalPipeReportsSignalsAndWhoSentThem) {
-    auto pipe = SignalPipe::install({SIGTERM, SIGCHLD});
-    ASSERT_TRUE(pipe.ok()) << pipe.error().describe();
-    EXPECT_FALSE(SignalPipe::install({SIGINT}).ok());  // one at a time
-    EXPECT_TRUE((*pipe)->wait(std::chrono::milliseconds(0)).empty());
-    ::kill(::getpid(), SIGTERM);
-    const auto got = (*pipe)->wait(std::chrono::seconds(5));
-    ASSERT_EQ(got.size(), 1U);
-    EXPECT_EQ(got[0].signal, SIGTERM);
-    EXPECT_TRUE(got[0].from_process);
-    // A child's exit wakes the wait too, and the child does not inherit the handler.
-    auto pid = spawn_command({"sh", "-c", "kill -TERM $$"});
-    ASSERT_TRUE(pid.ok());
-    const auto start = Clock::now();
-    std::vector<ReceivedSignal> chld;
-    while (chld.empty() && Clock::now() - start < std::chrono::seconds(5)) chld = (*pipe)->wait(std::chrono::seconds(1));
-    ASSERT_FALSE(chld.empty());
-    EXPECT_EQ(chld[0].signal, SIGCHLD);
-    int raw = 0;
-    ASSERT_EQ(::waitpid(*pid, &raw, 0), *pid);
-    EXPECT_EQ(ChildStatus::from_wait_status(raw).shell_exit_code(), 128 + SIGTERM);
-}
-
-// ------------------------------------------------------------- end to end
 
 struct Finished {
     int exit_code = -1;  // 128 + signal when killed

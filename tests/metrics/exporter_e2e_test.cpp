@@ -17,7 +17,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "integration/sim_fixture.hpp"
+#include "support/sim_fixture.hpp"
 #include "prometheus_servers.hpp"
 #include "support/command_output.hpp"
 #include "support/taken_port.hpp"

@@ -9,7 +9,7 @@
 #include <numeric>
 #include <thread>
 
-#include "integration/sim_fixture.hpp"
+#include "support/sim_fixture.hpp"
 #include "prometheus_servers.hpp"
 #include "zeus/metrics/pushed_metrics.hpp"
 

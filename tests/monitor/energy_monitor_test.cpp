@@ -7,7 +7,7 @@
 #include <zeus_sim/zeus_sim.h>
 
 #include "instant_devices.hpp"
-#include "integration/sim_fixture.hpp"
+#include "support/sim_fixture.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -463,157 +463,6 @@ TEST_F(EnergyMonitorSim, ApproxInstantEnergyReplacesZeros) {
     EXPECT_FALSE(v.warnings.empty());
 }
 
-TEST_F(EnergyMonitorSim, NamesAreCheckedAndWindowsNest) {
-    Gpus gpus = open_gpus();
-    auto monitor = EnergyMonitor::open(gpus, nullptr, nullptr).value();
-    ASSERT_TRUE(monitor->begin_window("outer").ok());
-    auto dup = monitor->begin_window("outer");
-    ASSERT_FALSE(dup.ok());
-    EXPECT_EQ(dup.error().code, ErrorCode::InvalidState);
-    EXPECT_NE(dup.error().message.find("'outer' already exists"), std::string::npos);
-    EXPECT_TRUE(monitor->begin_window("outer", true, /*restart=*/true).ok());
-    ASSERT_TRUE(monitor->begin_window("inner").ok());
-    EXPECT_EQ(monitor->open_windows(), (std::vector<std::string>{"inner", "outer"}));
-    auto missing = monitor->end_window("nope");
-    ASSERT_FALSE(missing.ok());
-    EXPECT_EQ(missing.error().code, ErrorCode::NotFound);
-    EXPECT_NE(missing.error().hint.find("'inner', 'outer'"), std::string::npos) << missing.error().hint;
-    std::this_thread::sleep_for(150ms);
-    const Measurement inner = monitor->end_window("inner").value();
-    std::this_thread::sleep_for(150ms);
-    const Measurement outer = monitor->end_window("outer").value();
-    EXPECT_GT(outer.time, inner.time);
-    EXPECT_GT(outer.gpu_energy.at(0).energy, inner.gpu_energy.at(0).energy);
-    const Measurement cancelled = [&] {
-        EXPECT_TRUE(monitor->begin_window("c").ok());
-        return monitor->end_window("c", true, /*cancel=*/true).value();
-    }();
-    EXPECT_EQ(cancelled.gpu_energy.at(0).energy.count(), 0.0);
-    EXPECT_TRUE(monitor->begin_window("left").ok());
-    EXPECT_EQ(monitor->reset_windows(), (std::vector<std::string>{"left"}));
-    EXPECT_TRUE(monitor->open_windows().empty());
-}
-
-TEST_F(EnergyMonitorSim, WindowsBegunAndEndedFromOtherThreads) {
-    Gpus gpus = open_gpus();
-    auto monitor = EnergyMonitor::open(gpus, nullptr, nullptr).value();
-    std::vector<std::thread> threads;
-    for (int t = 0; t < 4; ++t) {
-        threads.emplace_back([&, t] {
-            for (int k = 0; k < 20; ++k) {
-                const std::string name = "w" + std::to_string(t) + "-" + std::to_string(k);
-                ASSERT_TRUE(monitor->begin_window(name).ok());
-                ASSERT_TRUE(monitor->end_window(name).ok());
-            }
-        });
-    }
-    ASSERT_TRUE(monitor->begin_window("cross").ok());
-    std::thread ender([&] { EXPECT_TRUE(monitor->end_window("cross").ok()); });
-    ender.join();
-    for (auto& th : threads) th.join();
-    EXPECT_TRUE(monitor->open_windows().empty());
-}
-
-TEST_F(EnergyMonitorSim, ScopedWindowCancelsUnlessEnded) {
-    Gpus gpus = open_gpus();
-    auto monitor = EnergyMonitor::open(gpus, nullptr, nullptr).value();
-    {
-        ScopedWindow w(*monitor, "scoped");
-        ASSERT_TRUE(w.status().ok());
-        EXPECT_EQ(monitor->open_windows().size(), 1U);
-    }
-    EXPECT_TRUE(monitor->open_windows().empty());
-    ScopedWindow w(*monitor, "ended");
-    EXPECT_TRUE(w.end().ok());
-    EXPECT_FALSE(w.end().ok());
-}
-
-TEST_F(EnergyMonitorSim, CsvLogMatchesTheOriginalFormat) {
-    Gpus gpus = open_gpus();
-    EnergyMonitorOptions options;
-    options.gpu_indices = std::vector<unsigned>{1, 0};
-    options.log_file = (dir_ / "logs" / "windows.csv").string();
-    auto monitor = EnergyMonitor::open(gpus, nullptr, nullptr, options).value();
-    ASSERT_TRUE(monitor->begin_window("a").ok());
-    std::this_thread::sleep_for(120ms);
-    const Measurement a = monitor->end_window("a").value();
-    ASSERT_TRUE(monitor->begin_window("cancelled").ok());
-    (void)monitor->end_window("cancelled", true, true);
-    std::ifstream log(*options.log_file);
-    std::string header;
-    std::string row;
-    std::string extra;
-    std::getline(log, header);
-    std::getline(log, row);
-    EXPECT_FALSE(std::getline(log, extra)) << "a cancelled window must not be logged";
-    EXPECT_EQ(header, "start_time,window_name,elapsed_time,gpu1_energy,gpu0_energy");
-    std::vector<std::string> fields;
-    std::stringstream ss(row);
-    for (std::string f; std::getline(ss, f, ',');) fields.push_back(f);
-    ASSERT_EQ(fields.size(), 5U) << row;
-    EXPECT_EQ(fields[1], "a");
-    EXPECT_NEAR(std::stod(fields[0]),
-                std::chrono::duration<double>(a.start_time.time_since_epoch()).count(), 1e-6);
-    EXPECT_DOUBLE_EQ(std::stod(fields[2]), a.time.count());
-    EXPECT_DOUBLE_EQ(std::stod(fields[3]), a.gpu_energy.at(1).energy.count());
-    EXPECT_DOUBLE_EQ(std::stod(fields[4]), a.gpu_energy.at(0).energy.count());
-}
-
-// A GPU lost in a window is logged as 'nan' (what the original's float()
-// reads back), never 0.0, and replaying that row says why it cannot.
-TEST_F(EnergyMonitorSim, CsvLogWritesALostGpuAsNan) {
-    Gpus gpus = open_gpus();
-    EnergyMonitorOptions options;
-    options.log_file = (dir_ / "windows.csv").string();
-    auto monitor = EnergyMonitor::open(gpus, nullptr, nullptr, options).value();
-    ASSERT_TRUE(monitor->begin_window("lossy").ok());
-    std::this_thread::sleep_for(120ms);
-    ASSERT_EQ(zeusSimInjectFault(1, "lost", 1), ZEUS_SIM_OK) << zeusSimLastError();
-    const Measurement m = monitor->end_window("lossy").value();
-    ASSERT_TRUE(m.gpu_energy.at(1).lost);
-    std::ifstream log(*options.log_file);
-    std::string header;
-    std::string row;
-    std::getline(log, header);
-    std::getline(log, row);
-    EXPECT_EQ(header, "start_time,window_name,elapsed_time,gpu0_energy,gpu1_energy");
-    EXPECT_TRUE(row.ends_with(",nan")) << row;
-    EXPECT_EQ(row.find(",nan,"), std::string::npos) << row;  // GPU 0 was measured
-    const auto replay = read_window_log(*options.log_file);
-    ASSERT_FALSE(replay.ok());
-    EXPECT_NE(replay.error().message.find("gpu1_energy 'nan': the GPU was lost"), std::string::npos)
-        << replay.error().message;
-    EXPECT_EQ(zeusSimInjectFault(1, "lost", 0), ZEUS_SIM_OK);
-}
-
-TEST_F(EnergyMonitorSim, BadOptionsAreClearErrors) {
-    Gpus gpus = open_gpus();
-    EnergyMonitorOptions bad_gpu;
-    bad_gpu.gpu_indices = std::vector<unsigned>{0, 7};
-    auto r = EnergyMonitor::open(gpus, nullptr, nullptr, bad_gpu);
-    ASSERT_FALSE(r.ok());
-    EXPECT_NE(r.error().message.find("GPU 7 does not exist"), std::string::npos) << r.error().message;
-    EnergyMonitorOptions bad_log;
-    bad_log.log_file = "/proc/zeus-cannot-write-here/log.csv";
-    auto l = EnergyMonitor::open(gpus, nullptr, nullptr, bad_log);
-    ASSERT_FALSE(l.ok());
-    EXPECT_NE(l.error().message.find("/proc/zeus-cannot-write-here"), std::string::npos) << l.error().message;
-}
-
-TEST_F(EnergyMonitorSim, SyncFunctionRunsAtBothEdges) {
-    Gpus gpus = open_gpus();
-    std::vector<std::vector<unsigned>> calls;
-    EnergyMonitorOptions options;
-    options.sync = [&](const std::vector<unsigned>& g) { calls.push_back(g); };
-    auto monitor = EnergyMonitor::open(gpus, nullptr, nullptr, options).value();
-    ASSERT_TRUE(monitor->begin_window("s").ok());
-    ASSERT_TRUE(monitor->end_window("s").ok());
-    ASSERT_TRUE(monitor->begin_window("n", /*sync=*/false).ok());
-    ASSERT_TRUE(monitor->end_window("n", false).ok());
-    ASSERT_EQ(calls.size(), 2U);
-    EXPECT_EQ(calls[0], (std::vector<unsigned>{0, 1}));
-}
-
 // Sampled edges (WindowEdges::Sampled) on the simulator: each edge is the
 // watcher's latest sample extrapolated to the edge, and the truth must lie
 // within the value's bound.
@@ -756,13 +605,6 @@ TEST(SampledEdges, NeverCallTheDriverOnTheCallersThread) {
     EXPECT_LT(error_w, 1.0);  // W, over windows of 3–9 ms
     // The synchronous edges read each GPU at each edge: the count can fail.
     EXPECT_EQ(caller_reads(WindowEdges::Synchronous, error_w), 50 * 2 * 8);
-}
-
-TEST(CudaSync, MissingRuntimeIsAnErrorNotACrash) {
-    auto sync = cuda_sync();
-    if (sync.ok()) GTEST_SKIP() << "this machine has a CUDA runtime";
-    EXPECT_EQ(sync.error().code, ErrorCode::LibraryNotFound);
-    EXPECT_FALSE(sync.error().hint.empty());
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 // The carbon-aware selector in the optimizer: re-selection as the recorded
-// intensity moves, a failed re-selection, and the selector's specs.
+// intensity moves, and a failed re-selection (its specs:
+// tests/carbon/carbon_aware_test.cpp).
 #include <deque>
 #include <fstream>
 
@@ -104,23 +105,6 @@ TEST_F(OptimizerSchedule, AFailedCarbonReselectionKeepsTheLimitAndWarns) {
     EXPECT_EQ(optimizer->reselections(), 0);
     ASSERT_FALSE(optimizer->warnings().empty());
     EXPECT_NE(optimizer->warnings().back().find("provider unreachable"), std::string::npos);
-}
-
-TEST_F(OptimizerSchedule, CarbonSelectorSpecsAreChecked) {
-    auto constant = carbon::constant_intensity(300);
-    ASSERT_TRUE(constant.ok());
-    auto now = carbon::intensity_now(std::shared_ptr<carbon::CarbonIntensityProvider>(std::move(constant).value()));
-    EXPECT_TRUE(carbon::parse_selector_with_carbon("carbon", now).ok());
-    EXPECT_TRUE(carbon::parse_selector_with_carbon("zeus-cost:eta=0.3", nullptr).ok());
-    for (const char* bad :
-         {"carbon:eta=2", "carbon:threshold=-1", "carbon:reference=0", "carbon:speed=1", "carbon:eta"}) {
-        auto s = carbon::parse_selector_with_carbon(bad, now);
-        ASSERT_FALSE(s.ok()) << bad;
-        EXPECT_EQ(s.error().code, ErrorCode::InvalidArgument) << bad;
-    }
-    auto missing = carbon::parse_selector_with_carbon("carbon:eta=0.5", nullptr);
-    ASSERT_FALSE(missing.ok());
-    EXPECT_NE(missing.error().describe().find("--carbon-intensity"), std::string::npos) << missing.error().describe();
 }
 
 }  // namespace

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "integration/sim_fixture.hpp"
+#include "support/sim_fixture.hpp"
 #include "zeus/monitor/energy_monitor.hpp"
 #include "zeus/optimizer/power_limit_optimizer.hpp"
 

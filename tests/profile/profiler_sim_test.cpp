@@ -16,7 +16,7 @@
 #include <vector>
 #include <thread>
 
-#include "integration/sim_fixture.hpp"
+#include "support/sim_fixture.hpp"
 #include "zeus/profile/profile.hpp"
 
 namespace zeus::profile {

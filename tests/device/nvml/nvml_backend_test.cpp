@@ -5,7 +5,7 @@
 #include <cmath>
 #include <cctype>
 
-#include "integration/sim_fixture.hpp"
+#include "support/sim_fixture.hpp"
 
 namespace zeus {
 namespace {

@@ -6,7 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "device/zeusd/fake_zeusd.hpp"
-#include "integration/sim_fixture.hpp"
+#include "support/sim_fixture.hpp"
 #include "zeus/device/cpu.hpp"
 #include "zeus/device/gpus.hpp"
 

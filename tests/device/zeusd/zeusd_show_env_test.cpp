@@ -9,7 +9,7 @@
 #include "support/command_output.hpp"
 
 #include "device/zeusd/fake_zeusd.hpp"
-#include "integration/sim_fixture.hpp"
+#include "support/sim_fixture.hpp"
 
 namespace zeus {
 namespace {

@@ -13,12 +13,12 @@
 #include <boost/asio/io_context.hpp>
 #include <gtest/gtest.h>
 
-#include "instant_devices.hpp"
+#include "support/fake_gpu.hpp"
 
 namespace zeus::zeusd {
 namespace {
 
-// The instant GPU reports a 700 W limit and persistence on, so these read back as set.
+// The fake GPU starts at a 700 W limit, so setting it again reads back as set.
 ControlCommand keep_power_limit() {
     ControlCommand command;
     command.kind = GpuCommand::SetPowerLimit;
@@ -56,7 +56,7 @@ class LedgerPath {
 // command that was handed to it has not run when submit returns.
 TEST(GpuFleetTest, RunsAQuickCommandOnTheCallingThreadWhenItsGpuIsIdle) {
     boost::asio::io_context control;
-    GpuFleet fleet(bench::instant_gpus(1), control.get_executor());
+    GpuFleet fleet(testing::fake_gpus(1), control.get_executor());
     std::vector<std::thread::id> ran_on;
     fleet.submit(keep_power_limit(), 42, false, [&](Status status) {
         EXPECT_TRUE(status) << status.error().describe();
@@ -71,7 +71,7 @@ TEST(GpuFleetTest, RunsAQuickCommandOnTheCallingThreadWhenItsGpuIsIdle) {
 TEST(GpuFleetTest, HandsAnOverriddenCommandToTheControlExecutor) {
     boost::asio::io_context control;
     int override_runs = 0;
-    GpuFleet fleet(bench::instant_gpus(1), control.get_executor(),
+    GpuFleet fleet(testing::fake_gpus(1), control.get_executor(),
                    [&](const ControlCommand&) -> std::optional<Status> {
                        ++override_runs;
                        return Status{};
@@ -90,7 +90,7 @@ TEST(GpuFleetTest, HandsAnOverriddenCommandToTheControlExecutor) {
 TEST(GpuFleetTest, KeepsLedgerWritesOffTheCallingThreadAndTheOrderPerGpu) {
     boost::asio::io_context control;
     const LedgerPath ledger;
-    GpuFleet fleet(bench::instant_gpus(1), control.get_executor(), {}, ledger.path());
+    GpuFleet fleet(testing::fake_gpus(1), control.get_executor(), {}, ledger.path());
     std::vector<std::string> answered;
     const auto answer = [&](std::string name) {
         return [&answered, name](Status status) {

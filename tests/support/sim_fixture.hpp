@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "support/test_directory.hpp"
 #include "zeus/device/gpus.hpp"
 
 namespace zeus::testing {
@@ -19,19 +20,10 @@ namespace zeus::testing {
 class SimulatedGpus : public ::testing::Test {
   protected:
     void SetUp() override {
-        dir_ = std::filesystem::temp_directory_path() /
-               ("zeus-test-" + std::to_string(::getpid()) + "-" +
-                ::testing::UnitTest::GetInstance()->current_test_info()->name());
-        std::filesystem::create_directories(dir_);
         setenv("ZEUS_SIM_STATE", (dir_ / "state").c_str(), 1);
         unsetenv("ZEUS_SIM_CONFIG");
         unsetenv("CUDA_VISIBLE_DEVICES");
     }
-    void TearDown() override {
-        std::error_code ec;
-        std::filesystem::remove_all(dir_, ec);
-    }
-
     // Writes `json` as the simulator's configuration.
     void configure(const std::string& json) {
         const auto path = dir_ / "sim.json";
@@ -79,7 +71,8 @@ class SimulatedGpus : public ::testing::Test {
 
     static void advance(double seconds) { ASSERT_EQ(zeusSimAdvance(seconds), ZEUS_SIM_OK) << zeusSimLastError(); }
 
-    std::filesystem::path dir_;
+    TestDirectory directory_;
+    const std::filesystem::path& dir_ = directory_.path();
 };
 
 }  // namespace zeus::testing
