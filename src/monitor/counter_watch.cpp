@@ -24,10 +24,10 @@ CounterWatch::CounterWatch(const Gpus& gpus, std::vector<unsigned> gpu_indices, 
 }
 
 void CounterWatch::start() {
+    if (started_.load(std::memory_order_acquire)) return;
     {
         std::lock_guard lock(mutex_);
-        if (started_) return;
-        started_ = true;
+        if (started_.exchange(true)) return;
     }
     thread_.start(period_, [this] { sweep(); });
 }

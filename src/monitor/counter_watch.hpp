@@ -14,6 +14,7 @@
 // thread can watch while time jumps).
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <map>
@@ -75,7 +76,7 @@ class CounterWatch {
     std::chrono::nanoseconds period_;
     mutable std::mutex mutex_;
     std::map<unsigned, State> states_;
-    bool started_ = false;
+    std::atomic<bool> started_{false};  // read without the lock at every window edge
     SamplingThread thread_;
 };
 

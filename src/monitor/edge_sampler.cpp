@@ -33,15 +33,20 @@ EdgeSampler::EdgeSampler(const Gpus& gpus, std::vector<unsigned> gpu_indices, co
       schedule_(indices_.size()) {
     auto empty = std::make_shared<Frame>();
     empty->gpus.resize(indices_.size());
+    empty->steady_at = MonitorClock::now();
+    empty->wall_at = WallClock::now();
     frame_ = std::move(empty);
 }
 
 void EdgeSampler::start() {
+    if (ready_.load(std::memory_order_acquire)) return;
     std::unique_lock lock(mutex_);
-    if (started_) return;
-    started_ = true;
-    thread_ = std::thread([this] { run(); });
+    if (!started_) {
+        started_ = true;
+        thread_ = std::thread([this] { run(); });
+    }
     wake_.wait(lock, [this] { return first_frame_; });
+    ready_.store(true, std::memory_order_release);
 }
 
 void EdgeSampler::stop() {
@@ -90,6 +95,8 @@ EdgeSampler::WallClock::time_point EdgeSampler::sweep() {
         next->gpus[k] = std::move(sample);
     }
     if (next) {
+        next->steady_at = MonitorClock::now();
+        next->wall_at = WallClock::now();
         std::lock_guard lock(frame_mutex_);
         next->sequence = frame_->sequence + 1;
         frame_ = std::move(next);

@@ -12,6 +12,7 @@
 // thread waits).
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -41,6 +42,14 @@ class EdgeSampler {
     struct Frame {
         std::vector<GpuSample> gpus;  // positions follow the sampler's GPU list
         std::uint64_t sequence = 0;
+        // Both clocks, read together when the frame was published: an edge
+        // reads only the steady clock and takes its wall time (what the
+        // driver's refresh times are on) from these.
+        Timestamp steady_at{};
+        WallClock::time_point wall_at{};
+        [[nodiscard]] WallClock::time_point wall_time(Timestamp t) const {
+            return wall_at + std::chrono::duration_cast<WallClock::duration>(t - steady_at);
+        }
     };
 
     // `watch` may be null; it must outlive the sampler.
@@ -81,6 +90,7 @@ class EdgeSampler {
     std::mutex mutex_;
     std::condition_variable wake_;
     bool started_ = false;
+    std::atomic<bool> ready_{false};  // the first frame is out: read without the lock at every window edge
     bool stopping_ = false;
     bool first_frame_ = false;
     std::thread thread_;
