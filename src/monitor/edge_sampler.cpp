@@ -1,6 +1,7 @@
 #include "monitor/edge_sampler.hpp"
 
 #include <algorithm>
+#include <utility>
 
 namespace zeus::monitor_detail {
 namespace {
@@ -94,16 +95,26 @@ EdgeSampler::WallClock::time_point EdgeSampler::sweep() {
         reschedule(schedule_[k], sample, sample.read_at);
         next->gpus[k] = std::move(sample);
     }
-    if (next) {
-        next->steady_at = MonitorClock::now();
-        next->wall_at = WallClock::now();
-        std::lock_guard lock(frame_mutex_);
-        next->sequence = frame_->sequence + 1;
-        frame_ = std::move(next);
-    }
+    if (next) publish(std::move(next));
     auto earliest = now + kMaxAhead;
     for (const auto& s : schedule_) earliest = std::min(earliest, s.due);
     return earliest;
+}
+
+void EdgeSampler::publish(std::shared_ptr<Frame> next) {
+    next->steady_at = MonitorClock::now();
+    next->wall_at = WallClock::now();
+    std::shared_ptr<const Frame> previous;
+    {
+        std::lock_guard lock(frame_mutex_);
+        next->sequence = frame_->sequence + 1;
+        previous = std::exchange(frame_, std::move(next));
+    }
+    // Windows and their results hold frames; whichever lets go last would
+    // free one, an allocation per GPU: kept here, a frame is freed on this
+    // thread once nothing else holds it (nothing else can take it again).
+    retired_.push_back(std::move(previous));
+    std::erase_if(retired_, [](const std::shared_ptr<const Frame>& f) { return f.use_count() == 1; });
 }
 
 void EdgeSampler::reschedule(Schedule& s, const GpuSample& sample, WallClock::time_point now) {

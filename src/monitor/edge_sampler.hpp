@@ -80,11 +80,13 @@ class EdgeSampler {
     // returns when the next one is due.
     WallClock::time_point sweep();
     void reschedule(Schedule& s, const GpuSample& sample, WallClock::time_point now);
+    void publish(std::shared_ptr<Frame> next);
 
     const Gpus& gpus_;
     std::vector<unsigned> indices_;
     const CounterWatch* watch_;
     std::vector<Schedule> schedule_;  // the thread's own
+    std::vector<std::shared_ptr<const Frame>> retired_;  // the thread's own: frames it published before the latest
     mutable std::mutex frame_mutex_;
     std::shared_ptr<const Frame> frame_;
     std::mutex mutex_;
