@@ -27,7 +27,7 @@ constexpr auto kMaxAhead = std::chrono::seconds(1);
 
 }  // namespace
 
-EdgeSampler::EdgeSampler(const Gpus& gpus, std::vector<unsigned> gpu_indices, const CounterWatch* watch)
+EdgeSampler::EdgeSampler(const Gpus& gpus, std::vector<unsigned> gpu_indices, CounterWatch* watch)
     : gpus_(gpus),
       indices_(std::move(gpu_indices)),
       watch_(watch),
@@ -91,7 +91,10 @@ EdgeSampler::WallClock::time_point EdgeSampler::sweep() {
             sample.error = snapshot.error().describe();
         }
         sample.stats = gpu.energy_counter_stats();
-        if (watch_ != nullptr) sample.watched = watch_->view(indices_[k]);
+        if (watch_ != nullptr) {
+            watch_->observe(indices_[k], snapshot);
+            sample.watched = watch_->view(indices_[k]);
+        }
         reschedule(schedule_[k], sample, sample.read_at);
         next->gpus[k] = std::move(sample);
     }

@@ -52,8 +52,9 @@ class EdgeSampler {
         }
     };
 
-    // `watch` may be null; it must outlive the sampler.
-    EdgeSampler(const Gpus& gpus, std::vector<unsigned> gpu_indices, const CounterWatch* watch);
+    // `watch` may be null; it must outlive the sampler, which hands it every
+    // read (one thread reads the counters for both).
+    EdgeSampler(const Gpus& gpus, std::vector<unsigned> gpu_indices, CounterWatch* watch);
     EdgeSampler(const EdgeSampler&) = delete;
     EdgeSampler& operator=(const EdgeSampler&) = delete;
     ~EdgeSampler() { stop(); }
@@ -84,7 +85,7 @@ class EdgeSampler {
 
     const Gpus& gpus_;
     std::vector<unsigned> indices_;
-    const CounterWatch* watch_;
+    CounterWatch* watch_;
     std::vector<Schedule> schedule_;  // the thread's own
     std::vector<std::shared_ptr<const Frame>> retired_;  // the thread's own: frames it published before the latest
     mutable std::mutex frame_mutex_;

@@ -359,10 +359,11 @@ class EnergyMonitorImpl final : public EnergyMonitor {
         }
         counters_ = std::make_shared<const CounterGpus>(std::move(counters));
         if (!counter_gpus().empty() && !simulator_clock_) {
-            counter_watch_ = std::make_unique<CounterWatch>(gpus_, counter_gpus(), kCounterWatchPeriod);
-            if (options_.edges == WindowEdges::Sampled && !options_.wait_for_counter_refresh) {
-                edge_sampler_ = std::make_unique<EdgeSampler>(gpus_, counter_gpus(), counter_watch_.get());
-            }
+            // Sampled edges: one thread reads the counters for the edges and the watch.
+            const bool sampled = options_.edges == WindowEdges::Sampled && !options_.wait_for_counter_refresh;
+            counter_watch_ = std::make_unique<CounterWatch>(gpus_, counter_gpus(),
+                                                            sampled ? std::chrono::nanoseconds(0) : kCounterWatchPeriod);
+            if (sampled) edge_sampler_ = std::make_unique<EdgeSampler>(gpus_, counter_gpus(), counter_watch_.get());
         }
         if (!without_counter.empty() && simulator_clock_ &&
             simulator_clock_->power_sensor_energy(gpus_[without_counter.front()].identity().physical_index)) {

@@ -259,10 +259,12 @@ class CounterFault : public EnergyMonitorSim {
   protected:
     // settle: wait for the counter's refresh at each edge, as `zeus run`
     // does (the Python monitor's default does not): both must be within 2%.
-    Measurement measure_with(const std::function<void()>& fault, bool before_begin, bool settle = false) {
+    Measurement measure_with(const std::function<void()>& fault, bool before_begin, bool settle = false,
+                             WindowEdges edges = WindowEdges::Synchronous) {
         Gpus gpus = open_gpus();
         EnergyMonitorOptions options;
         options.wait_for_counter_refresh = settle;
+        options.edges = edges;
         auto monitor = EnergyMonitor::open(gpus, nullptr, nullptr, std::move(options)).value();
         int load = -1;
         EXPECT_EQ(zeusSimLoadBegin(0, 0.8, &load), ZEUS_SIM_OK);
@@ -349,6 +351,45 @@ TEST_F(CounterFault, CounterRestartMidWindowKeepsTheEnergyBeforeIt) {
     const EnergyValue& v = m.gpu_energy.at(0);
     EXPECT_EQ(v.source, EnergySource::HardwareCounter);
     EXPECT_NE(warnings_of(v).find("restarted"), std::string::npos) << warnings_of(v);
+}
+
+// With sampled edges the watch is fed by the edge sampler's reads (one
+// thread for both): a stuck or restarted counter is handled as above.
+TEST_F(CounterFault, CounterStuckMidWindowFallsBackToPowerWithSampledEdges) {
+    const Measurement m = measure_with([] { ASSERT_EQ(zeusSimInjectFault(0, "stuck_counter", 1), ZEUS_SIM_OK); },
+                                       false, false, WindowEdges::Sampled);
+    const EnergyValue& v = m.gpu_energy.at(0);
+    EXPECT_EQ(v.source, EnergySource::IntegratedPower);
+    EXPECT_NE(warnings_of(v).find("counter stopped"), std::string::npos) << warnings_of(v);
+    EXPECT_TRUE(m.gpu_energy.at(1).warnings.empty()) << warnings_of(m.gpu_energy.at(1));
+}
+
+TEST_F(CounterFault, CounterRestartMidWindowKeepsTheEnergyBeforeItWithSampledEdges) {
+    const Measurement m = measure_with([] { ASSERT_EQ(zeusSimInjectFault(0, "counter_reset", 0), ZEUS_SIM_OK); },
+                                       false, false, WindowEdges::Sampled);
+    const EnergyValue& v = m.gpu_energy.at(0);
+    EXPECT_EQ(v.source, EnergySource::HardwareCounter);
+    EXPECT_NE(warnings_of(v).find("restarted"), std::string::npos) << warnings_of(v);
+}
+
+// One watcher thread per monitor, whichever the edges: the sampled edges'
+// sampler also feeds the counter watch.
+TEST_F(EnergyMonitorSim, SampledEdgesRunOneWatcherThread) {
+    const auto threads = [] {
+        std::size_t n = 0;
+        for ([[maybe_unused]] const auto& t : std::filesystem::directory_iterator("/proc/self/task")) ++n;
+        return n;
+    };
+    Gpus gpus = open_gpus();
+    for (const WindowEdges edges : {WindowEdges::Synchronous, WindowEdges::Sampled}) {
+        EnergyMonitorOptions options;
+        options.edges = edges;
+        const std::size_t before = threads();
+        auto monitor = EnergyMonitor::open(gpus, nullptr, nullptr, options).value();
+        ASSERT_TRUE(monitor->begin_window("w", false).ok());
+        EXPECT_EQ(threads(), before + 1) << (edges == WindowEdges::Sampled ? "sampled" : "synchronous");
+        monitor->stop_threads();
+    }
 }
 
 // A load that starts d ms before a window begins and stops d ms before it
