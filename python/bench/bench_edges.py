@@ -1,7 +1,8 @@
 """Window edges, synchronous vs sampled, side by side in one run:
 
 1. cost of one begin_window + end_window pair for 1, 8 and 64 simulated H100s at
-   the simulator's default driver latency (20 µs per NVML call) and at 0, through
+   20 µs per NVML call (the H100 preset's default) and at 360 µs (the Pascal
+   preset's, docs/simulator.md "Driver latency"), through
    the C++ API (the binding's benchmark hook), through Python, and the original
    Zeus 0.16.0 on the same simulated GPUs (pynvml pointed at the simulator);
 2. accuracy against the simulator's ground truth for 0.1, 1 and 10 s windows,
@@ -30,7 +31,13 @@ from pathlib import Path
 
 ROUNDS = 3
 PAIRS = 4000
-ORIGINAL_PAIRS = {1: 2000, 8: 600, 64: 100}
+# A round of pairs that read every GPU at each edge lasts about this long.
+READING_ROUND_US = 2_000_000
+
+
+def _reading_pairs(count: int, latency_us: int) -> int:
+    """Pairs per round for a mode that reads each GPU at each edge."""
+    return max(20, min(PAIRS, READING_ROUND_US // (2 * count * max(latency_us, 1))))
 
 
 def _pair_times(monitor, count: int) -> tuple[float, float, float]:
@@ -49,7 +56,7 @@ def _pair_times(monitor, count: int) -> tuple[float, float, float]:
     return statistics.median(pairs), statistics.median(begins), statistics.median(ends)
 
 
-def run_cost_case(count: int) -> dict:
+def run_cost_case(count: int, latency_us: int) -> dict:
     warnings.simplefilter("ignore")
     from zeus.monitor import ZeusMonitor as Original
 
@@ -60,7 +67,7 @@ def run_cost_case(count: int) -> dict:
         monitor = ZeusMonitor(window_edges=mode)
         assert len(monitor.gpu_indices) == count
         monitor.begin_window("warm-up", sync_execution=False)
-        pairs = PAIRS if mode == "sampled" or count < 64 else PAIRS // 8
+        pairs = PAIRS if mode == "sampled" else _reading_pairs(count, latency_us)
         cpp, py, begin, end = [], [], [], []
         for _ in range(ROUNDS):
             cpp.append(monitor._native_window_pairs(pairs))
@@ -71,7 +78,7 @@ def run_cost_case(count: int) -> dict:
         row[mode] = {"cpp": cpp, "python": py, "begin": begin, "end": end}
         monitor._stop_threads()
     original = Original(gpu_indices=list(range(count)))
-    row["original"] = [_pair_times(original, ORIGINAL_PAIRS[count])[0] for _ in range(ROUNDS)]
+    row["original"] = [_pair_times(original, _reading_pairs(count, latency_us))[0] for _ in range(ROUNDS)]
     return row
 
 
@@ -143,13 +150,11 @@ def run_accuracy_case(lengths: list[float], steps_ms: list[int]) -> list[dict]:
     return rows
 
 
-def _env(tmp: Path, count: int, latency_us: int | None) -> dict:
+def _env(tmp: Path, count: int, latency_us: int) -> dict:
     import zeus_native
 
     sim_dir = Path(zeus_native.__file__).parent / "zeus-sim"
-    gpu = {"model": "H100-SXM5-80GB", "count": count}
-    if latency_us is not None:
-        gpu["driver_latency_us"] = {"default": latency_us}
+    gpu = {"model": "H100-SXM5-80GB", "count": count, "driver_latency_us": {"default": latency_us}}
     config = tmp / f"{count}-{latency_us}.json"
     config.write_text(json.dumps({"gpus": [gpu]}))
     env = dict(os.environ, ZEUS_SIMULATE="1", ZEUS_SIM_CONFIG=str(config),
@@ -164,7 +169,7 @@ def _cell(values: list[float]) -> str:
 
 def main() -> int:
     if len(sys.argv) > 1 and sys.argv[1] == "--cost":
-        print(json.dumps(run_cost_case(int(sys.argv[2]))))
+        print(json.dumps(run_cost_case(int(sys.argv[2]), int(sys.argv[3]))))
         return 0
     if len(sys.argv) > 1 and sys.argv[1] == "--accuracy":
         print(json.dumps(run_accuracy_case(json.loads(sys.argv[2]), json.loads(sys.argv[3]))))
@@ -176,12 +181,12 @@ def main() -> int:
         tmp = Path(tmp_name)
         print("\n| GPUs | driver latency | mode | C++ pair µs | Python pair µs | Python begin / end µs | original 0.16.0 pair µs | original / Python |")
         print("|---|---|---|---|---|---|---|---|")
-        for latency in (None, 0):
+        for latency in (20, 360):
             for count in (1, 8, 64):
-                out = subprocess.check_output([sys.executable, __file__, "--cost", str(count)],
+                out = subprocess.check_output([sys.executable, __file__, "--cost", str(count), str(latency)],
                                               env=_env(tmp, count, latency), text=True)
                 row = json.loads(out.splitlines()[-1])
-                lat = "default (20 µs)" if latency is None else "0"
+                lat = f"{latency} µs"
                 for mode in ("synchronous", "sampled"):
                     r = row[mode]
                     ratio = statistics.median(row["original"]) / statistics.median(r["python"])
@@ -191,7 +196,7 @@ def main() -> int:
         lengths = [0.1, 1.0] if quick else [0.1, 1.0, 10.0]
         steps = [0, 10, 50, 100]
         out = subprocess.check_output([sys.executable, __file__, "--accuracy", json.dumps(lengths), json.dumps(steps)],
-                                      env=_env(tmp, 1, None), text=True)
+                                      env=_env(tmp, 1, 20), text=True)
         rows = json.loads(out.splitlines()[-1])
         print("\n| window | load | truth J | synchronous error J (bound) | sampled error J (bound) |")
         print("|---|---|---|---|---|")
@@ -202,6 +207,7 @@ def main() -> int:
                 b = r[k]["bound_j"]
                 cells.append(f"{r[k]['error_j']:+.4f} (±{b:.3f})" if b is not None else f"{r[k]['error_j']:+.4f}")
             print(f"| {r['length']:g} s | {load} | {r['truth_j']:.3f} ± {r['truth_spread_j']:.4f} | {cells[0]} | {cells[1]} |")
+    print(f"\nload average {os.getloadavg()[0]:.1f} at the end, {time.strftime('%H:%M UTC', time.gmtime())}")
     return 0
 
 

@@ -276,6 +276,9 @@ void bind_energy_monitor(nb::module_& m) {
              nb::arg("cancel") = false,
              "Ends the window `key` and returns its Measurement (zeros when cancel=True). ValueError when it is "
              "not open.")
+        .def("_warn_deferred", &EnergyWindows::warn_deferred, nb::arg("measurement"), nb::arg("key"),
+             "The warnings end_window gives about a result (lost GPUs, zero energy), for one whose GPU values "
+             "were left to be computed when first read (sampled edges); nothing for any other.")
         .def("_stop_threads", [](EnergyWindows& w) {
             nb::gil_scoped_release release;
             w.monitor->stop_threads();
@@ -500,6 +503,17 @@ Measurement EnergyWindows::end(std::string_view key, bool sync_execution, bool c
         return monitor->end_window(key, false, cancel);
     }();
     Measurement m = unwrap(std::move(result), ErrorFamily::Value);
+    // Sampled edges leave the GPU values to be computed when first read:
+    // zeus_native.monitor.Measurement warns then (warn_deferred).
+    if (!cancel && !m.gpu_energy.pending()) warn_about(m, key);
+    return m;
+}
+
+void EnergyWindows::warn_deferred(const Measurement& m, std::string_view key) {
+    if (m.gpu_energy.pending()) warn_about(m, key);
+}
+
+void EnergyWindows::warn_about(const Measurement& m, std::string_view key) {
     for (const auto& [gpu, value] : m.gpu_energy) {
         if (!value.lost) continue;
         warn_unavailable(gpu,
@@ -508,21 +522,19 @@ Measurement EnergyWindows::end(std::string_view key, bool sync_execution, bool c
                                      key),
                          value.warnings.empty() ? std::string("it stopped answering") : value.warnings.front(), 1);
     }
-    if (!approx && !cancel && !warned_zero) {
-        for (const auto& [gpu, value] : m.gpu_energy) {
-            if (value.energy.count() == 0.0 && !value.lost) {
-                if (PyErr_WarnEx(PyExc_UserWarning,
-                                 "The energy consumption of one or more GPUs was measured as zero: the window is "
-                                 "shorter than the energy counter's update period. Use a longer window, or "
-                                 "approx_instant_energy=True.",
-                                 1) != 0)
-                    throw nb::python_error();
-                warned_zero = true;
-                break;
-            }
+    if (approx || warned_zero) return;
+    for (const auto& [gpu, value] : m.gpu_energy) {
+        if (value.energy.count() == 0.0 && !value.lost) {
+            if (PyErr_WarnEx(PyExc_UserWarning,
+                             "The energy consumption of one or more GPUs was measured as zero: the window is shorter "
+                             "than the energy counter's update period. Use a longer window, or "
+                             "approx_instant_energy=True.",
+                             1) != 0)
+                throw nb::python_error();
+            warned_zero = true;
+            break;
         }
     }
-    return m;
 }
 
 double EnergyWindows::native_pairs(std::size_t count) {

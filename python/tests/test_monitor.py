@@ -283,3 +283,48 @@ def test_sampled_window_edges_within_their_bound_of_ground_truth(sim):
         assert end_before[g] - after[g] - bound - 0.002 <= m.gpu_energy[g] <= end_after[g] - before[g] + bound + 0.002
         assert m.provenance["gpu"][g]["source"] == "hardware counter"
     sim.unload(load)
+
+
+def test_sampled_result_is_read_on_first_access_and_behaves_as_a_plain_measurement(sim):
+    """A sampled window's values are computed when first read: end_window
+    warns about nothing yet; the first access gives end_window's warnings, and
+    every field is a plain value (dict, float), also through copy, pickle,
+    asdict, == and repr of a result not read before."""
+    import copy
+    import ctypes
+    import dataclasses
+    import json
+    import math
+    import pickle
+    import time
+    import warnings
+
+    sim.start(a100s(2, clock="real"))
+    from zeus_native.monitor import Measurement, ZeusMonitor
+
+    monitor = ZeusMonitor(window_edges="sampled")
+    load = sim.load(0, 0.5)
+    monitor.begin_window("w", sync_execution=False)
+    time.sleep(0.3)
+    sim._call("zeusSimInjectFault", ctypes.c_uint(1), b"lost", ctypes.c_double(1.0))
+    time.sleep(0.4)  # the watcher reads GPU 1 failing
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        m = monitor.end_window("w", sync_execution=False)
+    sim._call("zeusSimInjectFault", ctypes.c_uint(1), b"lost", ctypes.c_double(0.0))
+    time.sleep(0.4)  # and answering again
+    monitor.begin_window("v", sync_execution=False)
+    time.sleep(0.2)
+    other = monitor.end_window("v", sync_execution=False)
+    assert isinstance(m, Measurement) and dataclasses.is_dataclass(m)
+    with pytest.warns(UserWarning, match=r"GPU 1 was lost during window 'w'"):
+        energy = m.gpu_energy
+    assert type(energy) is dict and set(energy) == {0, 1} and math.isnan(energy[1]) and energy[0] > 0
+    assert m.lost_gpus == [1] and m.total_energy == energy[0] and type(m.time) is float and m.time >= 0.7
+    assert json.loads(json.dumps(m.provenance["gpu"][0]))["source"] == "hardware counter"
+    # `other` was not read before: each way of reading it reads the same values.
+    clones = [pickle.loads(pickle.dumps(other)), copy.copy(other), copy.deepcopy(other)]
+    assert all(c == other and type(c.gpu_energy) is dict and c.to_json() == other.to_json() for c in clones)
+    assert dataclasses.asdict(other)["gpu_energy"].keys() == {0, 1} and other.gpu_energy[1] > 0
+    assert repr(other).startswith("Measurement(time=") and "gpu_energy={0: " in repr(other)
+    sim.unload(load)

@@ -1,5 +1,6 @@
 // Keeps an eye on GPU energy counters while energy windows are open: reads
-// each counter and the instant power every `period`, so that
+// each counter and the instant power every `period` (or is handed the edge
+// sampler's reads, so one thread reads the counters), so that
 //  - a counter that stops while the power says the GPU draws energy (a stuck
 //    counter) is noticed, and the energy from when it stopped is the power
 //    integrated instead;
@@ -14,6 +15,7 @@
 // thread can watch while time jumps).
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <map>
@@ -43,13 +45,18 @@ class CounterWatch {
         std::chrono::nanoseconds longest_outage{0};
     };
 
+    // `period`: how often its own thread reads every counter; zero: no
+    // thread of its own, the owner (the edge sampler, which reads the
+    // counters anyway) hands it every read through observe().
     CounterWatch(const Gpus& gpus, std::vector<unsigned> gpu_indices, std::chrono::nanoseconds period);
     CounterWatch(const CounterWatch&) = delete;
     CounterWatch& operator=(const CounterWatch&) = delete;
     ~CounterWatch() { stop(); }
 
-    // Starts the thread (once); returns after its first round of reads.
+    // Starts the thread (once; none with a zero period); returns after its first round of reads.
     void start();
+    // One read of GPU `gpu`'s counter (and instant power, where the read lacks it).
+    void observe(unsigned gpu, const Result<EnergySnapshot>& snapshot);
     [[nodiscard]] GpuView view(unsigned gpu) const;
     // Joins the thread; views stay as last read. Idempotent.
     void stop() { thread_.stop(); }
@@ -75,7 +82,7 @@ class CounterWatch {
     std::chrono::nanoseconds period_;
     mutable std::mutex mutex_;
     std::map<unsigned, State> states_;
-    bool started_ = false;
+    std::atomic<bool> started_{false};  // read without the lock at every window edge
     SamplingThread thread_;
 };
 

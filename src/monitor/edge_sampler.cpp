@@ -1,6 +1,7 @@
 #include "monitor/edge_sampler.hpp"
 
 #include <algorithm>
+#include <utility>
 
 namespace zeus::monitor_detail {
 namespace {
@@ -26,22 +27,27 @@ constexpr auto kMaxAhead = std::chrono::seconds(1);
 
 }  // namespace
 
-EdgeSampler::EdgeSampler(const Gpus& gpus, std::vector<unsigned> gpu_indices, const CounterWatch* watch)
+EdgeSampler::EdgeSampler(const Gpus& gpus, std::vector<unsigned> gpu_indices, CounterWatch* watch)
     : gpus_(gpus),
       indices_(std::move(gpu_indices)),
       watch_(watch),
       schedule_(indices_.size()) {
     auto empty = std::make_shared<Frame>();
     empty->gpus.resize(indices_.size());
+    empty->steady_at = MonitorClock::now();
+    empty->wall_at = WallClock::now();
     frame_ = std::move(empty);
 }
 
 void EdgeSampler::start() {
+    if (ready_.load(std::memory_order_acquire)) return;
     std::unique_lock lock(mutex_);
-    if (started_) return;
-    started_ = true;
-    thread_ = std::thread([this] { run(); });
+    if (!started_) {
+        started_ = true;
+        thread_ = std::thread([this] { run(); });
+    }
     wake_.wait(lock, [this] { return first_frame_; });
+    ready_.store(true, std::memory_order_release);
 }
 
 void EdgeSampler::stop() {
@@ -85,18 +91,33 @@ EdgeSampler::WallClock::time_point EdgeSampler::sweep() {
             sample.error = snapshot.error().describe();
         }
         sample.stats = gpu.energy_counter_stats();
-        if (watch_ != nullptr) sample.watched = watch_->view(indices_[k]);
+        if (watch_ != nullptr) {
+            watch_->observe(indices_[k], snapshot);
+            sample.watched = watch_->view(indices_[k]);
+        }
         reschedule(schedule_[k], sample, sample.read_at);
         next->gpus[k] = std::move(sample);
     }
-    if (next) {
-        std::lock_guard lock(frame_mutex_);
-        next->sequence = frame_->sequence + 1;
-        frame_ = std::move(next);
-    }
+    if (next) publish(std::move(next));
     auto earliest = now + kMaxAhead;
     for (const auto& s : schedule_) earliest = std::min(earliest, s.due);
     return earliest;
+}
+
+void EdgeSampler::publish(std::shared_ptr<Frame> next) {
+    next->steady_at = MonitorClock::now();
+    next->wall_at = WallClock::now();
+    std::shared_ptr<const Frame> previous;
+    {
+        std::lock_guard lock(frame_mutex_);
+        next->sequence = frame_->sequence + 1;
+        previous = std::exchange(frame_, std::move(next));
+    }
+    // Windows and their results hold frames; whichever lets go last would
+    // free one, an allocation per GPU: kept here, a frame is freed on this
+    // thread once nothing else holds it (nothing else can take it again).
+    retired_.push_back(std::move(previous));
+    std::erase_if(retired_, [](const std::shared_ptr<const Frame>& f) { return f.use_count() == 1; });
 }
 
 void EdgeSampler::reschedule(Schedule& s, const GpuSample& sample, WallClock::time_point now) {

@@ -12,6 +12,7 @@
 // thread waits).
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -41,10 +42,19 @@ class EdgeSampler {
     struct Frame {
         std::vector<GpuSample> gpus;  // positions follow the sampler's GPU list
         std::uint64_t sequence = 0;
+        // Both clocks, read together when the frame was published: an edge
+        // reads only the steady clock and takes its wall time (what the
+        // driver's refresh times are on) from these.
+        Timestamp steady_at{};
+        WallClock::time_point wall_at{};
+        [[nodiscard]] WallClock::time_point wall_time(Timestamp t) const {
+            return wall_at + std::chrono::duration_cast<WallClock::duration>(t - steady_at);
+        }
     };
 
-    // `watch` may be null; it must outlive the sampler.
-    EdgeSampler(const Gpus& gpus, std::vector<unsigned> gpu_indices, const CounterWatch* watch);
+    // `watch` may be null; it must outlive the sampler, which hands it every
+    // read (one thread reads the counters for both).
+    EdgeSampler(const Gpus& gpus, std::vector<unsigned> gpu_indices, CounterWatch* watch);
     EdgeSampler(const EdgeSampler&) = delete;
     EdgeSampler& operator=(const EdgeSampler&) = delete;
     ~EdgeSampler() { stop(); }
@@ -71,16 +81,19 @@ class EdgeSampler {
     // returns when the next one is due.
     WallClock::time_point sweep();
     void reschedule(Schedule& s, const GpuSample& sample, WallClock::time_point now);
+    void publish(std::shared_ptr<Frame> next);
 
     const Gpus& gpus_;
     std::vector<unsigned> indices_;
-    const CounterWatch* watch_;
+    CounterWatch* watch_;
     std::vector<Schedule> schedule_;  // the thread's own
+    std::vector<std::shared_ptr<const Frame>> retired_;  // the thread's own: frames it published before the latest
     mutable std::mutex frame_mutex_;
     std::shared_ptr<const Frame> frame_;
     std::mutex mutex_;
     std::condition_variable wake_;
     bool started_ = false;
+    std::atomic<bool> ready_{false};  // the first frame is out: read without the lock at every window edge
     bool stopping_ = false;
     bool first_frame_ = false;
     std::thread thread_;

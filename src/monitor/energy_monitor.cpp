@@ -81,7 +81,7 @@ std::string short_window_warning(Seconds length) {
     return text;
 }
 
-// Positions follow counter_gpus_ and cpu_indices_: vectors, not maps, keep
+// Positions follow the counter GPUs and cpu_indices_: vectors, not maps, keep
 // begin_window to a handful of allocations.
 struct CpuReading {
     Joules package{0.0};
@@ -110,6 +110,217 @@ struct WindowState {
     std::shared_ptr<const monitor_detail::EdgeSampler::Frame> begin_frame;
 };
 
+using monitor_detail::CounterWatch;
+using monitor_detail::EdgeSampler;
+
+// The GPUs measured by their energy counter, fixed when the monitor opens;
+// shared with deferred results, which may outlive the monitor.
+struct CounterGpus {
+    std::vector<unsigned> indices;
+    std::vector<Watts> ceilings;  // positions follow `indices`: the highest power limit, 0 W if unknown
+};
+
+// A GPU that stopped answering: its energy is unknown, left out of totals,
+// and the warning says why.
+EnergyValue lost_value(EnergySource source, std::string warning) {
+    return EnergyValue{Joules(0.0), source, {std::move(warning)}, true};
+}
+
+// The watch's view of a GPU read together with `snapshot`. While the counter
+// is stuck, the stand-in energy is brought up to `now`: the watch's own runs
+// to its last read, up to one period ago, and an edge falling between two
+// reads would otherwise miss that part.
+CounterWatch::GpuView watched_at(CounterWatch::GpuView view, const EnergySnapshot& snapshot, Timestamp now) {
+    if (view.stuck_since && now > view.read_at) {
+        const Watts power_now = snapshot.power ? quantity_cast<Watts>(*snapshot.power) : view.power;
+        view.compensation += (view.power + power_now) * 0.5 * (now - view.read_at);
+    }
+    return view;
+}
+
+// A watcher sample as the snapshot a read would have returned. Without a
+// refresh time from the driver, the counter is at least as fresh as the
+// read: its time stands in, so the bound still covers the time since.
+Result<EnergySnapshot> sampled_snapshot(const EdgeSampler::GpuSample& sample) {
+    if (!sample.snapshot) {
+        return Error{ErrorCode::Unavailable, sample.error.empty() ? "not read yet" : sample.error,
+                     "check the GPU (nvidia-smi)", 0};
+    }
+    EnergySnapshot snapshot = *sample.snapshot;
+    if (!snapshot.refreshed_at) snapshot.refreshed_at = sample.read_at;
+    return snapshot;
+}
+
+// Sampled edges: the counter extrapolated from its refresh to `edge`
+// (however long ago the watcher read it; the bound grows with the age).
+EdgeEstimate sampled_energy(const EnergySnapshot& snapshot, const CounterWatch::GpuView& watched,
+                            SystemClock::time_point edge, Watts ceiling) {
+    if (watched.stuck_since) return EdgeEstimate{quantity_cast<Joules>(snapshot.energy)};
+    return energy_at(snapshot, edge, ceiling, SystemClock::duration::max());
+}
+
+// A counter GPU's value from its two edges: the counter's difference plus
+// what the watch compensated in between, never below 0 J, with both edges'
+// bounds.
+EnergyValue counter_difference(const WindowState::GpuStart& begin, const EdgeEstimate& end,
+                               const CounterWatch::GpuView& watched) {
+    EnergyValue value{end.energy - begin.energy + (watched.compensation - begin.watched.compensation),
+                      EnergySource::HardwareCounter, {}};
+    if (const Joules bound = end.error_bound + begin.error_bound; bound > Joules(0.0)) value.edge_error_bound = bound;
+    if (value.energy.count() < 0) value.energy = Joules(0.0);
+    return value;
+}
+
+// What happened to the counter during the window, from the stats and the
+// watch's view at both edges: restarts, glitches, outages, a stuck counter.
+void note_counter_history(EnergyValue& value, unsigned gpu, const WindowState::GpuStart& begin,
+                          const CounterWatch::GpuView& watched, const std::optional<CounterStats>& end_stats,
+                          Timestamp end) {
+    if (begin.stats && end_stats) {
+        if (end_stats->resets != begin.stats->resets) {
+            value.warnings.push_back(
+                watched.restarts_covered - begin.watched.restarts_covered >= end_stats->resets - begin.stats->resets
+                    ? "the GPU's energy counter restarted during the window (driver reload?): the energy it lost "
+                      "between its last read and the restart is integrated instant power"
+                    : "the GPU's energy counter restarted during the window (driver reload?): energy may be "
+                      "underestimated");
+        }
+        if (end_stats->backward_glitches != begin.stats->backward_glitches ||
+            end_stats->jump_glitches != begin.stats->jump_glitches) {
+            value.warnings.push_back("the GPU's energy counter glitched during the window; the glitch was ignored");
+        }
+    }
+    if (const auto outages = watched.outages - begin.watched.outages; outages > 0) {
+        value.warnings.push_back(fmt::format(
+            "GPU {} stopped answering {} during the window (the longest outage lasted about {:.1f} s; a lost GPU?) "
+            "and came back; its energy is its counter's, which kept counting",
+            gpu, outages == 1 ? std::string("once") : fmt::format("{} times", outages),
+            Seconds(watched.longest_outage).count()));
+    }
+    if (watched.stuck_since) {
+        value.source = EnergySource::IntegratedPower;
+        value.warnings.push_back(fmt::format(
+            "the GPU's energy counter stopped {:.1f} s before the window ended while the GPU drew power; the energy "
+            "since then is integrated instant power",
+            Seconds(end - *watched.stuck_since).count()));
+    }
+}
+
+// A sample that was old at an edge means the watcher stalled: the edge is
+// then extrapolated further than usual (its bound says by how much).
+void note_stale_samples(EnergyValue& value, unsigned gpu, const EdgeSampler::GpuSample& begin,
+                        SystemClock::time_point begin_at, const EdgeSampler::GpuSample& end,
+                        SystemClock::time_point end_at) {
+    const auto age = std::max(begin_at - begin.read_at, end_at - end.read_at);
+    if (age <= kStaleSample) return;
+    value.warnings.push_back(fmt::format(
+        "GPU {}'s latest watched sample was {:.1f} s old at a window edge (normally under one counter refresh "
+        "period): that edge is extrapolated with the power then, off by at most {:.3f} J for the whole window",
+        gpu, Seconds(age).count(), value.edge_error_bound.value_or(Joules(0.0)).count()));
+}
+
+// A GPU that measured exactly zero (a window shorter than the counter's
+// update period): instant power × time with approx_instant_energy (`instant`
+// has the GPUs with a reading), otherwise a warning.
+void mark_zeros(std::map<unsigned, EnergyValue>& values, bool approx_instant_energy,
+                const std::map<unsigned, Watts>& instant, Seconds time) {
+    for (auto& [i, value] : values) {
+        if (value.energy.count() != 0.0 || value.lost) continue;
+        const auto power = instant.find(i);
+        if (approx_instant_energy && power != instant.end()) {
+            value.energy = power->second * time;
+            value.source = EnergySource::InstantPowerApproximation;
+            value.warnings.push_back("approximated as instant power × window length");
+        } else {
+            value.warnings.push_back(
+                "measured as zero: the window is probably shorter than the counter's update period; consider "
+                "approx_instant_energy");
+        }
+    }
+}
+
+// Sampled edges: each counter GPU's begin edge from the frame taken then, as
+// a synchronous read would have given it.
+std::vector<WindowState::GpuStart> sampled_begin(const CounterGpus& counters, const EdgeSampler::Frame& frame,
+                                                 Timestamp start, SystemClock::time_point start_wall) {
+    std::vector<WindowState::GpuStart> gpus;
+    gpus.reserve(counters.indices.size());
+    for (std::size_t k = 0; k < counters.indices.size(); ++k) {
+        const auto& sample = frame.gpus[k];
+        auto snapshot = sampled_snapshot(sample);
+        if (!snapshot) {
+            gpus.push_back({Joules(0.0), Joules(0.0), sample.stats, sample.watched, snapshot.error().describe()});
+            continue;
+        }
+        const auto watched = watched_at(sample.watched, *snapshot, start);
+        const EdgeEstimate edge = sampled_energy(*snapshot, watched, start_wall, counters.ceilings[k]);
+        gpus.push_back({edge.energy, edge.error_bound, sample.stats, watched, std::nullopt});
+    }
+    return gpus;
+}
+
+// What a sampled window's result is computed from when its GPU values are
+// first read: the frames and clocks of both edges, nothing of the monitor.
+struct SampledEnd {
+    std::shared_ptr<const CounterGpus> counters;
+    std::shared_ptr<const EdgeSampler::Frame> begin_frame;
+    std::shared_ptr<const EdgeSampler::Frame> end_frame;
+    std::shared_ptr<const EdgeSampler::Frame> power_frame;  // approx_instant_energy: before synchronising
+    Timestamp start;
+    Timestamp end;
+    SystemClock::time_point start_wall;
+    SystemClock::time_point end_wall;
+    Seconds time{0.0};
+    std::map<unsigned, EnergyValue> others;  // GPUs without a counter, measured at the end edge
+    bool approx_instant_energy = false;
+    std::map<unsigned, Watts> instant;  // GPUs without a counter, read before synchronising
+};
+
+// One counter GPU of a sampled window; `begin`: its begin edge.
+EnergyValue sampled_gpu_value(const SampledEnd& w, std::size_t k, const WindowState::GpuStart& begin,
+                              const std::string& short_window) {
+    const unsigned i = w.counters->indices[k];
+    const auto& end_sample = w.end_frame->gpus[k];
+    auto snapshot = sampled_snapshot(end_sample);
+    if (!snapshot) {
+        return lost_value(EnergySource::HardwareCounter,
+                          fmt::format("GPU {} could not be read at the end of the window, its energy is unknown: {}",
+                                      i, snapshot.error().describe()));
+    }
+    if (begin.lost) {
+        return lost_value(EnergySource::HardwareCounter,
+                          fmt::format("GPU {} could not be read at the beginning of the window, its energy is "
+                                      "unknown: {}",
+                                      i, *begin.lost));
+    }
+    const auto watched = watched_at(end_sample.watched, *snapshot, w.end);
+    const EdgeEstimate at_end = sampled_energy(*snapshot, watched, w.end_wall, w.counters->ceilings[k]);
+    EnergyValue value = counter_difference(begin, at_end, watched);
+    if (!short_window.empty()) value.warnings.push_back(short_window);
+    note_stale_samples(value, i, w.begin_frame->gpus[k], w.start_wall, end_sample, w.end_wall);
+    note_counter_history(value, i, begin, watched, end_sample.stats, w.end);
+    return value;
+}
+
+// Every GPU value of a sampled window, computed from its two frames alone:
+// no driver call, whichever thread first reads the result.
+std::map<unsigned, EnergyValue> sampled_gpu_values(const SampledEnd& w) {
+    const auto begins = sampled_begin(*w.counters, *w.begin_frame, w.start, w.start_wall);
+    std::string short_window;
+    if (w.time < kCounterUpdatePeriod && !w.counters->indices.empty()) short_window = short_window_warning(w.time);
+    std::map<unsigned, EnergyValue> values = w.others;
+    std::map<unsigned, Watts> instant = w.instant;
+    for (std::size_t k = 0; k < w.counters->indices.size(); ++k) {
+        const unsigned i = w.counters->indices[k];
+        values.insert_or_assign(i, sampled_gpu_value(w, k, begins[k], short_window));
+        if (!w.power_frame) continue;
+        const auto& sampled = w.power_frame->gpus[k].snapshot;
+        if (sampled && sampled->power) instant[i] = quantity_cast<Watts>(*sampled->power);
+    }
+    mark_zeros(values, w.approx_instant_energy, instant, w.time);
+    return values;
+}
+
 class EnergyMonitorImpl final : public EnergyMonitor {
   public:
     EnergyMonitorImpl(const Gpus& gpus, const Cpus* cpus, const Soc* soc, EnergyMonitorOptions options)
@@ -136,23 +347,23 @@ class EnergyMonitorImpl final : public EnergyMonitor {
             return Error{ErrorCode::InvalidArgument, "a GPU index is listed twice", "list each GPU once", 0};
         }
         std::vector<unsigned> without_counter;
+        CounterGpus counters;
         for (unsigned i : gpu_indices_) {
-            if (gpus_[i].capabilities().energy_counter.supported) {
-                counter_gpus_.push_back(i);
-            } else {
+            if (!gpus_[i].capabilities().energy_counter.supported) {
                 without_counter.push_back(i);
+                continue;
             }
-        }
-        for (unsigned i : counter_gpus_) {
             auto limits = gpus_[i].power_limit_constraints();
-            power_ceilings_.push_back(limits ? quantity_cast<Watts>(limits->max) : Watts(0.0));
+            counters.indices.push_back(i);
+            counters.ceilings.push_back(limits ? quantity_cast<Watts>(limits->max) : Watts(0.0));
         }
-        if (!counter_gpus_.empty() && !simulator_clock_) {
-            counter_watch_ = std::make_unique<monitor_detail::CounterWatch>(gpus_, counter_gpus_, kCounterWatchPeriod);
-            if (options_.edges == WindowEdges::Sampled && !options_.wait_for_counter_refresh) {
-                edge_sampler_ =
-                    std::make_unique<monitor_detail::EdgeSampler>(gpus_, counter_gpus_, counter_watch_.get());
-            }
+        counters_ = std::make_shared<const CounterGpus>(std::move(counters));
+        if (!counter_gpus().empty() && !simulator_clock_) {
+            // Sampled edges: one thread reads the counters for the edges and the watch.
+            const bool sampled = options_.edges == WindowEdges::Sampled && !options_.wait_for_counter_refresh;
+            counter_watch_ = std::make_unique<CounterWatch>(gpus_, counter_gpus(),
+                                                            sampled ? std::chrono::nanoseconds(0) : kCounterWatchPeriod);
+            if (sampled) edge_sampler_ = std::make_unique<EdgeSampler>(gpus_, counter_gpus(), counter_watch_.get());
         }
         if (!without_counter.empty() && simulator_clock_ &&
             simulator_clock_->power_sensor_energy(gpus_[without_counter.front()].identity().physical_index)) {
@@ -198,9 +409,10 @@ class EnergyMonitorImpl final : public EnergyMonitor {
 
     Status begin_window(std::string_view name, bool sync, bool restart) override {
         const std::string key(name);
-        {
+        if (!restart && edge_waits(sync)) {
+            // Refused before waiting; otherwise the check when the window is stored suffices.
             std::lock_guard lock(mutex_);
-            if (!restart && windows_.contains(key)) return duplicate(key);
+            if (windows_.contains(key)) return duplicate(key);
         }
         if (sync) synchronize();
         WindowState state;
@@ -208,14 +420,17 @@ class EnergyMonitorImpl final : public EnergyMonitor {
             // The frame before the clock: every sample in it predates the edge.
             edge_sampler_->start();
             state.begin_frame = edge_sampler_->latest();
+            state.start = MonitorClock::now();
+            state.start_wall = state.begin_frame->wall_time(state.start);
+        } else {
+            state.start_wall = SystemClock::now();
+            state.start = MonitorClock::now();
         }
-        state.start_wall = SystemClock::now();
-        state.start = MonitorClock::now();
         if (simulator_clock_) state.start_simulated = simulator_clock_->now();
         if (counter_watch_) counter_watch_->start();
-        if (!edge_sampler_) state.gpus.reserve(counter_gpus_.size());
-        for (std::size_t k = 0; k < counter_gpus_.size() && !edge_sampler_; ++k) {
-            const unsigned i = counter_gpus_[k];
+        if (!edge_sampler_) state.gpus.reserve(counter_gpus().size());
+        for (std::size_t k = 0; k < counter_gpus().size() && !edge_sampler_; ++k) {
+            const unsigned i = counter_gpus()[k];
             auto snapshot = gpus_[i].energy_snapshot();
             if (!snapshot) return snapshot.error();
             const auto watched = watched_counter(i, *snapshot);
@@ -249,188 +464,57 @@ class EnergyMonitorImpl final : public EnergyMonitor {
     }
 
     Result<Measurement> end_window(std::string_view name, bool sync, bool cancel) override {
-        const std::string key(name);
-        WindowState state;
-        {
-            std::lock_guard lock(mutex_);
-            auto it = windows_.find(key);
-            if (it == windows_.end()) {
-                return Error{ErrorCode::NotFound, fmt::format("measurement window '{}' does not exist", key),
-                             open_names_locked(), 0};
-            }
-            state = std::move(it->second);
-            windows_.erase(it);
-        }
-        Measurement m;
-        m.start_time = state.start_wall;
-        if (cancel) {
-            for (unsigned i : gpu_indices_) m.gpu_energy[i] = EnergyValue{};
-            for (unsigned i : cpu_indices_) m.cpu_energy[i] = EnergyValue{};
-            return m;
-        }
+        auto taken = take_window(std::string(name));
+        if (!taken) return taken.error();
+        WindowState state = std::move(taken).value();
+        if (cancel) return cancelled(state);
         // Instant power before synchronising, as the original does: it is the
         // power of the work the window measured, not of the idle wait after it.
         std::map<unsigned, Watts> instant;
+        std::shared_ptr<const monitor_detail::EdgeSampler::Frame> power_frame;
         if (options_.approx_instant_energy) {
-            if (edge_sampler_) instant = sampled_powers();
-            for (unsigned i : gpu_indices_) {
-                if (instant.contains(i)) continue;
-                if (auto p = gpus_[i].instant_power()) instant[i] = quantity_cast<Watts>(p->power);
-            }
+            instant = instant_powers();
+            if (edge_sampler_) power_frame = edge_sampler_->latest();
         }
         if (sync) synchronize();
-        const auto end_frame = edge_sampler_ ? edge_sampler_->latest() : nullptr;
-        const Timestamp end = MonitorClock::now();
-        const SystemClock::time_point end_wall = SystemClock::now();
-        if (state.begin_frame) build_sampled_begin(state);
+        SampledEnd window;
+        if (edge_sampler_) {
+            window.end_frame = edge_sampler_->latest();  // before the clock, as at the begin edge
+            window.end = MonitorClock::now();
+            window.end_wall = window.end_frame->wall_time(window.end);
+        } else {
+            window.end = MonitorClock::now();
+            window.end_wall = SystemClock::now();
+        }
+        Measurement m;
+        m.start_time = state.start_wall;
         m.time = simulator_clock_ ? simulator_clock_->now() - state.start_simulated
-                                  : std::chrono::duration_cast<Seconds>(end - state.start);
-
-        // Formatted once per window, not once per GPU.
-        std::string short_window;
-        if (m.time < kCounterUpdatePeriod && !counter_gpus_.empty()) short_window = short_window_warning(m.time);
-        std::vector<unsigned> unsettled;
-        std::vector<std::optional<Joules>> settled_end;
-        if (settles_edges()) settled_end = settle_counters(end_wall);
-        for (std::size_t k = 0; k < counter_gpus_.size(); ++k) {
-            const unsigned i = counter_gpus_[k];
-            auto snapshot = end_frame ? sampled_snapshot(end_frame->gpus[k]) : gpus_[i].energy_snapshot();
-            if (!snapshot) {
-                // One lost GPU must not cost the others their measurement.
-                m.gpu_energy.emplace_hint(
-                    m.gpu_energy.end(), i,
-                    lost_value(EnergySource::HardwareCounter,
-                               fmt::format("GPU {} could not be read at the end of the window, its energy is "
-                                           "unknown: {}",
-                                           i, snapshot.error().describe())));
-                continue;
-            }
-            if (state.gpus[k].lost) {
-                m.gpu_energy.emplace_hint(
-                    m.gpu_energy.end(), i,
-                    lost_value(EnergySource::HardwareCounter,
-                               fmt::format("GPU {} could not be read at the beginning of the window, its energy is "
-                                           "unknown: {}",
-                                           i, *state.gpus[k].lost)));
-                continue;
-            }
-            const auto watched = end_frame ? watched_at(end_frame->gpus[k].watched, *snapshot, end)
-                                           : watched_counter(i, *snapshot);
-            EdgeEstimate at_end = end_frame ? sampled_energy(k, *snapshot, watched, end_wall)
-                                            : counter_energy(k, *snapshot, watched);
-            if (settles_edges() && !watched.stuck_since) {
-                if (settled_end[k]) at_end = EdgeEstimate{*settled_end[k]};
-                if (!settled_end[k] || !state.settled[k]) unsettled.push_back(i);
-            }
-            EnergyValue value{at_end.energy - state.gpus[k].energy +
-                                  (watched.compensation - state.gpus[k].watched.compensation),
-                              EnergySource::HardwareCounter, {}};
-            if (const Joules bound = at_end.error_bound + state.gpus[k].error_bound; bound > Joules(0.0)) {
-                value.edge_error_bound = bound;
-            }
-            if (value.energy.count() < 0) value.energy = Joules(0.0);
-            if (!short_window.empty()) value.warnings.push_back(short_window);
-            if (end_frame) note_stale_samples(value, i, state.begin_frame->gpus[k], state.start_wall,
-                                              end_frame->gpus[k], end_wall);
-            if (!unsettled.empty() && unsettled.back() == i) {
-                value.warnings.push_back(fmt::format(
-                    "the energy counter did not refresh twice within {} ms of a window edge: that edge is "
-                    "estimated from the last refresh and the instant power, which may miss a change just before it "
-                    "(the value is off by at most {:.3f} J)",
-                    kSettleTimeout.count(), value.edge_error_bound.value_or(Joules(0.0)).count()));
-            }
-            note_counter_events(value, state.gpus[k].stats,
-                                end_frame ? end_frame->gpus[k].stats : gpus_[i].energy_counter_stats(),
-                                watched.restarts_covered - state.gpus[k].watched.restarts_covered);
-            if (const auto outages = watched.outages - state.gpus[k].watched.outages; outages > 0) {
-                value.warnings.push_back(fmt::format(
-                    "GPU {} stopped answering {} during the window (the longest outage lasted about {:.1f} s; a "
-                    "lost GPU?) and came back; its energy is its counter's, which kept counting",
-                    i, outages == 1 ? std::string("once") : fmt::format("{} times", outages),
-                    Seconds(watched.longest_outage).count()));
-            }
-            if (watched.stuck_since) {
-                value.source = EnergySource::IntegratedPower;
-                value.warnings.push_back(fmt::format(
-                    "the GPU's energy counter stopped {:.1f} s before the window ended while the GPU drew power; "
-                    "the energy since then is integrated instant power",
-                    Seconds(end - *watched.stuck_since).count()));
-            }
-            m.gpu_energy.emplace_hint(m.gpu_energy.end(), i, std::move(value));
+                                  : std::chrono::duration_cast<Seconds>(window.end - state.start);
+        auto uncounted = uncounted_gpu_values(state, window.end);
+        if (!uncounted) return uncounted.error();
+        std::map<unsigned, EnergyValue> others = std::move(uncounted).value();
+        if (window.end_frame) {
+            window.counters = counters_;
+            window.begin_frame = std::move(state.begin_frame);
+            window.power_frame = std::move(power_frame);
+            window.start = state.start;
+            window.start_wall = state.start_wall;
+            window.time = m.time;
+            window.others = std::move(others);
+            window.approx_instant_energy = options_.approx_instant_energy;
+            window.instant = std::move(instant);
+            m.gpu_energy = EnergyValues<unsigned>::deferred(
+                [w = std::move(window)] { return sampled_gpu_values(w); });
+        } else {
+            auto values = counter_values(state, window.end, window.end_wall, m.time);
+            values.merge(others);
+            mark_zeros(values, options_.approx_instant_energy, instant, m.time);
+            m.gpu_energy = std::move(values);
         }
-        for (std::size_t k = 0; k < sensor_gpus_.size(); ++k) {
-            const unsigned i = sensor_gpus_[k];
-            auto energy = sensor_energy_now(i);
-            if (!energy) return energy.error();
-            m.gpu_energy[i] = EnergyValue{std::max(Joules(0.0), *energy - state.sensor_gpus[k]),
-                                          EnergySource::IntegratedPower, {}};
-        }
-        if (power_monitor_) {
-            // Each GPU on its own: one that stopped answering is marked lost,
-            // the others keep their energy.
-            auto integrated = power_monitor_->energy_by_gpu(state.start, end);
-            for (unsigned i : integrated_gpus_) {
-                std::string why = integrated ? std::string("the GPU is not sampled") : integrated.error().describe();
-                if (integrated) {
-                    if (auto found = integrated->find(i); found != integrated->end()) {
-                        if (found->second) {
-                            m.gpu_energy[i] = EnergyValue{*found->second, EnergySource::IntegratedPower, {}};
-                            continue;
-                        }
-                        why = found->second.error().describe();
-                    }
-                }
-                m.gpu_energy[i] = lost_value(
-                    EnergySource::IntegratedPower,
-                    fmt::format("GPU {} stopped answering during the window, its energy is unknown: {}{}", i,
-                                read_failure(i), why));
-            }
-        }
-        for (auto& [i, value] : m.gpu_energy) {
-            if (value.energy.count() != 0.0 || value.lost) continue;
-            if (options_.approx_instant_energy && instant.contains(i)) {
-                value.energy = instant[i] * m.time;
-                value.source = EnergySource::InstantPowerApproximation;
-                value.warnings.push_back("approximated as instant power × window length");
-            } else {
-                value.warnings.push_back(
-                    "measured as zero: the window is probably shorter than the counter's update period; "
-                    "consider approx_instant_energy");
-            }
-        }
-
-        std::vector<CpuReading> cpu_end;
-        if (auto s = read_cpus(cpu_end); !s) return s.error();
-        for (std::size_t k = 0; k < cpu_indices_.size(); ++k) {
-            const unsigned i = cpu_indices_[k];
-            const CpuReading& before = state.cpus[k];
-            const CpuReading& after = cpu_end[k];
-            EnergyValue value{after.package - before.package, EnergySource::HardwareCounter, {}};
-            if (after.stats.resets != before.stats.resets ||
-                after.stats.backward_glitches != before.stats.backward_glitches ||
-                after.stats.jump_glitches != before.stats.jump_glitches ||
-                after.stats.late_reads != before.stats.late_reads) {
-                value.warnings.push_back("the RAPL counter reset, glitched or was read late during the window");
-            }
-            m.cpu_energy.emplace_hint(m.cpu_energy.end(), i, std::move(value));
-            if (after.dram && before.dram) {
-                m.dram_energy.emplace_hint(m.dram_energy.end(), i,
-                                           EnergyValue{*after.dram - *before.dram, EnergySource::HardwareCounter, {}});
-            }
-        }
-        if (state.soc_start && soc_ != nullptr) {
-            if (auto now = soc_->total_energy()) {
-                const SocEnergy delta = now->since(*state.soc_start);
-                for (const auto& metric : delta.metrics) {
-                    if (metric.energy) {
-                        m.soc_energy[std::string(to_string(metric.metric))] =
-                            EnergyValue{*metric.energy, EnergySource::IntegratedPower, {}};
-                    }
-                }
-            }
-        }
+        if (auto s = add_cpu_values(state, m); !s) return s.error();
+        add_soc_values(state, m);
         if (log_) {
-            if (auto s = log_->append(key, m); !s) m.warnings.push_back(s.error().describe());
+            if (auto s = log_->append(std::string(name), m); !s) m.warnings.push_back(s.error().describe());
         }
         return m;
     }
@@ -462,6 +546,155 @@ class EnergyMonitorImpl final : public EnergyMonitor {
     }
 
   private:
+    [[nodiscard]] const std::vector<unsigned>& counter_gpus() const { return counters_->indices; }
+
+    // Removes the open window `key` and returns where it began.
+    Result<WindowState> take_window(const std::string& key) {
+        std::lock_guard lock(mutex_);
+        auto it = windows_.find(key);
+        if (it == windows_.end()) {
+            return Error{ErrorCode::NotFound, fmt::format("measurement window '{}' does not exist", key),
+                         open_names_locked(), 0};
+        }
+        WindowState state = std::move(it->second);
+        windows_.erase(it);
+        return state;
+    }
+
+    // A cancelled window: zeros, as the original's.
+    [[nodiscard]] Measurement cancelled(const WindowState& state) const {
+        Measurement m;
+        m.start_time = state.start_wall;
+        for (unsigned i : gpu_indices_) m.gpu_energy[i] = EnergyValue{};
+        for (unsigned i : cpu_indices_) m.cpu_energy[i] = EnergyValue{};
+        return m;
+    }
+
+    // approx_instant_energy: each GPU's instant power, read now. With
+    // sampled edges only the GPUs without a counter: the others' power is
+    // the watcher's (no driver call on the caller's thread).
+    [[nodiscard]] std::map<unsigned, Watts> instant_powers() const {
+        std::map<unsigned, Watts> instant;
+        for (unsigned i : gpu_indices_) {
+            if (edge_sampler_ && gpus_[i].capabilities().energy_counter.supported) continue;
+            if (auto p = gpus_[i].instant_power()) instant[i] = quantity_cast<Watts>(p->power);
+        }
+        return instant;
+    }
+
+    // The GPUs without an energy counter: the simulator's power sum or the
+    // integrated power timeline. Error when the simulator's sum cannot be read.
+    Result<std::map<unsigned, EnergyValue>> uncounted_gpu_values(const WindowState& state, Timestamp end) const {
+        std::map<unsigned, EnergyValue> values;
+        for (std::size_t k = 0; k < sensor_gpus_.size(); ++k) {
+            const unsigned i = sensor_gpus_[k];
+            auto energy = sensor_energy_now(i);
+            if (!energy) return energy.error();
+            values[i] = EnergyValue{std::max(Joules(0.0), *energy - state.sensor_gpus[k]), EnergySource::IntegratedPower,
+                                    {}};
+        }
+        if (!power_monitor_) return values;
+        // Each GPU on its own: one that stopped answering is marked lost, the
+        // others keep their energy.
+        auto integrated = power_monitor_->energy_by_gpu(state.start, end);
+        for (unsigned i : integrated_gpus_) {
+            std::string why = integrated ? std::string("the GPU is not sampled") : integrated.error().describe();
+            if (integrated) {
+                if (auto found = integrated->find(i); found != integrated->end()) {
+                    if (found->second) {
+                        values[i] = EnergyValue{*found->second, EnergySource::IntegratedPower, {}};
+                        continue;
+                    }
+                    why = found->second.error().describe();
+                }
+            }
+            values[i] = lost_value(EnergySource::IntegratedPower,
+                                   fmt::format("GPU {} stopped answering during the window, its energy is unknown: {}{}",
+                                               i, read_failure(i), why));
+        }
+        return values;
+    }
+
+    // Synchronous edges: each counter GPU read now, on the caller's thread
+    // (or settled on the counters' next refreshes).
+    std::map<unsigned, EnergyValue> counter_values(const WindowState& state, Timestamp end,
+                                                   SystemClock::time_point end_wall, Seconds time) const {
+        std::map<unsigned, EnergyValue> values;
+        // Formatted once per window, not once per GPU.
+        std::string short_window;
+        if (time < kCounterUpdatePeriod && !counter_gpus().empty()) short_window = short_window_warning(time);
+        std::vector<std::optional<Joules>> settled_end;
+        if (settles_edges()) settled_end = settle_counters(end_wall);
+        for (std::size_t k = 0; k < counter_gpus().size(); ++k) {
+            const unsigned i = counter_gpus()[k];
+            const auto& begin = state.gpus[k];
+            auto snapshot = gpus_[i].energy_snapshot();
+            if (!snapshot) {
+                // One lost GPU must not cost the others their measurement.
+                values.emplace_hint(values.end(), i,
+                                    lost_value(EnergySource::HardwareCounter,
+                                               fmt::format("GPU {} could not be read at the end of the window, its "
+                                                           "energy is unknown: {}",
+                                                           i, snapshot.error().describe())));
+                continue;
+            }
+            const auto watched = watched_counter(i, *snapshot);
+            EdgeEstimate at_end = counter_energy(k, *snapshot, watched);
+            const bool settles = settles_edges() && !watched.stuck_since;
+            if (settles && settled_end[k]) at_end = EdgeEstimate{*settled_end[k]};
+            EnergyValue value = counter_difference(begin, at_end, watched);
+            if (!short_window.empty()) value.warnings.push_back(short_window);
+            if (settles && (!settled_end[k] || !state.settled[k])) {
+                value.warnings.push_back(fmt::format(
+                    "the energy counter did not refresh twice within {} ms of a window edge: that edge is "
+                    "estimated from the last refresh and the instant power, which may miss a change just before it "
+                    "(the value is off by at most {:.3f} J)",
+                    kSettleTimeout.count(), value.edge_error_bound.value_or(Joules(0.0)).count()));
+            }
+            note_counter_history(value, i, begin, watched, gpus_[i].energy_counter_stats(), end);
+            values.emplace_hint(values.end(), i, std::move(value));
+        }
+        return values;
+    }
+
+    // CPU packages and their DRAM, read now.
+    Status add_cpu_values(const WindowState& state, Measurement& m) const {
+        std::vector<CpuReading> cpu_end;
+        if (auto s = read_cpus(cpu_end); !s) return s;
+        for (std::size_t k = 0; k < cpu_indices_.size(); ++k) {
+            const unsigned i = cpu_indices_[k];
+            const CpuReading& before = state.cpus[k];
+            const CpuReading& after = cpu_end[k];
+            EnergyValue value{after.package - before.package, EnergySource::HardwareCounter, {}};
+            if (after.stats.resets != before.stats.resets ||
+                after.stats.backward_glitches != before.stats.backward_glitches ||
+                after.stats.jump_glitches != before.stats.jump_glitches ||
+                after.stats.late_reads != before.stats.late_reads) {
+                value.warnings.push_back("the RAPL counter reset, glitched or was read late during the window");
+            }
+            m.cpu_energy.emplace_hint(m.cpu_energy.end(), i, std::move(value));
+            if (after.dram && before.dram) {
+                m.dram_energy.emplace_hint(m.dram_energy.end(), i,
+                                           EnergyValue{*after.dram - *before.dram, EnergySource::HardwareCounter, {}});
+            }
+        }
+        return {};
+    }
+
+    // The SoC's metrics, read now (none when the begin edge could not read them).
+    void add_soc_values(const WindowState& state, Measurement& m) const {
+        if (!state.soc_start || soc_ == nullptr) return;
+        auto now = soc_->total_energy();
+        if (!now) return;
+        const SocEnergy delta = now->since(*state.soc_start);
+        for (const auto& metric : delta.metrics) {
+            if (metric.energy) {
+                m.soc_energy[std::string(to_string(metric.metric))] =
+                    EnergyValue{*metric.energy, EnergySource::IntegratedPower, {}};
+            }
+        }
+    }
+
     static Error duplicate(const std::string& key) {
         return Error{ErrorCode::InvalidState, fmt::format("measurement window '{}' already exists", key),
                      "end it first, give this window another name, or begin it with restart = true", 0};
@@ -473,6 +706,12 @@ class EnergyMonitorImpl final : public EnergyMonitor {
         for (const auto& [name, state] : windows_) names.push_back("'" + name + "'");
         std::sort(names.begin(), names.end());
         return fmt::format("open windows: {}", fmt::join(names, ", "));
+    }
+
+    // Whether a window edge synchronises the GPUs or reads a device on the caller's thread.
+    [[nodiscard]] bool edge_waits(bool sync) const {
+        return (sync && options_.sync) || !edge_sampler_ || !cpu_indices_.empty() || !sensor_gpus_.empty() ||
+               soc_ != nullptr;
     }
 
     void synchronize() const {
@@ -487,28 +726,6 @@ class EnergyMonitorImpl final : public EnergyMonitor {
             out.push_back(CpuReading{energy->package, energy->dram, energy->package_stats});
         }
         return {};
-    }
-
-    static void note_counter_events(EnergyValue& value, const std::optional<CounterStats>& before,
-                                    const std::optional<CounterStats>& after, std::uint64_t restarts_covered) {
-        if (!before || !after) return;
-        if (after->resets != before->resets) {
-            value.warnings.push_back(
-                restarts_covered >= after->resets - before->resets
-                    ? "the GPU's energy counter restarted during the window (driver reload?): the energy it lost "
-                      "between its last read and the restart is integrated instant power"
-                    : "the GPU's energy counter restarted during the window (driver reload?): energy may be "
-                      "underestimated");
-        }
-        if (after->backward_glitches != before->backward_glitches || after->jump_glitches != before->jump_glitches) {
-            value.warnings.push_back("the GPU's energy counter glitched during the window; the glitch was ignored");
-        }
-    }
-
-    // A GPU that stopped answering: its energy is unknown, left out of
-    // totals, and the warning says why.
-    static EnergyValue lost_value(EnergySource source, std::string warning) {
-        return EnergyValue{Joules(0.0), source, {std::move(warning)}, true};
     }
 
     // Why GPU `gpu` cannot be read now ("GPU is lost: ...; "), or nothing
@@ -544,15 +761,15 @@ class EnergyMonitorImpl final : public EnergyMonitor {
             Joules energy;
             SystemClock::time_point at;
         };
-        std::vector<std::optional<Refresh>> first(counter_gpus_.size());
-        std::vector<std::optional<Joules>> settled(counter_gpus_.size());
-        std::vector<bool> pending(counter_gpus_.size(), true);
+        std::vector<std::optional<Refresh>> first(counter_gpus().size());
+        std::vector<std::optional<Joules>> settled(counter_gpus().size());
+        std::vector<bool> pending(counter_gpus().size(), true);
         const auto deadline = MonitorClock::now() + kSettleTimeout;
         for (;;) {
             bool any = false;
-            for (std::size_t k = 0; k < counter_gpus_.size(); ++k) {
+            for (std::size_t k = 0; k < counter_gpus().size(); ++k) {
                 if (!pending[k]) continue;
-                auto snapshot = gpus_[counter_gpus_[k]].energy_snapshot();
+                auto snapshot = gpus_[counter_gpus()[k]].energy_snapshot();
                 if (!snapshot || !snapshot->refreshed_at) {
                     pending[k] = false;
                     continue;
@@ -575,96 +792,20 @@ class EnergyMonitorImpl final : public EnergyMonitor {
         return settled;
     }
 
-    // Sampled edges: the begin edge of each counter GPU from the frame taken
-    // then, as the synchronous path reads it at the edge.
-    void build_sampled_begin(WindowState& state) const {
-        state.gpus.reserve(counter_gpus_.size());
-        for (std::size_t k = 0; k < counter_gpus_.size(); ++k) {
-            const auto& sample = state.begin_frame->gpus[k];
-            auto snapshot = sampled_snapshot(sample);
-            if (!snapshot) {
-                state.gpus.push_back({Joules(0.0), Joules(0.0), sample.stats, sample.watched,
-                                      snapshot.error().describe()});
-                continue;
-            }
-            const auto watched = watched_at(sample.watched, *snapshot, state.start);
-            const EdgeEstimate edge = sampled_energy(k, *snapshot, watched, state.start_wall);
-            state.gpus.push_back({edge.energy, edge.error_bound, sample.stats, watched, std::nullopt});
-        }
-    }
-
-    // A watcher sample as the snapshot a read would have returned. Without a
-    // refresh time from the driver, the counter is at least as fresh as the
-    // read: its time stands in, so the bound still covers the time since.
-    static Result<EnergySnapshot> sampled_snapshot(const monitor_detail::EdgeSampler::GpuSample& sample) {
-        if (!sample.snapshot) {
-            return Error{ErrorCode::Unavailable, sample.error.empty() ? "not read yet" : sample.error,
-                         "check the GPU (nvidia-smi)", 0};
-        }
-        EnergySnapshot snapshot = *sample.snapshot;
-        if (!snapshot.refreshed_at) snapshot.refreshed_at = sample.read_at;
-        return snapshot;
-    }
-
-    // Sampled edges: the counter extrapolated from its refresh to `edge`
-    // (however long ago the watcher read it; the bound grows with the age).
-    [[nodiscard]] EdgeEstimate sampled_energy(std::size_t k, const EnergySnapshot& snapshot,
-                                              const monitor_detail::CounterWatch::GpuView& watched,
-                                              SystemClock::time_point edge) const {
-        if (watched.stuck_since) return EdgeEstimate{quantity_cast<Joules>(snapshot.energy)};
-        return energy_at(snapshot, edge, power_ceilings_[k], SystemClock::duration::max());
-    }
-
-    // The latest sampled instant power of each counter GPU that reported one.
-    [[nodiscard]] std::map<unsigned, Watts> sampled_powers() const {
-        const auto frame = edge_sampler_->latest();
-        std::map<unsigned, Watts> powers;
-        for (std::size_t k = 0; k < counter_gpus_.size(); ++k) {
-            if (frame->gpus[k].snapshot && frame->gpus[k].snapshot->power) {
-                powers[counter_gpus_[k]] = quantity_cast<Watts>(*frame->gpus[k].snapshot->power);
-            }
-        }
-        return powers;
-    }
-
-    // A sample that was old at an edge means the watcher stalled: the edge is
-    // then extrapolated further than usual (its bound says by how much).
-    static void note_stale_samples(EnergyValue& value, unsigned gpu,
-                                   const monitor_detail::EdgeSampler::GpuSample& begin, SystemClock::time_point begin_at,
-                                   const monitor_detail::EdgeSampler::GpuSample& end, SystemClock::time_point end_at) {
-        const auto age = std::max(begin_at - begin.read_at, end_at - end.read_at);
-        if (age <= kStaleSample) return;
-        value.warnings.push_back(fmt::format(
-            "GPU {}'s latest watched sample was {:.1f} s old at a window edge (normally under one counter refresh "
-            "period): that edge is extrapolated with the power then, off by at most {:.3f} J for the whole window",
-            gpu, Seconds(age).count(), value.edge_error_bound.value_or(Joules(0.0)).count()));
-    }
-
-    // The watch's view of a GPU read together with `snapshot`. While the
-    // counter is stuck, the stand-in energy is brought up to now: the watch's
-    // own runs to its last read, up to one period ago, and an edge falling
-    // between two reads would otherwise miss that part.
+    // The watch's view of a GPU read together with `snapshot`, brought up to now.
     [[nodiscard]] monitor_detail::CounterWatch::GpuView watched_counter(unsigned gpu,
                                                                         const EnergySnapshot& snapshot) const {
         if (!counter_watch_) return {};
         return watched_at(counter_watch_->view(gpu), snapshot, MonitorClock::now());
     }
-    static monitor_detail::CounterWatch::GpuView watched_at(monitor_detail::CounterWatch::GpuView view,
-                                                            const EnergySnapshot& snapshot, Timestamp now) {
-        if (view.stuck_since && now > view.read_at) {
-            const Watts power_now = snapshot.power ? quantity_cast<Watts>(*snapshot.power) : view.power;
-            view.compensation += (view.power + power_now) * 0.5 * (now - view.read_at);
-        }
-        return view;
-    }
 
     // The counter at now: interpolated past its last refresh, unless it is
     // stuck (the watch then supplies the energy since it stopped). `k`: the
-    // GPU's position in counter_gpus_.
+    // GPU's position in counter_gpus().
     [[nodiscard]] EdgeEstimate counter_energy(std::size_t k, const EnergySnapshot& snapshot,
                                               const monitor_detail::CounterWatch::GpuView& watched) const {
         if (watched.stuck_since) return EdgeEstimate{quantity_cast<Joules>(snapshot.energy)};
-        return energy_at(snapshot, interpolation_time(snapshot), power_ceilings_[k]);
+        return energy_at(snapshot, interpolation_time(snapshot), counters_->ceilings[k]);
     }
 
     // The time right after the read, to interpolate the counter to (none
@@ -681,8 +822,7 @@ class EnergyMonitorImpl final : public EnergyMonitor {
     EnergyMonitorOptions options_;
     std::vector<unsigned> gpu_indices_;
     std::vector<unsigned> cpu_indices_;
-    std::vector<unsigned> counter_gpus_;
-    std::vector<Watts> power_ceilings_;  // positions follow counter_gpus_: the highest power limit, 0 W if unknown
+    std::shared_ptr<const CounterGpus> counters_;  // set by init()
     std::vector<unsigned> integrated_gpus_;  // integrated from power_monitor_
     std::vector<unsigned> sensor_gpus_;      // integrated by the simulator (virtual clock)
     std::unique_ptr<PowerMonitor> power_monitor_;

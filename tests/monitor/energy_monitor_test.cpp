@@ -18,6 +18,7 @@
 #include <functional>
 #include <sstream>
 #include <thread>
+#include <utility>
 
 namespace zeus {
 namespace {
@@ -258,10 +259,12 @@ class CounterFault : public EnergyMonitorSim {
   protected:
     // settle: wait for the counter's refresh at each edge, as `zeus run`
     // does (the Python monitor's default does not): both must be within 2%.
-    Measurement measure_with(const std::function<void()>& fault, bool before_begin, bool settle = false) {
+    Measurement measure_with(const std::function<void()>& fault, bool before_begin, bool settle = false,
+                             WindowEdges edges = WindowEdges::Synchronous) {
         Gpus gpus = open_gpus();
         EnergyMonitorOptions options;
         options.wait_for_counter_refresh = settle;
+        options.edges = edges;
         auto monitor = EnergyMonitor::open(gpus, nullptr, nullptr, std::move(options)).value();
         int load = -1;
         EXPECT_EQ(zeusSimLoadBegin(0, 0.8, &load), ZEUS_SIM_OK);
@@ -348,6 +351,45 @@ TEST_F(CounterFault, CounterRestartMidWindowKeepsTheEnergyBeforeIt) {
     const EnergyValue& v = m.gpu_energy.at(0);
     EXPECT_EQ(v.source, EnergySource::HardwareCounter);
     EXPECT_NE(warnings_of(v).find("restarted"), std::string::npos) << warnings_of(v);
+}
+
+// With sampled edges the watch is fed by the edge sampler's reads (one
+// thread for both): a stuck or restarted counter is handled as above.
+TEST_F(CounterFault, CounterStuckMidWindowFallsBackToPowerWithSampledEdges) {
+    const Measurement m = measure_with([] { ASSERT_EQ(zeusSimInjectFault(0, "stuck_counter", 1), ZEUS_SIM_OK); },
+                                       false, false, WindowEdges::Sampled);
+    const EnergyValue& v = m.gpu_energy.at(0);
+    EXPECT_EQ(v.source, EnergySource::IntegratedPower);
+    EXPECT_NE(warnings_of(v).find("counter stopped"), std::string::npos) << warnings_of(v);
+    EXPECT_TRUE(m.gpu_energy.at(1).warnings.empty()) << warnings_of(m.gpu_energy.at(1));
+}
+
+TEST_F(CounterFault, CounterRestartMidWindowKeepsTheEnergyBeforeItWithSampledEdges) {
+    const Measurement m = measure_with([] { ASSERT_EQ(zeusSimInjectFault(0, "counter_reset", 0), ZEUS_SIM_OK); },
+                                       false, false, WindowEdges::Sampled);
+    const EnergyValue& v = m.gpu_energy.at(0);
+    EXPECT_EQ(v.source, EnergySource::HardwareCounter);
+    EXPECT_NE(warnings_of(v).find("restarted"), std::string::npos) << warnings_of(v);
+}
+
+// One watcher thread per monitor, whichever the edges: the sampled edges'
+// sampler also feeds the counter watch.
+TEST_F(EnergyMonitorSim, SampledEdgesRunOneWatcherThread) {
+    const auto threads = [] {
+        std::size_t n = 0;
+        for ([[maybe_unused]] const auto& t : std::filesystem::directory_iterator("/proc/self/task")) ++n;
+        return n;
+    };
+    Gpus gpus = open_gpus();
+    for (const WindowEdges edges : {WindowEdges::Synchronous, WindowEdges::Sampled}) {
+        EnergyMonitorOptions options;
+        options.edges = edges;
+        const std::size_t before = threads();
+        auto monitor = EnergyMonitor::open(gpus, nullptr, nullptr, options).value();
+        ASSERT_TRUE(monitor->begin_window("w", false).ok());
+        EXPECT_EQ(threads(), before + 1) << (edges == WindowEdges::Sampled ? "sampled" : "synchronous");
+        monitor->stop_threads();
+    }
 }
 
 // A load that starts d ms before a window begins and stops d ms before it
@@ -605,6 +647,66 @@ TEST(SampledEdges, NeverCallTheDriverOnTheCallersThread) {
     EXPECT_LT(error_w, 1.0);  // W, over windows of 3–9 ms
     // The synchronous edges read each GPU at each edge: the count can fail.
     EXPECT_EQ(caller_reads(WindowEdges::Synchronous, error_w), 50 * 2 * 8);
+}
+
+// Sampled edges leave the GPU values to be computed when first read: the
+// result must not depend on the monitor (gone by then), must equal what the
+// window measured, and must be computed once for every copy and thread.
+TEST(SampledEdges, ResultIsComputedOnFirstReadEvenAfterTheMonitorIsGone) {
+    std::atomic<int> calls{0};
+    std::vector<std::unique_ptr<Gpu>> list;
+    for (unsigned i = 0; i < 4; ++i) list.push_back(std::make_unique<CountingGpu>(i, std::this_thread::get_id(), calls));
+    Gpus gpus(std::move(list), {}, {}, GpuBackendInfo{});
+    EnergyMonitorOptions options;
+    options.edges = WindowEdges::Sampled;
+    Measurement m;
+    {
+        auto monitor = EnergyMonitor::open(gpus, nullptr, nullptr, options).value();
+        ASSERT_TRUE(monitor->begin_window("w", false).ok());
+        std::this_thread::sleep_for(150ms);
+        m = monitor->end_window("w", false).value();
+        EXPECT_TRUE(m.gpu_energy.pending());  // end_window computed no GPU value
+    }
+    const Measurement copy = m;
+    std::vector<std::thread> readers;
+    std::vector<double> totals(4);
+    for (std::size_t t = 0; t < totals.size(); ++t) {
+        readers.emplace_back([&, t] { totals[t] = (t % 2 == 0 ? m : copy).total_gpu_energy().count(); });
+    }
+    for (auto& r : readers) r.join();
+    EXPECT_FALSE(m.gpu_energy.pending());
+    EXPECT_EQ(calls.load(), 0);  // nor did reading them call the driver
+    ASSERT_EQ(m.gpu_energy.size(), 4U);
+    for (const auto& [i, v] : std::as_const(m).gpu_energy) {
+        EXPECT_EQ(v.source, EnergySource::HardwareCounter);
+        EXPECT_NEAR(v.energy.count() / m.time.count(), CountingGpu::kWatts, 3.0) << "GPU " << i;
+        EXPECT_EQ(&v, &copy.gpu_energy.at(i));  // copies share the values computed once
+    }
+    for (double total : totals) EXPECT_EQ(total, totals.front());
+    // A non-const access takes its own copy: changing it leaves the others alone.
+    Measurement changed = copy;
+    changed.gpu_energy.at(0).energy = Joules(-1.0);
+    EXPECT_NE(m.gpu_energy.at(0).energy.count(), -1.0);
+}
+
+TEST(EnergyValues, PlainMapsConvertAndBehaveAsBefore) {
+    EnergyValues<unsigned> values = std::map<unsigned, EnergyValue>{{3, EnergyValue{Joules(2.0), EnergySource::HardwareCounter, {}}}};
+    EXPECT_FALSE(values.pending());
+    values[1] = EnergyValue{Joules(1.0), EnergySource::HardwareCounter, {}};
+    const std::map<unsigned, EnergyValue>& as_map = values;
+    EXPECT_EQ(as_map.size(), 2U);
+    EXPECT_EQ(as_map.begin()->first, 1U);
+    int computed = 0;
+    auto deferred = EnergyValues<unsigned>::deferred([&computed] {
+        ++computed;
+        return std::map<unsigned, EnergyValue>{{7, EnergyValue{Joules(5.0), EnergySource::HardwareCounter, {}}}};
+    });
+    EXPECT_TRUE(deferred.pending());
+    EXPECT_EQ(computed, 0);
+    EXPECT_TRUE(deferred.contains(7));
+    EXPECT_EQ(deferred.at(7).energy.count(), 5.0);
+    EXPECT_EQ(deferred.size(), 1U);
+    EXPECT_EQ(computed, 1);
 }
 
 }  // namespace

@@ -44,9 +44,34 @@ class Measurement:
             self.provenance = self._native().provenance
 
     @classmethod
-    def _from_native(cls, native: Any) -> "Measurement":
-        return cls(native.time, native.gpu_energy, native.cpu_energy, native.dram_energy, native.soc_energy,
-                   native.start_time, native.provenance, list(native.window_warnings))
+    def _from_native(cls, native: Any, monitor: Any = None, key: str = "") -> "Measurement":
+        """A Measurement whose fields are read from `native` (a _core.Measurement) when first accessed;
+        `monitor` (a ZeusMonitor) gives end_window's warnings then for values computed on first read."""
+        m = _new_object(cls)
+        m._pending = (native, monitor, key)
+        return m
+
+    def _fill(self) -> None:
+        """Read every field from the native result (first access of any field)."""
+        fields = self.__dict__
+        pending = fields.get("_pending")
+        if pending is None:
+            raise AttributeError("this Measurement's field was deleted")
+        native, monitor, key = pending
+        if monitor is not None:
+            monitor._warn_deferred(native, key)
+        for name, value in (("time", native.time), ("gpu_energy", native.gpu_energy),
+                            ("cpu_energy", native.cpu_energy), ("dram_energy", native.dram_energy),
+                            ("soc_energy", native.soc_energy), ("start_time", native.start_time),
+                            ("provenance", native.provenance), ("window_warnings", list(native.window_warnings))):
+            fields.setdefault(name, value)
+        fields.pop("_pending", None)
+
+    def __getstate__(self) -> Dict[str, Any]:
+        """The fields (pickle, copy), read from the native result first if they were not yet."""
+        if "_pending" in self.__dict__:
+            self._fill()
+        return dict(self.__dict__)
 
     def _native(self) -> Any:
         return _core.Measurement(float(self.time), dict(self.gpu_energy), self.cpu_energy, self.dram_energy,
@@ -88,6 +113,37 @@ class Measurement:
     def to_table(self, command: str = "energy") -> str:
         """The table `zeus energy` prints (time, energy and average power per device, warnings)."""
         return self._native().to_table(command)
+
+
+_new_object = object.__new__
+_NO_DEFAULT = object()
+
+
+class _ReadOnFirstAccess:
+    """A Measurement field of a result end_window returned: read from the native
+    result (with every other field) the first time it is accessed, then an
+    ordinary instance attribute (the instance's own value comes first). On the
+    class, the field's default, as a dataclass's."""
+
+    __slots__ = ("name", "default")
+
+    def __init__(self, name: str, default: Any) -> None:
+        self.name = name
+        self.default = default
+
+    def __get__(self, obj: Any, owner: Any = None) -> Any:
+        if obj is None:
+            if self.default is _NO_DEFAULT:
+                raise AttributeError(self.name)
+            return self.default
+        obj._fill()
+        return obj.__dict__[self.name]
+
+
+for _field in dataclasses.fields(Measurement):
+    setattr(Measurement, _field.name, _ReadOnFirstAccess(
+        _field.name, _NO_DEFAULT if _field.default is dataclasses.MISSING else _field.default))
+del _field
 
 
 @dataclasses.dataclass
@@ -206,7 +262,7 @@ class ZeusMonitor(_core.EnergyMonitor):
     def begin_window(self, key: Hashable, sync_execution: bool = True, restart: bool = False) -> None:
         """Begin the window `key` (any hashable, as in the original); ValueError when it is already open
         (restart=True begins it again)."""
-        super().begin_window(_window_name(key), sync_execution, restart)
+        _native_begin(self, key if type(key) is str else _window_name(key), sync_execution, restart)
 
     def reset_windows(self) -> List[str]:
         """Drop every open window (their measurements are lost); returns their names."""
@@ -214,7 +270,15 @@ class ZeusMonitor(_core.EnergyMonitor):
 
     def end_window(self, key: Hashable, sync_execution: bool = True, cancel: bool = False) -> Measurement:
         """End the window `key` and return its Measurement; ValueError when it is not open."""
-        return Measurement._from_native(super().end_window(_window_name(key), sync_execution, cancel))
+        name = key if type(key) is str else _window_name(key)
+        m = _new_object(Measurement)
+        # Fields are read from the native result when first accessed (Measurement._fill).
+        m._pending = (_native_end(self, name, sync_execution, cancel), self, name)
+        return m
+
+
+_native_begin = _core.EnergyMonitor.begin_window
+_native_end = _core.EnergyMonitor.end_window
 
 
 def _window_name(key: Hashable) -> str:
