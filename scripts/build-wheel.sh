@@ -11,6 +11,10 @@
 # - an sdist, built like `pip install .` (docs/python.md, "Building from source").
 # ZEUS_WHEEL_TAGS="cp311 abi3" builds only those wheels (default: all four).
 #
+#   scripts/build-wheel.sh --prefetch only downloads: the Debian 11 root and the
+#                                     build tools' virtual environments (CI
+#                                     runs it while the C++ tree compiles)
+#
 # Each wheel's extension is compiled by this machine's GCC 12 against a
 # Debian 11 root (glibc 2.31; scripts/debian-root.sh, cached) with libzeus
 # and libstdc++ static and libcurl loaded at run time (cmake/ZeusWheel.cmake),
@@ -20,6 +24,13 @@
 # build-wheel/<tag>/ kept), so a rerun with no change takes seconds.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+prefetch=0
+case "${1:-}" in
+  "") ;;
+  --prefetch) prefetch=1 ;;
+  *) echo "build-wheel: unknown option '$1' (use --prefetch, or nothing)" >&2; exit 2 ;;
+esac
 
 die() { echo "build-wheel: $*" >&2; exit 2; }
 say() { echo "build-wheel: $*" >&2; }
@@ -76,7 +87,33 @@ interpreter() {
   echo "$found"
 }
 
+# The build tools' environment for interpreter PYTHON of CPython VERSION.
+build_venv() {
+  local python="$1" version="$2" tools=("${BUILD_TOOLS[@]}")
+  [ "$version" = 3.9 ] && tools=("${BUILD_TOOLS_PY39[@]}")
+  venv_for "$python" "$work/venv-$version" "${tools[@]}"
+}
+
+# The CPython version of wheel TAG (cp39, ..., abi3).
+version_of() {
+  case "$1" in
+    cp39 | cp310 | cp311) echo "3.${1#cp3}" ;;
+    abi3) echo 3.12 ;;
+    *) die "unknown wheel '$1' in ZEUS_WHEEL_TAGS (use cp39, cp310, cp311, abi3)" ;;
+  esac
+}
+
 audit="$(venv_for /usr/bin/python3 "$work/venv-audit" "${AUDIT_TOOLS[@]}")"
+sdist_python="$(venv_for /usr/bin/python3 "$work/venv-sdist" "${BUILD_TOOLS[@]}")"
+if [ "$prefetch" = 1 ]; then
+  for tag in ${ZEUS_WHEEL_TAGS:-cp39 cp310 cp311 abi3}; do
+    version="$(version_of "$tag")"
+    python="$(interpreter "$version")"
+    [ -z "$python" ] || build_venv "$python" "$version" >/dev/null
+  done
+  say "prefetched: the Debian 11 root and the build tools"
+  exit 0
+fi
 launcher=()
 if command -v ccache >/dev/null 2>&1; then
   launcher=(cmake.define.CMAKE_CXX_COMPILER_LAUNCHER=ccache cmake.define.CMAKE_C_COMPILER_LAUNCHER=ccache)
@@ -93,9 +130,8 @@ build_one() {
     skipped+=("$tag")
     return 0
   fi
-  local venv_python tools=("${BUILD_TOOLS[@]}")
-  [ "$version" = 3.9 ] && tools=("${BUILD_TOOLS_PY39[@]}")
-  venv_python="$(venv_for "$python" "$work/venv-$version" "${tools[@]}")"
+  local venv_python
+  venv_python="$(build_venv "$python" "$version")"
   local raw="$work/raw-$tag"
   rm -rf "$raw" && mkdir -p "$raw"
   say "building the $tag wheel with $python"
@@ -138,15 +174,11 @@ EOF
 built=()
 skipped=()
 for tag in ${ZEUS_WHEEL_TAGS:-cp39 cp310 cp311 abi3}; do
-  case "$tag" in
-    cp39 | cp310 | cp311) build_one "$tag" "3.${tag#cp3}" ;;
-    abi3) build_one abi3 3.12 wheel.py-api=cp312 ;;
-    *) die "unknown wheel '$tag' in ZEUS_WHEEL_TAGS (use cp39, cp310, cp311, abi3)" ;;
-  esac
+  version="$(version_of "$tag")"
+  if [ "$tag" = abi3 ]; then build_one abi3 "$version" wheel.py-api=cp312; else build_one "$tag" "$version"; fi
 done
 
 # The sdist: the sources for `pip install zeus_native-*.tar.gz` elsewhere.
-sdist_python="$(venv_for /usr/bin/python3 "$work/venv-sdist" "${BUILD_TOOLS[@]}")"
 rm -f "$dist"/zeus_native-*.tar.gz
 "$sdist_python" -c 'import sys; from scikit_build_core.build import build_sdist; print(build_sdist(sys.argv[1]))' "$dist" >/dev/null
 

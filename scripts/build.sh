@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
-# Configures and builds Zeus. Usage: scripts/build.sh [--sanitize] [--werror] [--ci] [--build-dir DIR] [--target T]...
+# Configures and builds Zeus. Usage: scripts/build.sh [--sanitize] [--werror] [--ci] [--no-tests] [--build-dir DIR] [--target T]...
 # --target: build only these targets (and what they need), not every test and benchmark.
+# --no-tests: configure without the tests and benchmarks, so that GoogleTest and
+# Google Benchmark need not be installed (README command (1), scripts/setup.sh --demo).
+# The next run without it turns them back on in the same build dir.
 # --ci: line tables only (-g1) instead of full debug info, and no benchmarks in
 # the sanitizer build: CI needs readable stack traces, not a debugger, and
 # full DWARF for Beast and GoogleTest templates costs minutes on 2 cores.
@@ -12,6 +15,7 @@ cd "$(dirname "$0")/.."
 sanitize=OFF
 werror=OFF
 ci=OFF
+tests=ON
 dir=""
 targets=()
 while [ $# -gt 0 ]; do
@@ -19,9 +23,10 @@ while [ $# -gt 0 ]; do
     --sanitize) sanitize=ON ;;
     --werror) werror=ON ;;
     --ci) ci=ON ;;
+    --no-tests) tests=OFF ;;
     --build-dir) dir="$2"; shift ;;
     --target) targets+=(--target "$2"); shift ;;
-    *) echo "build.sh: unknown option '$1' (use --sanitize, --werror, --ci, --build-dir DIR, --target T)" >&2; exit 2 ;;
+    *) echo "build.sh: unknown option '$1' (use --sanitize, --werror, --ci, --no-tests, --build-dir DIR, --target T)" >&2; exit 2 ;;
   esac
   shift
 done
@@ -34,12 +39,15 @@ if command -v ninja >/dev/null 2>&1; then generator=(-G Ninja); fi
 build_type=RelWithDebInfo
 if [ "$sanitize" = ON ]; then build_type=Debug; fi
 
+# Explicit every time: CMake's cache would otherwise keep an earlier --no-tests.
+benchmarks="$tests"
 extra=()
 if [ "$ci" = ON ]; then
   extra+=(-DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG" -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG"
           -DCMAKE_CXX_FLAGS_DEBUG="-g1" -DCMAKE_C_FLAGS_DEBUG="-g1")
-  if [ "$sanitize" = ON ]; then extra+=(-DZEUS_BUILD_BENCHMARKS=OFF); fi
+  if [ "$sanitize" = ON ]; then benchmarks=OFF; fi
 fi
+extra+=(-DZEUS_BUILD_TESTS="$tests" -DZEUS_BUILD_BENCHMARKS="$benchmarks")
 # ccache where present: rebuilds, worktrees and CI reruns reuse objects.
 if command -v ccache >/dev/null 2>&1; then
   extra+=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)

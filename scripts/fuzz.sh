@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds and runs the libFuzzer target over zeusd's request parsing and
 # routing for a bounded time. Usage: scripts/fuzz.sh [SECONDS]   (default 60)
+#                                    scripts/fuzz.sh --build-only (CI builds it while other tests run)
 #
 # Needs clang with libFuzzer (Debian: clang-14 and libclang-rt-14-dev, which
 # scripts/setup.sh installs). Builds in build-fuzz/ with ASan + UBSan and
@@ -17,6 +18,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+build_only=0
+if [ "${1:-}" = "--build-only" ]; then build_only=1; shift; fi
 seconds="${1:-60}"
 case "$seconds" in
   ''|*[!0-9]*) echo "fuzz.sh: SECONDS must be a whole number, got '$seconds'" >&2; exit 2 ;;
@@ -38,6 +41,7 @@ cmake -S . -B "$dir" "${generator[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCMAKE_CXX_COMPILER="$cxx" -DCMAKE_C_COMPILER="$cc" \
   -DZEUS_FUZZ=ON -DZEUS_BUILD_TESTS=OFF -DZEUS_BUILD_BENCHMARKS=OFF >/dev/null
 cmake --build "$dir" --target zeusd_request_fuzz -j "${JOBS:-2}"
+[ "$build_only" = 0 ] || exit 0
 
 corpus="$dir/corpus/zeusd_request"
 artifacts="$dir/artifacts"

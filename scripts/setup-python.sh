@@ -3,8 +3,18 @@
 # (Debian's python3 + python3-venv), and the project's own Python package
 # zeus_native (python/zeus_native, built from this repository with nanobind
 # and scikit-build-core). Used by scripts/run-tests.sh.
+#
+#   scripts/setup-python.sh               the tools and zeus_native
+#   scripts/setup-python.sh --deps-only   the tools only (CI downloads them while
+#                                         the C++ tree compiles, then installs its wheel)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+deps_only=0
+case "${1:-}" in
+  "") ;;
+  --deps-only) deps_only=1 ;;
+  *) echo "setup-python: unknown option '$1' (use --deps-only, or nothing)" >&2; exit 2 ;;
+esac
 
 # NVIDIA's own NVML bindings: a real third-party NVML client for the simulator.
 # The original Zeus's Python package (its zeusd client, tests/interop/zeusd/,
@@ -54,6 +64,7 @@ if [ ! -f .venv/frameworks/.installed ] || [ "$(cat .venv/frameworks/.installed)
   echo "${FRAMEWORKS[*]}" > .venv/frameworks/.installed
 fi
 echo "setup-python: .venv ready ($(.venv/bin/python -c 'import pynvml, importlib.metadata as m; print("nvidia-ml-py", m.version("nvidia-ml-py"))'))"
+[ "$deps_only" = 0 ] || exit 0
 
 # zeus_native itself: a release wheel when ZEUS_NATIVE_WHEEL names one
 # (scripts/run-tests.sh builds it first, so the tests run what users install

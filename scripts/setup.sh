@@ -1,21 +1,32 @@
 #!/usr/bin/env bash
-# Installs what Zeus needs to build and test on Debian 12, from Debian's own
-# packages only. Safe to run again: it installs only what is missing.
+# Installs what Zeus needs on Debian 12, from Debian's own packages only.
+# Safe to run again: it installs only what is missing.
+#
+#   scripts/setup.sh          everything README command (2) builds and tests with
+#   scripts/setup.sh --demo   only what README command (1) builds: the CLI and
+#                             the simulator (scripts/run-demo.sh)
 set -euo pipefail
 
-PACKAGES=(
-  build-essential cmake ninja-build pkg-config git
+# The CLI (with zeusd's client, the exporter and the batch-size optimizer's
+# server, which links SOCI and libpq) and the GPU simulator.
+DEMO_PACKAGES=(
+  build-essential cmake ninja-build
   libfmt-dev nlohmann-json3-dev libcli11-dev
+  libboost-dev libcurl4-openssl-dev libssl-dev libtomlplusplus-dev
+  libsoci-dev libsqlite3-dev libpq-dev
+)
+# The tests, benchmarks, packages and the Python package on top of those.
+TEST_PACKAGES=(
+  pkg-config git
   libgtest-dev libgmock-dev libbenchmark-dev
   python3 python3-venv python3-dev
-  libboost-dev libcurl4-openssl-dev libssl-dev libtomlplusplus-dev
   clang libclang-rt-14-dev
   openmpi-bin libopenmpi-dev
   # Real servers the metrics tests start on loopback ports (docs/metrics.md),
   # and the node exporter the metrics benchmark compares against.
   prometheus prometheus-pushgateway prometheus-node-exporter
-  # The batch-size optimizer's database layer (SOCI) and the servers its tests start.
-  libsoci-dev libsqlite3-dev libpq-dev postgresql sqlite3
+  # The servers the batch-size optimizer's database tests start.
+  postgresql sqlite3
   # Faster rebuilds, and the install tests of the wheel, the .deb packages and
   # the images: clean Debian roots (mmdebstrap), OCI images built without a
   # container runtime (buildah), package checks, systemd-analyze for the units.
@@ -25,6 +36,12 @@ PACKAGES=(
   # pyright (the Python stubs test, scripts/setup-python.sh) runs on node.
   nodejs
 )
+
+case "${1:-}" in
+  "") PACKAGES=("${DEMO_PACKAGES[@]}" "${TEST_PACKAGES[@]}") ;;
+  --demo) PACKAGES=("${DEMO_PACKAGES[@]}") ;;
+  *) echo "setup: unknown option '$1' (use --demo for README command (1)'s packages only, or nothing for all)" >&2; exit 2 ;;
+esac
 
 missing=()
 for pkg in "${PACKAGES[@]}"; do

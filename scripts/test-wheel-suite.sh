@@ -3,6 +3,9 @@
 # Debian 12 root (scripts/test-wheel.sh runs it):
 #
 #   scripts/test-wheel-suite.sh dist/zeus_native-*-cp311-cp311-*.whl
+#   scripts/test-wheel-suite.sh --prefetch   only downloads the root and the
+#                                            tests' packages (needs build/ and
+#                                            scripts/build-wheel.sh --prefetch)
 #
 # The root holds Debian's python3, what the tests drive from outside the
 # package (build/bin/zeus and zeusd with their Debian runtime libraries, and
@@ -14,8 +17,13 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 die() { echo "test-wheel-suite: $*" >&2; exit 1; }
-[ $# -eq 1 ] && [ -f "$1" ] || die "usage: test-wheel-suite.sh WHEEL (a cp311 wheel from scripts/build-wheel.sh)"
-wheel="$1"
+prefetch=0
+if [ "${1:-}" = "--prefetch" ] && [ $# -eq 1 ]; then
+  prefetch=1
+else
+  [ $# -eq 1 ] && [ -f "$1" ] || die "usage: test-wheel-suite.sh WHEEL (a cp311 wheel from scripts/build-wheel.sh) or --prefetch"
+  wheel="$1"
+fi
 build="${ZEUS_BUILD_DIR:-build}"  # where the CLI and zeusd were built (scripts/build.sh)
 for program in "$build/bin/zeus" "$build/bin/zeusd"; do
   [ -x "$program" ] || die "$program is not built (scripts/build.sh --werror --ci --target zeus_cli --target zeusd)"
@@ -50,6 +58,10 @@ fi
 
 # nodejs: pyright (python/tests/test_typing.py) runs on it.
 tarball="$(scripts/debian-root.sh bookworm python3 python3-venv prometheus-pushgateway nodejs "${packages[@]}")"
+if [ "$prefetch" = 1 ]; then
+  echo "test-wheel-suite: prefetched the root and the tests' packages"
+  exit 0
+fi
 root="$PWD/build-wheel/roots/suite"
 rm -rf "$root"
 scripts/debian-root.sh --enter "$tarball" "$root" >/dev/null

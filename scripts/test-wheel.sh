@@ -3,6 +3,8 @@
 # README command (2):
 #
 #   scripts/test-wheel.sh [--no-suite]
+#   scripts/test-wheel.sh --prefetch   only makes the clean roots of part 2
+#                                      (CI runs it while the C++ tree compiles)
 #
 # 1. Every wheel: dependencies only glibc's and libgcc_s, glibc symbols up to
 #    2.31, no libstdc++ versions, under 5 MB, the simulator inside
@@ -25,7 +27,23 @@ cd "$(dirname "$0")/.."
 
 die() { echo "test-wheel: $*" >&2; exit 1; }
 suite=1
-[ "${1:-}" = "--no-suite" ] && suite=0
+prefetch=0
+case "${1:-}" in
+  "") ;;
+  --no-suite) suite=0 ;;
+  --prefetch) prefetch=1 ;;
+  *) die "unknown option '$1' (use --no-suite, --prefetch, or nothing)" ;;
+esac
+
+# The clean roots of part 2: Debian 11 and Debian 12 with their Python.
+DEBIAN11=(bullseye python3 python3-venv)
+DEBIAN12=(bookworm python3 python3-venv)
+if [ "$prefetch" = 1 ]; then
+  scripts/debian-root.sh "${DEBIAN11[@]}" >/dev/null
+  scripts/debian-root.sh "${DEBIAN12[@]}" >/dev/null
+  echo "test-wheel: prefetched the clean Debian 11 and 12 roots"
+  exit 0
+fi
 
 scripts/build-wheel.sh
 audit=build-wheel/venv-audit/bin/python
@@ -53,11 +71,11 @@ cmake -S "$sdist_dir"/zeus_native-* -B "$sdist_dir/build" -G Ninja -DZEUS_BUILD_
   die "the sdist does not configure: a source file is missing from pyproject.toml's sdist.include?"
 rm -rf "$sdist_dir"
 
-# A fresh copy of a cached clean root, unpacked under build-wheel/roots/NAME.
+# A fresh copy of a cached clean root (SUITE PACKAGE...), unpacked under build-wheel/roots/NAME.
 fresh_root() {
-  local suite_name="$1" name="$2"; shift 2
+  local name="$1"; shift
   local tarball
-  tarball="$(scripts/debian-root.sh "$suite_name" "$@")"
+  tarball="$(scripts/debian-root.sh "$@")"
   rm -rf "${roots:?}/$name"
   scripts/debian-root.sh --enter "$tarball" "$roots/$name" >/dev/null
   echo "$roots/$name"
@@ -87,11 +105,11 @@ wheel_for() {
 
 wheel="$(wheel_for cp39-cp39)"
 if [ -n "$wheel" ]; then
-  root="$(fresh_root bullseye debian11 python3 python3-venv)"
+  root="$(fresh_root debian11 "${DEBIAN11[@]}")"
   dropin "$root" /usr/bin/python3 "$wheel" --expect-no-libcurl
 fi
 
-root="$(fresh_root bookworm debian12 python3 python3-venv)"
+root="$(fresh_root debian12 "${DEBIAN12[@]}")"
 wheel="$(wheel_for cp311-cp311)"
 [ -n "$wheel" ] || die "no cp311 wheel: Debian 12's python3.11 should always be there"
 dropin "$root" /usr/bin/python3 "$wheel" --expect-no-libcurl
