@@ -1,6 +1,5 @@
 #include "zeus/zeusd/commands.hpp"
 
-#include "http_server/server.hpp"
 #include "http_server/unix_socket.hpp"
 #include "zeusd/auth/token_issue.hpp"
 #include "zeusd/daemon.hpp"
@@ -10,12 +9,6 @@
 namespace zeus::zeusd {
 
 namespace {
-
-// The public defaults are the HTTP server component's.
-constexpr http_server::ServerLimits kLimits{};
-static_assert(ServeOptions{}.max_connections_per_peer == kLimits.max_connections_per_peer);
-static_assert(ServeOptions{}.max_streams_per_peer == kLimits.max_event_streams_per_peer);
-static_assert(ServeOptions{}.max_queued_events == kLimits.max_queued_events);
 
 // `field` = parse(text) when the flag was given (an empty text: it was not).
 template <class Field, class Parse>
@@ -33,19 +26,17 @@ Result<ServeConfig> serve_config(const ServeOptions& options) {
                      "use --mode uds or --mode tcp"};
     }
     ServeConfig config;
-    config.mode = options.mode == "tcp" ? ListenMode::Tcp : ListenMode::UnixSocket;
+    config.mode = listen_mode(options.mode);
     config.socket_path = options.socket_path;
     config.tcp_bind_address = options.tcp_bind_address;
     config.num_workers = options.num_workers;
     config.gpu_power_poll_hz = options.gpu_power_poll_hz;
     config.cpu_power_poll_hz = options.cpu_power_poll_hz;
-    config.gpu_backend = options.gpu_backend == "nvml"     ? GpuBackendChoice::Nvml
-                         : options.gpu_backend == "amdsmi" ? GpuBackendChoice::AmdSmi
-                                                           : GpuBackendChoice::Auto;
+    config.gpu_backend = gpu_backend_choice(options.gpu_backend);
     config.gpu_command_overrides = options.gpu_command_overrides;
     config.signing_key_path = options.signing_key_path;
     config.restore_ledger_path = options.restore_ledger_path;
-    config.request_timeout = std::chrono::milliseconds(static_cast<long>(options.request_timeout_s * 1000));
+    config.request_timeout = request_timeout_ms(options.request_timeout_s);
     config.max_connections_per_peer = options.max_connections_per_peer;
     config.max_streams_per_peer = options.max_streams_per_peer;
     config.max_queued_events = options.max_queued_events;

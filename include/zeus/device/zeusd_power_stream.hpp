@@ -8,12 +8,15 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -45,6 +48,13 @@ struct StreamedPower {
 
 class ZeusdPowerStream {
   public:
+    // Warnings kept for take_warnings(): the latest, so that a caller that
+    // never takes them does not hold a dropped daemon's every retry.
+    static constexpr std::size_t kMaxWarnings = 100;
+    // An event (up to its blank line) longer than this ends the connection
+    // (with a warning, and a reconnect): zeusd's are under 100 bytes.
+    static constexpr std::size_t kMaxEventBytes = 64U << 10U;
+
     // Connects to every source (discovery, the token's scopes, the clock
     // offset: median of 5 GET /time round trips) and starts the streams.
     // Errors: a daemon that cannot be reached (Unavailable), a listed index it
@@ -65,26 +75,33 @@ class ZeusdPowerStream {
     // or stop() is called, and returns it.
     [[nodiscard]] std::uint64_t wait_for_update(std::uint64_t seen, std::chrono::milliseconds timeout) const;
     [[nodiscard]] bool stopped() const;
-    // What went wrong since the last call (a stream refused, dropped, a malformed event), once each.
+    // What went wrong since the last call (a stream refused, dropped, a
+    // malformed event), once each, oldest first: the latest kMaxWarnings,
+    // after a first line saying how many earlier ones were dropped, if any.
     [[nodiscard]] std::vector<std::string> take_warnings();
-    // Ends every stream and joins its thread (idempotent; the destructor does too).
+    // Ends every stream and joins its thread (idempotent, and safe from several
+    // threads at once: each returns once all are joined; the destructor does too).
     void stop();
 
   private:
     struct Stream;
     ZeusdPowerStream() = default;
     void run(const Stream& stream);
+    // One event's lines (up to its blank line): each `data:` line is an event.
+    void consume_block(const Stream& stream, std::string_view block);
     void consume_event(const Stream& stream, const std::string& data);
     void warn(std::string text);
 
     std::map<std::string, double> offsets_;
     std::chrono::milliseconds reconnect_delay_{1000};
     mutable std::mutex mutex_;
+    std::mutex join_mutex_;  // held by the stop() that joins the threads
     mutable std::condition_variable changed_;
     bool stopping_ = false;
     std::uint64_t updates_ = 0;
     std::map<std::string, StreamedPower> readings_;
-    std::vector<std::string> warnings_;
+    std::deque<std::string> warnings_;  // the latest kMaxWarnings
+    std::uint64_t dropped_warnings_ = 0;
     std::vector<std::unique_ptr<Stream>> streams_;
     std::vector<std::thread> threads_;
 };

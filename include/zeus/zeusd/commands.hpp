@@ -7,35 +7,55 @@
 #include <cstddef>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "zeus/platform/error.hpp"
 
 namespace zeus::zeusd {
 
-// `zeusd serve`'s flags as given, with the original daemon's defaults. The
-// texts are checked by serve(); each error names its flag and the fix.
+// Every default of `zeusd serve`, once: the original daemon's (§5.1 of the
+// inventory) and ours. ServeOptions starts from them, and so does the
+// daemon's own configuration; the connection limits are also the HTTP
+// server component's (checked where both are seen).
+struct ServeDefaults {
+    static constexpr std::string_view mode = "uds";
+    static constexpr std::string_view socket_path = "/run/zeusd/zeusd.sock";
+    static constexpr std::string_view socket_permissions = "666";  // octal
+    static constexpr std::string_view tcp_bind_address = "127.0.0.1:4938";
+    static constexpr unsigned num_workers = 0;  // logical CPUs + 1
+    static constexpr double gpu_power_poll_hz = 20.0;
+    static constexpr double cpu_power_poll_hz = 10.0;
+    static constexpr std::string_view gpu_backend = "auto";
+    static constexpr double request_timeout_s = 30.0;
+    static constexpr std::size_t max_connections_per_peer = 256;
+    static constexpr std::size_t max_streams_per_peer = 16;
+    static constexpr std::size_t max_queued_events = 32;
+};
+
+// `zeusd serve`'s flags as given, starting from ServeDefaults. The texts are
+// checked by serve(); each error names its flag and the fix.
 struct ServeOptions {
-    std::string mode = "uds";  // uds or tcp (named-pipe exists only on Windows)
-    std::string socket_path = "/run/zeusd/zeusd.sock";
-    std::string socket_permissions = "666";  // octal
-    std::string socket_uid;                  // user name or uid; empty: the daemon's
-    std::string socket_gid;                  // group name or gid; empty: the daemon's
-    std::string tcp_bind_address = "127.0.0.1:4938";
-    unsigned num_workers = 0;  // 0: one per logical CPU
-    double gpu_power_poll_hz = 20.0;
-    double cpu_power_poll_hz = 10.0;
-    std::string gpu_backend = "auto";   // auto, nvml or amdsmi
+    std::string mode{ServeDefaults::mode};  // uds or tcp (named-pipe exists only on Windows)
+    std::string socket_path{ServeDefaults::socket_path};
+    std::string socket_permissions{ServeDefaults::socket_permissions};  // octal
+    std::string socket_uid;                                             // user name or uid; empty: the daemon's
+    std::string socket_gid;                                             // group name or gid; empty: the daemon's
+    std::string tcp_bind_address{ServeDefaults::tcp_bind_address};
+    unsigned num_workers = ServeDefaults::num_workers;  // 0: logical CPUs + 1
+    double gpu_power_poll_hz = ServeDefaults::gpu_power_poll_hz;
+    double cpu_power_poll_hz = ServeDefaults::cpu_power_poll_hz;
+    std::string gpu_backend{ServeDefaults::gpu_backend};  // auto, nvml or amdsmi
     std::optional<std::string> enable;  // API groups, comma list; nullopt: the default for what is found
     std::optional<std::string> gpu_command_overrides;
     std::optional<std::string> signing_key_path;
     std::string control_users;   // names or uids, comma list; empty: no allow-list
     std::string control_groups;  // names or gids, comma list; empty: no allow-list
     std::optional<std::string> restore_ledger_path;
-    double request_timeout_s = 30.0;
+    double request_timeout_s = ServeDefaults::request_timeout_s;
     // What one peer (a Unix-socket user, or a TCP client address) may hold.
-    std::size_t max_connections_per_peer = 256;
-    std::size_t max_streams_per_peer = 16;
-    std::size_t max_queued_events = 32;
+    std::size_t max_connections_per_peer = ServeDefaults::max_connections_per_peer;
+    std::size_t max_streams_per_peer = ServeDefaults::max_streams_per_peer;
+    std::size_t max_queued_events = ServeDefaults::max_queued_events;
 };
 
 // Configures logging from RUST_LOG, checks the options, starts the daemon

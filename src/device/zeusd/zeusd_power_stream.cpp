@@ -4,6 +4,8 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <iterator>
+#include <limits>
 #include <set>
 
 #include "device/zeusd/zeusd_client_internal.hpp"
@@ -77,6 +79,17 @@ std::optional<double> number(const nlohmann::json& event, const char* key) {
     return it->get<double>();
 }
 
+// A device index: a whole number that fits (1e20 or 0.5 is no index, and
+// converting 1e20 to unsigned would be undefined).
+std::optional<unsigned> index(const nlohmann::json& event, const char* key) {
+    const auto it = event.find(key);
+    if (it == event.end()) return std::nullopt;
+    if (it->is_number_unsigned() && it->get<std::uint64_t>() <= std::numeric_limits<unsigned>::max()) {
+        return static_cast<unsigned>(it->get<std::uint64_t>());
+    }
+    return std::nullopt;
+}
+
 }  // namespace
 
 Result<std::unique_ptr<ZeusdPowerStream>> ZeusdPowerStream::start(std::vector<ZeusdStreamSource> sources,
@@ -130,6 +143,8 @@ void ZeusdPowerStream::stop() {
         stopping_ = true;
     }
     changed_.notify_all();
+    // One caller joins; another waits for it (two joins of one thread are undefined).
+    std::lock_guard joining(join_mutex_);
     for (auto& t : threads_) {
         if (t.joinable()) t.join();
     }
@@ -154,12 +169,21 @@ std::uint64_t ZeusdPowerStream::wait_for_update(std::uint64_t seen, std::chrono:
 std::vector<std::string> ZeusdPowerStream::take_warnings() {
     std::lock_guard lock(mutex_);
     std::vector<std::string> out;
-    out.swap(warnings_);
+    if (dropped_warnings_ > 0) {
+        out.push_back(fmt::format("{} earlier warnings were dropped (nobody took them)", dropped_warnings_));
+    }
+    out.insert(out.end(), std::make_move_iterator(warnings_.begin()), std::make_move_iterator(warnings_.end()));
+    warnings_.clear();
+    dropped_warnings_ = 0;
     return out;
 }
 
 void ZeusdPowerStream::warn(std::string text) {
     std::lock_guard lock(mutex_);
+    if (warnings_.size() == kMaxWarnings) {
+        warnings_.pop_front();
+        ++dropped_warnings_;
+    }
     warnings_.push_back(std::move(text));
 }
 
@@ -170,27 +194,40 @@ void ZeusdPowerStream::consume_event(const Stream& stream, const std::string& da
         warn(fmt::format("Malformed {} SSE event from {}: {}", stream.kind, stream.key, data.substr(0, 100)));
     };
     if (!event.is_object()) return malformed();
-    const auto id = number(event, gpu ? "gpu_id" : "cpu_id");
+    const auto id = index(event, gpu ? "gpu_id" : "cpu_id");
     const auto power_mw = number(event, gpu ? "power_mw" : "cpu_mw");
     const auto ms = number(event, "timestamp_ms");
-    if (!id || !power_mw || !ms || *id < 0) return malformed();
+    if (!id || !power_mw || !ms) return malformed();
     const double watts = *power_mw / 1000.0;
     const double timestamp_s = *ms / 1000.0 + offsets_.at(stream.key);
-    const auto index = static_cast<unsigned>(*id);
     {
         std::lock_guard lock(mutex_);
         auto [it, added] = readings_.try_emplace(stream.key);
         StreamedPower& power = it->second;
         power.timestamp_s = added ? timestamp_s : std::max(power.timestamp_s, timestamp_s);
         if (gpu) {
-            power.gpu_w[index] = watts;
+            power.gpu_w[*id] = watts;
         } else {
             const auto dram = number(event, "dram_mw");
-            power.cpu_w[index] = StreamedCpuPower{watts, dram ? std::optional(*dram / 1000.0) : std::nullopt};
+            power.cpu_w[*id] = StreamedCpuPower{watts, dram ? std::optional(*dram / 1000.0) : std::nullopt};
         }
         ++updates_;
     }
     changed_.notify_all();
+}
+
+void ZeusdPowerStream::consume_block(const Stream& stream, std::string_view block) {
+    std::size_t at = 0;
+    while (at <= block.size()) {
+        const auto line_end = std::min(block.find('\n', at), block.size());
+        const std::string_view line = block.substr(at, line_end - at);
+        if (line.starts_with("data:")) {
+            std::string_view data = line.substr(5);
+            if (data.starts_with(' ')) data.remove_prefix(1);
+            consume_event(stream, std::string(data));
+        }
+        at = line_end + 1;
+    }
 }
 
 void ZeusdPowerStream::run(const Stream& stream) {
@@ -200,31 +237,29 @@ void ZeusdPowerStream::run(const Stream& stream) {
     const auto keep_going = [this] { return !stopped(); };
     while (!stopped()) {
         std::string buffer;
+        bool overlong = false;
         const auto on_data = [&](std::string_view chunk) {
             buffer.append(chunk);
-            for (auto end = buffer.find("\n\n"); end != std::string::npos; end = buffer.find("\n\n")) {
-                const std::string event = buffer.substr(0, end);
-                buffer.erase(0, end + 2);
-                std::size_t at = 0;
-                while (at <= event.size()) {
-                    const auto line_end = std::min(event.find('\n', at), event.size());
-                    const std::string_view line(event.data() + at, line_end - at);
-                    if (line.starts_with("data:")) {
-                        std::string_view data = line.substr(5);
-                        if (data.starts_with(' ')) data.remove_prefix(1);
-                        consume_event(stream, std::string(data));
-                    }
-                    at = line_end + 1;
+            for (auto end = buffer.find("\n\n");; end = buffer.find("\n\n")) {
+                // What a peer that never ends an event can make us hold.
+                if ((end == std::string::npos ? buffer.size() : end) > kMaxEventBytes) {
+                    overlong = true;
+                    return false;
                 }
+                if (end == std::string::npos) return true;
+                consume_block(stream, std::string_view(buffer).substr(0, end));
+                buffer.erase(0, end + 2);
             }
-            return true;
         };
         HttpClient http(stream.endpoint);
         auto reply = http.stream(request, on_data, keep_going);
         if (stopped()) return;
         const std::string retry =
             fmt::format("reconnecting in {:.1f} s", std::chrono::duration<double>(reconnect_delay_).count());
-        if (!reply) {
+        if (overlong) {
+            warn(fmt::format("{} SSE event from {} is over {} KiB without an end; {}", stream.kind, stream.key,
+                             kMaxEventBytes >> 10U, retry));
+        } else if (!reply) {
             warn(fmt::format("{} SSE connection to {} lost: {}; {}", stream.kind, stream.key, reply.error().message,
                              retry));
         } else if (reply->status == 401 || reply->status == 403) {

@@ -155,6 +155,44 @@ void deny_unknown(const std::vector<std::string>& names, const std::vector<std::
     }
 }
 
+// An event stream's subscribers; what is published goes to each.
+class Channel : public hs::EventSource, public std::enable_shared_from_this<Channel> {
+  public:
+    std::unique_ptr<hs::EventSubscription> subscribe(hs::EventSink sink) override {
+        const std::lock_guard lock(mutex_);
+        const int id = next_id_++;
+        sinks_.emplace(id, std::move(sink));
+        return std::make_unique<Subscription>(shared_from_this(), id);
+    }
+
+    void publish(const std::string& data) const {
+        const std::lock_guard lock(mutex_);
+        for (const auto& [id, sink] : sinks_) sink(data);
+    }
+
+    std::size_t size() const {
+        const std::lock_guard lock(mutex_);
+        return sinks_.size();
+    }
+
+  private:
+    struct Subscription : hs::EventSubscription {
+        Subscription(std::shared_ptr<Channel> owner, int sink_id) : channel(std::move(owner)), id(sink_id) {}
+        Subscription(const Subscription&) = delete;
+        Subscription& operator=(const Subscription&) = delete;
+        ~Subscription() override {
+            const std::lock_guard lock(channel->mutex_);
+            channel->sinks_.erase(id);
+        }
+        std::shared_ptr<Channel> channel;
+        int id;
+    };
+
+    mutable std::mutex mutex_;
+    std::map<int, hs::EventSink> sinks_;
+    int next_id_ = 0;
+};
+
 }  // namespace
 
 // The routes and the state behind them, on a Server whose io runs on one thread.
@@ -190,13 +228,15 @@ class FakeZeusd::Daemon {
 
     Status listen_unix(const std::string& path) { return started(server_->listen_unix(path)); }
 
-    // On a port of 127.0.0.1 the kernel chooses.
-    Result<std::uint16_t> listen_tcp() {
-        auto port = server_->listen_tcp("127.0.0.1:0");
-        if (!port) return port.error();
+    // On `port` of 127.0.0.1 (0: one the kernel chooses).
+    Result<std::uint16_t> listen_tcp(std::uint16_t port) {
+        auto listening = server_->listen_tcp("127.0.0.1:" + std::to_string(port));
+        if (!listening) return listening.error();
         if (auto s = started(Status{}); !s.ok()) return s.error();
-        return *port;
+        return *listening;
     }
+
+    const std::shared_ptr<Channel>& channel(const std::string& path) const { return channels_.at(path); }
 
     std::vector<RecordedRequest> requests() const {
         const std::lock_guard lock(mutex_);
@@ -211,6 +251,8 @@ class FakeZeusd::Daemon {
     static hs::ServerOptions options() {
         hs::ServerOptions options;
         options.name = "fake-zeusd";
+        // Every event a test publishes reaches the client, however fast it publishes.
+        options.limits.max_queued_events = 100'000;
         return options;
     }
 
@@ -310,6 +352,16 @@ class FakeZeusd::Daemon {
         if (r.method == "GET" && kGpuReads.contains(r.path)) return gpu_read(r);
         if (r.method == "GET" && r.path == "/cpu/get_cumulative_energy") return cpu_energy(r);
         if (r.method == "GET" && r.path == "/cpu/get_power") return cpu_power(r);
+        if (r.method == "GET" && r.path == "/gpu/stream_power") {
+            deny_unknown(r.param_names, {"gpu_ids"});
+            (void)selected(r, "gpu_ids", "GPU", config_.value("gpus", json::array()));
+            return hs::Response::event_stream(channels_.at(r.path));
+        }
+        if (r.method == "GET" && r.path == "/cpu/stream_power") {
+            deny_unknown(r.param_names, {"cpu_ids"});
+            (void)selected(r, "cpu_ids", "CPU", config_.value("cpus", json::array()));
+            return hs::Response::event_stream(channels_.at(r.path));
+        }
         return answer(404);
     }
 
@@ -422,6 +474,8 @@ class FakeZeusd::Daemon {
     std::map<std::uint64_t, std::uint64_t> gpu_energy_;
     std::map<std::uint64_t, json> cpu_energy_;
     int cpu_reads_ = 0;
+    const std::map<std::string, std::shared_ptr<Channel>> channels_ = {
+        {"/gpu/stream_power", std::make_shared<Channel>()}, {"/cpu/stream_power", std::make_shared<Channel>()}};
 
     boost::asio::io_context io_;
     boost::asio::executor_work_guard<boost::asio::io_context::executor_type> work_ = boost::asio::make_work_guard(io_);
@@ -440,7 +494,7 @@ nlohmann::json FakeZeusd::default_config() {
     };
 }
 
-FakeZeusd::FakeZeusd(const nlohmann::json& config, Listen listen) : listen_(listen) {
+FakeZeusd::FakeZeusd(const nlohmann::json& config, Listen listen) : config_(config), listen_(listen) {
     static std::atomic<int> counter{0};
     // Short: a Unix socket path must fit in 108 bytes.
     dir_ = std::filesystem::temp_directory_path() /
@@ -448,15 +502,38 @@ FakeZeusd::FakeZeusd(const nlohmann::json& config, Listen listen) : listen_(list
     std::filesystem::remove_all(dir_);
     std::filesystem::create_directories(dir_);
     socket_ = dir_ / "zeusd.sock";
-    daemon_ = std::make_unique<Daemon>(config);
-    if (listen == Listen::UnixSocket) {
+    open_listener();
+}
+
+void FakeZeusd::open_listener() {
+    daemon_ = std::make_unique<Daemon>(config_);
+    if (listen_ == Listen::UnixSocket) {
         const auto listening = daemon_->listen_unix(socket_.string());
         if (!listening.ok()) ADD_FAILURE() << "fake zeusd could not listen: " << listening.error().describe();
     } else {
-        const auto port = daemon_->listen_tcp();
+        const auto port = daemon_->listen_tcp(port_);
         if (port.ok()) port_ = *port;
         else ADD_FAILURE() << "fake zeusd could not listen: " << port.error().describe();
     }
+}
+
+void FakeZeusd::stop() {
+    daemon_.reset();
+    std::error_code ignored;
+    std::filesystem::remove(socket_, ignored);
+}
+
+void FakeZeusd::restart() {
+    stop();
+    open_listener();
+}
+
+void FakeZeusd::publish(const std::string& path, const std::string& data) const {
+    daemon_->channel(path)->publish(data);
+}
+
+std::size_t FakeZeusd::subscribers(const std::string& path) const {
+    return daemon_ ? daemon_->channel(path)->size() : 0;
 }
 
 FakeZeusd::~FakeZeusd() {

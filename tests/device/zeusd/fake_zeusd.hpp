@@ -2,7 +2,9 @@
 // component (src/http_server): it answers the original daemon's routes with
 // their JSON shapes, status codes and error bodies (zeus-inventory §5.2-§5.3)
 // on a temporary Unix socket (or a TCP port on 127.0.0.1), and records every
-// request it gets so tests can assert the exact requests a client sends.
+// request it gets so tests can assert the exact requests a client sends. Its
+// event streams (GET /gpu/stream_power, /cpu/stream_power) send what the test
+// publishes, and it can stop and listen again at the same address.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -57,9 +59,22 @@ class FakeZeusd {
     [[nodiscard]] std::vector<RecordedRequest> requests(const std::string& path) const;
     void clear_requests() const;
 
+    // Sends `data` as one event (`data: <data>\n\n`) to every client streaming
+    // `path` ("/gpu/stream_power" or "/cpu/stream_power") now.
+    void publish(const std::string& path, const std::string& data) const;
+    // How many clients stream `path` now.
+    [[nodiscard]] std::size_t subscribers(const std::string& path) const;
+    // As a daemon that exits: the listener and every connection close.
+    void stop();
+    // Listens again at the same socket path or port, with the same configuration and fresh state.
+    void restart();
+
   private:
     class Daemon;
 
+    void open_listener();
+
+    nlohmann::json config_;
     std::filesystem::path dir_;
     std::filesystem::path socket_;
     Listen listen_;

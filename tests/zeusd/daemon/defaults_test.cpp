@@ -1,0 +1,72 @@
+// `zeusd serve`'s defaults are said in three places: ServeDefaults (what the
+// daemon uses), `zeusd serve --help` and docs/zeusd.md's flag table. They
+// must agree; this reads the other two and compares them with the first.
+#include <gtest/gtest.h>
+
+#include <fmt/format.h>
+
+#include <fstream>
+#include <map>
+#include <regex>
+#include <sstream>
+
+#include "zeus/zeusd/commands.hpp"
+#include "zeusd_harness.hpp"
+
+namespace zeus::testing {
+namespace {
+
+using zeus::zeusd::ServeDefaults;
+
+// Flag -> default text, from ServeDefaults (num-workers: its meaning, 0 is no count).
+std::map<std::string, std::string> expected_defaults() {
+    static_assert(ServeDefaults::num_workers == 0, "the texts below say what 0 means");
+    return {
+        {"--mode", std::string(ServeDefaults::mode)},
+        {"--socket-path", std::string(ServeDefaults::socket_path)},
+        {"--socket-permissions", std::string(ServeDefaults::socket_permissions)},
+        {"--tcp-bind-address", std::string(ServeDefaults::tcp_bind_address)},
+        {"--num-workers", "logical CPUs + 1"},
+        {"--gpu-power-poll-hz", fmt::format("{}", ServeDefaults::gpu_power_poll_hz)},
+        {"--cpu-power-poll-hz", fmt::format("{}", ServeDefaults::cpu_power_poll_hz)},
+        {"--gpu-backend", std::string(ServeDefaults::gpu_backend)},
+        {"--request-timeout-s", fmt::format("{}", ServeDefaults::request_timeout_s)},
+        {"--max-connections-per-peer", std::to_string(ServeDefaults::max_connections_per_peer)},
+        {"--max-streams-per-peer", std::to_string(ServeDefaults::max_streams_per_peer)},
+        {"--max-queued-events", std::to_string(ServeDefaults::max_queued_events)},
+    };
+}
+
+TEST(ZeusdDefaults, HelpSaysServeDefaults) {
+    const auto [status, help] = run_zeusd({"serve", "--help"});
+    ASSERT_EQ(status, 0) << help;
+    for (const auto& [flag, value] : expected_defaults()) {
+        if (flag == "--num-workers") {
+            EXPECT_NE(help.find("(default: " + value + ")"), std::string::npos) << help;
+            continue;
+        }
+        // CLI11: "--flag TYPE[:CHECK]=DEFAULT" at the start of the flag's line.
+        const std::regex line("\n +" + flag + " [^\n=]*=([^ \n]+)");
+        std::smatch match;
+        ASSERT_TRUE(std::regex_search(help, match, line)) << flag << " has no default in:\n" << help;
+        EXPECT_EQ(match[1].str(), value) << flag;
+    }
+}
+
+TEST(ZeusdDefaults, DocsSayServeDefaults) {
+    std::ifstream in(std::string(ZEUS_SOURCE_DIR) + "/docs/zeusd.md");
+    ASSERT_TRUE(in) << "docs/zeusd.md";
+    std::stringstream text;
+    text << in.rdbuf();
+    const std::string docs = text.str();
+    for (const auto& [flag, value] : expected_defaults()) {
+        // "| `--flag` | DEFAULT | meaning |", the default in backticks or not.
+        const std::regex row("\n\\| `" + flag + "` \\| `?([^`|]*[^`| ])`? \\|");
+        std::smatch match;
+        ASSERT_TRUE(std::regex_search(docs, match, row)) << flag << " has no row in docs/zeusd.md's flag table";
+        EXPECT_EQ(match[1].str(), value) << flag;
+    }
+}
+
+}  // namespace
+}  // namespace zeus::testing
