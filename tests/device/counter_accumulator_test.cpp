@@ -151,10 +151,10 @@ TEST(CounterAccumulator, NonWrappingCounterDecreaseIsARestart) {
 struct GatedRegister {
     std::atomic<std::uint64_t> value{0};
     std::atomic<int> calls{0};
-    int gated_call = -1;          // the call (0-based) that stops
+    int gated_call = -1;  // the call (0-based) that stops
     bool stop_after_sampling = true;
-    std::promise<void> entered;   // the gated call has stopped
-    std::promise<void> release;   // lets it go on
+    std::promise<void> entered;  // the gated call has stopped
+    std::promise<void> release;  // lets it go on
     std::shared_future<void> released = release.get_future().share();
     std::once_flag let_go_once;
 
