@@ -45,6 +45,7 @@ CounterEvent CounterAccumulator::update(std::uint64_t raw, Clock::time_point whe
     ++stats_.samples;
     if (spec_.range != 0) raw %= spec_.range;  // hardware may set bits above the counter's width
     if (!last_raw_) {
+        first_raw_ = raw;
         last_raw_ = raw;
         last_time_ = when;
         return CounterEvent::First;
@@ -118,6 +119,11 @@ Joules CounterAccumulator::total() const {
 std::uint64_t CounterAccumulator::total_counts() const {
     std::lock_guard lock(mutex_);
     return total_;
+}
+
+std::optional<std::uint64_t> CounterAccumulator::first_raw() const {
+    std::lock_guard lock(mutex_);
+    return first_raw_;
 }
 
 CounterStats CounterAccumulator::stats() const {

@@ -1,6 +1,7 @@
 #include "zeus/device/counter_sampler.hpp"
 
 #include <algorithm>
+#include <limits>
 
 namespace zeus {
 
@@ -8,16 +9,50 @@ AccumulatedCounter::AccumulatedCounter(CounterSpec spec, ReadRaw read_raw)
     : accumulator_(std::move(spec)), read_raw_(std::move(read_raw)) {}
 
 Result<Joules> AccumulatedCounter::read() {
-    std::lock_guard lock(read_mutex_);
+    std::optional<std::uint64_t> since;
+    if (fed_any_.load()) since = last_fed_published_.load();
     auto raw = read_raw_();
+    const auto finished = Clock::now();
     if (!raw) return raw.error();
-    accumulator_.update(*raw, CounterAccumulator::Clock::now());
-    return accumulator_.total();
+    return feed(*raw, since, finished);
 }
 
 Joules AccumulatedCounter::record(std::uint64_t raw) {
-    std::lock_guard lock(read_mutex_);
-    accumulator_.update(raw, CounterAccumulator::Clock::now());
+    // Read by the caller at a moment we do not know: fed as the newest
+    // reading, as it always was.
+    return feed(raw, std::nullopt, Clock::now());
+}
+
+std::uint64_t AccumulatedCounter::masked(std::uint64_t raw) const {
+    const std::uint64_t range = accumulator_.spec().range;
+    return range == 0 ? raw : raw % range;
+}
+
+std::uint64_t AccumulatedCounter::forward(std::uint64_t from, std::uint64_t to) const {
+    const std::uint64_t range = accumulator_.spec().range;
+    if (range == 0) return to >= from ? to - from : std::numeric_limits<std::uint64_t>::max();
+    return (to + range - from) % range;
+}
+
+Joules AccumulatedCounter::feed(std::uint64_t raw, std::optional<std::uint64_t> since, Clock::time_point finished) {
+    raw = masked(raw);
+    std::lock_guard lock(feed_mutex_);
+    // This read sampled the hardware after `since` was sampled. If it lies
+    // between `since` and the last reading fed, that reading (fed while this
+    // one read) sampled later: feeding this one would look like a step
+    // backwards (or, across a wrap, a whole lap forwards), and it adds
+    // nothing the newer one did not. Exact while the counter moves less than
+    // a lap between reads fed, which the accumulator needs anyway. A reading
+    // behind `since` itself is a real step backwards and is fed (and counted).
+    if (since && last_fed_raw_ && forward(*since, raw) < forward(*since, *last_fed_raw_)) {
+        return accumulator_.total();
+    }
+    const auto when = std::max(finished, last_fed_at_);
+    accumulator_.update(raw, when);
+    last_fed_raw_ = raw;
+    last_fed_at_ = when;
+    last_fed_published_.store(raw);
+    fed_any_.store(true);
     return accumulator_.total();
 }
 

@@ -4,7 +4,10 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <mutex>
+#include <future>
 #include <thread>
+#include <vector>
 
 namespace zeus {
 namespace {
@@ -140,6 +143,193 @@ TEST(CounterAccumulator, NonWrappingCounterDecreaseIsARestart) {
     EXPECT_EQ(acc.total_counts(), 40'007'000U);
     EXPECT_EQ(acc.stats().resets, 1U);
     EXPECT_EQ(acc.stats().jump_glitches, 0U);
+}
+
+// A fake register that concurrent readers sample: the value a read sees is
+// whatever `value` holds when that read samples it. One read can be made to
+// stop either before or after sampling until the test lets it go.
+struct GatedRegister {
+    std::atomic<std::uint64_t> value{0};
+    std::atomic<int> calls{0};
+    int gated_call = -1;  // the call (0-based) that stops
+    bool stop_after_sampling = true;
+    std::promise<void> entered;  // the gated call has stopped
+    std::promise<void> release;  // lets it go on
+    std::shared_future<void> released = release.get_future().share();
+    std::once_flag let_go_once;
+
+    void let_go() {
+        std::call_once(let_go_once, [this] { release.set_value(); });
+    }
+
+    Result<std::uint64_t> read() {
+        const int call = calls++;
+        if (call != gated_call) return value.load();
+        std::uint64_t seen = stop_after_sampling ? value.load() : 0;
+        entered.set_value();
+        released.wait();
+        if (!stop_after_sampling) seen = value.load();
+        return seen;
+    }
+};
+
+std::shared_ptr<AccumulatedCounter> counter_on(GatedRegister& reg, CounterSpec spec) {
+    return std::make_shared<AccumulatedCounter>(std::move(spec), [&reg] { return reg.read(); });
+}
+
+// Reads on another thread while the gated read is stopped. A read that does
+// not come back within 5 s waits on the stopped one (the defect): the test
+// fails, and the stopped read is let go so that nothing hangs.
+Result<Joules> read_beside(AccumulatedCounter& counter, GatedRegister& reg) {
+    auto other = std::async(std::launch::async, [&] { return counter.read(); });
+    if (other.wait_for(5s) != std::future_status::ready) {
+        ADD_FAILURE() << "a read waited for another thread's hardware read";
+        reg.let_go();
+    }
+    return other.get();
+}
+
+// A 1,000,000-count register (1 J) bounded at 0.05 W: a step of up to 1,500
+// counts is plausible at any interval, and reads up to 10 s apart see every
+// wrap, so only the order of readings decides what is counted.
+CounterSpec small_register() { return rapl_like(1'000'000, 0.05); }
+
+TEST(AccumulatedCounter, AReadStuckInTheHardwareDoesNotBlockOtherReads) {
+    GatedRegister reg;
+    reg.value = 100;
+    reg.gated_call = 1;
+    auto counter = counter_on(reg, small_register());
+    ASSERT_TRUE(counter->read().ok());  // call 0: the baseline
+    auto stuck = std::async(std::launch::async, [&] { return counter->read(); });
+    reg.entered.get_future().wait();
+    reg.value = 150;
+    ASSERT_TRUE(read_beside(*counter, reg).ok());
+    reg.let_go();
+    EXPECT_EQ(counter->accumulator().total_counts(), 50U);
+    ASSERT_TRUE(stuck.get().ok());
+}
+
+TEST(AccumulatedCounter, AnOvertakenReadingIsNotFedAsAStepBackwards) {
+    GatedRegister reg;
+    reg.value = 100;
+    reg.gated_call = 1;  // samples 100, then stops
+    auto counter = counter_on(reg, small_register());
+    ASSERT_TRUE(counter->read().ok());
+    auto stale = std::async(std::launch::async, [&] { return counter->read(); });
+    reg.entered.get_future().wait();
+    reg.value = 300;
+    auto newer = read_beside(*counter, reg);  // samples 300 and is fed first
+    ASSERT_TRUE(newer.ok());
+    reg.let_go();
+    auto late = stale.get();  // brings its 100 after the 300
+    ASSERT_TRUE(late.ok());
+    EXPECT_EQ(late->count(), newer->count()) << "the total never goes back";
+    EXPECT_EQ(counter->accumulator().total_counts(), 200U);
+    EXPECT_EQ(counter->stats().backward_glitches, 0U);
+    EXPECT_TRUE(counter->stats().exact());
+    reg.value = 400;
+    ASSERT_TRUE(counter->read().ok());
+    EXPECT_EQ(counter->accumulator().total_counts(), 300U);
+    EXPECT_TRUE(counter->stats().exact());
+}
+
+TEST(AccumulatedCounter, AnOvertakenReadingFromBeforeAWrapIsNotALapForwards) {
+    GatedRegister reg;
+    reg.value = 999'900;
+    reg.gated_call = 1;  // samples 999,990 just before the wrap, then stops
+    auto counter = counter_on(reg, small_register());
+    ASSERT_TRUE(counter->read().ok());
+    reg.value = 999'990;
+    auto stale = std::async(std::launch::async, [&] { return counter->read(); });
+    reg.entered.get_future().wait();
+    reg.value = 1'000'020 % 1'000'000;  // wrapped: 120 counts since the baseline
+    ASSERT_TRUE(read_beside(*counter, reg).ok());
+    reg.let_go();
+    ASSERT_TRUE(stale.get().ok());  // 999,990 after 20 would be a whole lap forwards
+    EXPECT_EQ(counter->accumulator().total_counts(), 120U);
+    EXPECT_EQ(counter->stats().wraps, 1U);
+    reg.value = 50;
+    ASSERT_TRUE(counter->read().ok());
+    EXPECT_EQ(counter->accumulator().total_counts(), 150U);
+    EXPECT_EQ(counter->stats().wraps, 1U);
+    EXPECT_TRUE(counter->stats().exact());
+}
+
+TEST(AccumulatedCounter, AnOverlappingReadingThatIsNewerIsFedAcrossTheWrap) {
+    GatedRegister reg;
+    reg.value = 999'900;
+    reg.gated_call = 1;
+    reg.stop_after_sampling = false;  // stops first, samples when let go
+    auto counter = counter_on(reg, small_register());
+    ASSERT_TRUE(counter->read().ok());
+    auto slow = std::async(std::launch::async, [&] { return counter->read(); });
+    reg.entered.get_future().wait();
+    reg.value = 999'980;
+    ASSERT_TRUE(read_beside(*counter, reg).ok());  // fed first: 80
+    reg.value = 30;                                // wrapped: 130 since the baseline
+    reg.let_go();
+    auto total = slow.get();
+    ASSERT_TRUE(total.ok());
+    EXPECT_EQ(counter->accumulator().total_counts(), 130U);
+    EXPECT_DOUBLE_EQ(total->count(), 130 * 1e-6) << "a read returns at least what it read itself";
+    EXPECT_EQ(counter->stats().wraps, 1U);
+    EXPECT_TRUE(counter->stats().exact());
+}
+
+TEST(AccumulatedCounter, AStepBackwardsBetweenReadsThatDidNotOverlapIsStillAGlitch) {
+    GatedRegister reg;
+    reg.value = 1'000'000'000;
+    auto counter = counter_on(reg, rapl_like(1ULL << 32, 1.0));
+    ASSERT_TRUE(counter->read().ok());
+    reg.value = 999'999'000;  // far above what 1 W could count since a restart
+    ASSERT_TRUE(counter->read().ok());
+    EXPECT_EQ(counter->stats().backward_glitches, 1U);
+    EXPECT_EQ(counter->accumulator().total_counts(), 0U);
+}
+
+TEST(AccumulatedCounter, RecordedValuesAreFedInTheOrderGiven) {
+    GatedRegister reg;
+    auto counter = counter_on(reg, rapl_like(1ULL << 32, 1.0));
+    counter->record(1'000'000'000);
+    counter->record(1'000'000'500);
+    EXPECT_EQ(counter->accumulator().total_counts(), 500U);
+    counter->record(1'000'000'400);  // the caller's reading: a real step backwards
+    EXPECT_EQ(counter->stats().backward_glitches, 1U);
+}
+
+TEST(AccumulatedCounter, ConcurrentReadersKeepTheTotalExactAcrossWraps) {
+    // Every read advances the register by one count, so the true total is
+    // the register's final value minus its first; a reading fed out of order
+    // would show as a glitch or a wrong total. 0.002 W at 1 µJ per count:
+    // 64+ counts are plausible at any interval, wraps are 10 s apart at most.
+    constexpr std::uint64_t kRange = 20'000;
+    constexpr int kThreads = 8;
+    constexpr int kReadsPerThread = 5'000;
+    constexpr std::uint64_t kStart = kRange - 100;
+    std::atomic<std::uint64_t> hardware{kStart};
+    AccumulatedCounter counter(CounterSpec{"stress", kRange, 1e-6, Watts(0.002)},
+                               [&]() -> Result<std::uint64_t> { return hardware.fetch_add(1) % kRange; });
+    ASSERT_TRUE(counter.read().ok());
+    std::vector<std::thread> readers;
+    std::atomic<int> went_back{0};
+    for (int i = 0; i < kThreads; ++i) {
+        readers.emplace_back([&] {
+            double last = 0.0;
+            for (int r = 0; r < kReadsPerThread; ++r) {
+                auto total = counter.read();
+                if (!total || total->count() < last) ++went_back;
+                if (total) last = total->count();
+            }
+        });
+    }
+    for (auto& t : readers) t.join();
+    ASSERT_TRUE(counter.read().ok());  // the register now shows hardware - 1
+    const std::uint64_t last_seen = hardware.load() - 1;
+    EXPECT_EQ(went_back.load(), 0);
+    EXPECT_EQ(counter.accumulator().total_counts(), last_seen - kStart);
+    EXPECT_EQ(counter.stats().wraps, last_seen / kRange - kStart / kRange);
+    EXPECT_TRUE(counter.stats().exact()) << "backward " << counter.stats().backward_glitches << ", jump "
+                                         << counter.stats().jump_glitches << ", resets " << counter.stats().resets;
 }
 
 TEST(CounterSampler, BackgroundReadsKeepTotalsExactAcrossManyWraps) {

@@ -59,6 +59,8 @@ class CounterAccumulator {
     // Accumulated energy since the first reading.
     [[nodiscard]] Joules total() const;
     [[nodiscard]] std::uint64_t total_counts() const;
+    // The first reading fed (masked to the range): where the total starts.
+    [[nodiscard]] std::optional<std::uint64_t> first_raw() const;
     [[nodiscard]] CounterStats stats() const;
     [[nodiscard]] const CounterSpec& spec() const { return spec_; }
 
@@ -72,6 +74,7 @@ class CounterAccumulator {
 
     CounterSpec spec_;
     mutable std::mutex mutex_;
+    std::optional<std::uint64_t> first_raw_;
     std::optional<std::uint64_t> last_raw_;
     Clock::time_point last_time_{};
     bool last_was_backward_ = false;

@@ -4,6 +4,7 @@
 // when it is destroyed: no helper processes, nothing left behind by a fork.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <functional>
 #include <memory>
@@ -18,11 +19,15 @@ namespace zeus {
 class AccumulatedCounter {
   public:
     using ReadRaw = std::function<Result<std::uint64_t>()>;
+    using Clock = CounterAccumulator::Clock;
 
     AccumulatedCounter(CounterSpec spec, ReadRaw read_raw);
 
-    // Reads the hardware now and returns the accumulated total. Reads from
-    // several threads are serialised so the accumulator sees them in order.
+    // Reads the hardware now and returns the accumulated total. Threads read
+    // the hardware concurrently (no lock is held across a read, so one that
+    // loses its core stalls nobody else); a reading that a concurrent one has
+    // already overtaken is not fed, so the accumulator still sees readings
+    // in order. ReadRaw must therefore be safe to call from several threads.
     [[nodiscard]] Result<Joules> read();
     // Feeds a raw value the caller read itself (e.g. together with other
     // fields in one device call), in order with read(). Returns the total.
@@ -31,9 +36,26 @@ class AccumulatedCounter {
     [[nodiscard]] const CounterAccumulator& accumulator() const { return accumulator_; }
 
   private:
+    // Feeds `raw`, read by a read() that began when `since` was the last
+    // reading fed (nullopt: none, or recorded: always fed), unless `raw` lies
+    // between `since` and the last reading fed: then a newer reading
+    // overtook it and it adds nothing.
+    Joules feed(std::uint64_t raw, std::optional<std::uint64_t> since, Clock::time_point finished);
+    // How far the counter moved forwards from `from` to `to`: modulo the
+    // range; on a counter that never wraps, a decrease is "further than any".
+    [[nodiscard]] std::uint64_t forward(std::uint64_t from, std::uint64_t to) const;
+    [[nodiscard]] std::uint64_t masked(std::uint64_t raw) const;
+
     CounterAccumulator accumulator_;
     ReadRaw read_raw_;
-    std::mutex read_mutex_;
+    std::mutex feed_mutex_;  // orders readings into the accumulator; never held across read_raw_
+    std::optional<std::uint64_t> last_fed_raw_;
+    Clock::time_point last_fed_at_{};  // when the last reading fed was finished (never decreases)
+    // last_fed_raw_ for reads to note, without the lock, before they read
+    // the hardware: ordered by the atomics, not by clocks, which are not
+    // exactly in step across CPUs.
+    std::atomic<bool> fed_any_{false};
+    std::atomic<std::uint64_t> last_fed_published_{0};
 };
 
 class CounterSampler {

@@ -180,12 +180,10 @@ void AmdGpu::set_energy_counter(Capability verdict, double microjoules_per_count
     if (auto cap = read_power_cap(); cap && cap->max_power_cap > 0) {
         spec.max_power = Watts(static_cast<double>(std::max(cap->max_power_cap, cap->power_cap)) / 1e6);
     }
-    auto first = first_counts_;
     const AmdGpu* self = this;
-    counter_ = std::make_shared<AccumulatedCounter>(spec, [self, first]() -> Result<std::uint64_t> {
+    counter_ = std::make_shared<AccumulatedCounter>(spec, [self]() -> Result<std::uint64_t> {
         auto sample = self->read_energy_sample();
         if (!sample) return sample.error();
-        if (!first->has_value()) *first = sample->counts;
         return sample->counts;
     });
     (void)counter_->read();  // baseline
@@ -209,9 +207,9 @@ Result<Millijoules> AmdGpu::total_energy() const {
     if (!cap.supported || !counter_) return not_supported("the energy counter", cap.reason);
     auto total = counter_->read();
     if (!total) return total.error();
-    const double base_mj = first_counts_->has_value()
-                               ? static_cast<double>(**first_counts_) * microjoules_per_count_ / 1000.0
-                               : 0.0;
+    // Totals count from the driver's zero: the counter's first reading plus what it accumulated since.
+    const auto first = counter_->accumulator().first_raw();
+    const double base_mj = first ? static_cast<double>(*first) * microjoules_per_count_ / 1000.0 : 0.0;
     return Millijoules(static_cast<std::int64_t>(std::floor(base_mj + total->count() * 1000.0)));
 }
 

@@ -104,8 +104,6 @@ class AmdGpu final : public Gpu {
     std::string power_disabled_reason_;  // MI250 odd die
     std::shared_ptr<AccumulatedCounter> counter_;
     double microjoules_per_count_ = 0.0;
-    // First raw reading seen by counter_, so totals count from the driver's zero.
-    std::shared_ptr<std::optional<std::uint64_t>> first_counts_ = std::make_shared<std::optional<std::uint64_t>>();
 };
 
 }  // namespace zeus::amd

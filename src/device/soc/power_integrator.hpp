@@ -3,8 +3,10 @@
 // Why not CounterAccumulator alone: it turns a hardware *energy* counter into
 // a total, but an INA3221 only reports power, so something must integrate
 // first. The integrated total is then fed to an AccumulatedCounter as a
-// monotonic µJ counter, which gives the rails CounterSampler's owned thread,
-// serialised reads and its filter for readings implying absurd power.
+// monotonic µJ counter, which gives the rails CounterSampler's owned thread
+// and its filter for readings implying absurd power. Reads may run
+// concurrently: samples are added under the rail's lock, an older one after a
+// newer one is ignored, and so is its total in the counter.
 //
 // Error bound: the trapezoid is exact for power that is constant or linear
 // between two samples. A step of size dP between samples t_k and t_k+1 is
@@ -24,7 +26,7 @@ class PowerIntegrator {
   public:
     using Clock = std::chrono::steady_clock;
 
-    // Adds a sample (in time order; an earlier `when` adds no energy) and
+    // Adds a sample (in time order; one earlier than the last is ignored) and
     // returns the energy since the first sample. Negative power (the sensor's
     // offset near zero current) counts as 0 W, so the total never decreases.
     Joules add(Watts power, Clock::time_point when);

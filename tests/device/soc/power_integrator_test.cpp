@@ -60,6 +60,16 @@ TEST(PowerIntegrator, AnEarlierTimestampAddsNothing) {
     EXPECT_DOUBLE_EQ(p.add(Watts(2), Clock::time_point(3s)).count(), 2.0);
 }
 
+TEST(PowerIntegrator, AnEarlierSampleLeavesTheNewerPowerInPlace) {
+    // Two readers: the sample taken at 1 s arrives after the one taken at 2 s.
+    PowerIntegrator p;
+    p.add(Watts(2), Clock::time_point(0s));
+    p.add(Watts(2), Clock::time_point(2s));
+    p.add(Watts(100), Clock::time_point(1s));
+    EXPECT_DOUBLE_EQ(p.add(Watts(2), Clock::time_point(3s)).count(), 6.0);  // 2 W for 3 s
+    EXPECT_EQ(p.last_power(), Watts(2));
+}
+
 TEST(ClassifyRail, FollowsTheOriginalsRules) {
     EXPECT_EQ(classify_rail("VDD_CPU"), SocMetric::Cpu);
     EXPECT_EQ(classify_rail("POM_5V_CPU"), SocMetric::Cpu);
