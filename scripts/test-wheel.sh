@@ -61,6 +61,14 @@ for wheel in dist/zeus_native-*.whl; do
   echo "$(basename "$wheel"): manylinux_2_$minor, $(stat -c %s "$wheel") bytes"
 done
 
+echo "== the sdist holds sources only (no build trees, no wheels, no venv)"
+sdist="$(ls dist/zeus_native-*.tar.gz)"
+stray="$(tar -tzf "$sdist" | awk -F/ '$2 ~ /^(build|build-.*|dist|\.venv)$/ || /__pycache__|\.log$/' | head -5)"
+[ -z "$stray" ] || die "the sdist carries build outputs (pyproject.toml's sdist.exclude): $stray"
+sdist_bytes="$(stat -c %s "$sdist")"
+[ "$sdist_bytes" -le $((10 * 1024 * 1024)) ] || die "the sdist is $sdist_bytes bytes (over 10 MiB): something that is not a source went in"
+echo "$(basename "$sdist"): $sdist_bytes bytes"
+
 echo "== the sdist configures (CMake) with the documented build dependencies"
 sdist_dir="$(mktemp -d)"
 tar -xzf dist/zeus_native-*.tar.gz -C "$sdist_dir"
