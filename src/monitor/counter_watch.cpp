@@ -82,14 +82,10 @@ void CounterWatch::observe(unsigned i, const Result<EnergySnapshot>& snapshot) {
         s.view.outages = kept.outages;
         s.view.longest_outage = kept.longest_outage;
         s.have_read = true;
-        s.counter = counter;
-        s.power = power;
-        s.read_at = now;
         s.counter_moved_at = now;
         s.lag_at_move = lag;
         s.resets = resets;
-        s.view.read_at = now;
-        s.view.power = power;
+        s.remember_read(counter, power, now);
         return;
     }
     // Readings in between are unknown: the mean of the two ends.
@@ -129,11 +125,7 @@ void CounterWatch::observe(unsigned i, const Result<EnergySnapshot>& snapshot) {
             s.stuck_compensation = missed;
         }
     }
-    s.counter = counter;
-    s.power = power;
-    s.read_at = now;
-    s.view.read_at = now;
-    s.view.power = power;
+    s.remember_read(counter, power, now);
 }
 
 }  // namespace zeus::monitor_detail

@@ -74,6 +74,15 @@ class CounterWatch {
         std::uint64_t resets = 0;
         std::optional<Timestamp> unanswered_since;  // reads fail since then
         GpuView view;
+
+        // What every good read leaves behind, the first included.
+        void remember_read(Joules at_counter, Watts at_power, Timestamp at) {
+            counter = at_counter;
+            power = at_power;
+            read_at = at;
+            view.read_at = at;
+            view.power = at_power;
+        }
     };
     void sweep();
 
