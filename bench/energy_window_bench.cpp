@@ -45,6 +45,26 @@ void BM_BeginEndWindow_Sampled(benchmark::State& state) {
 }
 BENCHMARK(BM_BeginEndWindow_Sampled)->Arg(1)->Arg(8)->Arg(64);
 
+// Sampled edges over GPUs and 2 CPU packages with DRAM: the packages are
+// read on the watcher thread too, so the pair costs what it does without
+// them (a synchronous edge reads each package's two counters).
+void BM_BeginEndWindow_Sampled_2Cpus(benchmark::State& state) {
+    Gpus gpus = zeus::bench::instant_gpus(static_cast<unsigned>(state.range(0)));
+    std::vector<std::unique_ptr<Cpu>> cpu_list;
+    for (unsigned i = 0; i < 2; ++i) cpu_list.push_back(std::make_unique<InstantCpu>(i));
+    Cpus cpus(std::move(cpu_list), {}, {}, "", nullptr);
+    EnergyMonitorOptions options;
+    options.edges = WindowEdges::Sampled;
+    auto monitor = EnergyMonitor::open(gpus, &cpus, nullptr, options).value();
+    (void)monitor->begin_window("warm-up", false);
+    for (auto _ : state) {
+        (void)monitor->begin_window("step", false);
+        auto m = monitor->end_window("step", false);
+        benchmark::DoNotOptimize(m);
+    }
+}
+BENCHMARK(BM_BeginEndWindow_Sampled_2Cpus)->Arg(1)->Arg(8)->Arg(64);
+
 // The begin edge alone (each iteration ends its window untimed would cost a
 // pause/resume per iteration, ~0.3 µs): begins windows under fresh names.
 void BM_BeginWindow_Sampled(benchmark::State& state) {

@@ -39,8 +39,8 @@ class InstantCpu final : public Cpu {
     bool has_dram() const override { return true; }
     Status dram_status() const override { return {}; }
     Result<CpuEnergy> total_energy() const override {
-        energy_ += 1.0;
-        return CpuEnergy{Joules(energy_), Joules(energy_ / 4), {}, CounterStats{}};
+        const double energy = energy_ += 1.0;
+        return CpuEnergy{Joules(energy), Joules(energy / 4), {}, CounterStats{}};
     }
     Result<Joules> package_energy() const override { return Joules(energy_); }
     Result<Joules> dram_energy() const override { return Joules(energy_ / 4); }
@@ -48,7 +48,7 @@ class InstantCpu final : public Cpu {
 
   private:
     CpuIdentity identity_;
-    mutable double energy_ = 0;
+    mutable std::atomic<double> energy_{0.0};  // read on a sampled monitor's watcher thread
 };
 
 // `count` instant GPUs as a set.

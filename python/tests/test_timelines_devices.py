@@ -106,6 +106,49 @@ def test_cpu_energy_from_a_fake_powercap_tree(sim, tmp_path, monkeypatch):
         get_cpus().get_total_energy_consumption(3)
 
 
+def test_sampled_cpu_edges_from_a_fake_powercap_tree(sim, tmp_path, monkeypatch):
+    """window_edges="sampled": the watcher thread reads the package and its
+    DRAM every 5 ms; each edge is its latest reading plus the power since the
+    one before. With the counters still before each edge (the power read is
+    0 W), the edges are the counters exactly, and the bound says how far they
+    could be off (the 1000 W default ceiling × the reading's age)."""
+    import os
+    import time
+
+    root = tmp_path / "powercap"
+    zone = root / "intel-rapl:0"
+    dram = zone / "intel-rapl:0:0"
+    dram.mkdir(parents=True)
+    (zone / "name").write_text("package-0\n")
+    (zone / "max_energy_range_uj").write_text("262143328850\n")
+    (dram / "name").write_text("dram\n")
+    (dram / "max_energy_range_uj").write_text("65712999613\n")
+
+    def write(path, value):  # atomically, as the kernel's file changes for a reader
+        (path.parent / "tmp").write_text(f"{value}\n")
+        os.replace(path.parent / "tmp", path)
+
+    write(zone / "energy_uj", 1_000_000)
+    write(dram / "energy_uj", 500_000)
+    monkeypatch.setenv("ZEUS_POWERCAP_ROOT", str(root))
+    sim.start(a100s(1, clock="real"))
+    from zeus_native.monitor import ZeusMonitor
+
+    monitor = ZeusMonitor(cpu_indices=[0], window_edges="sampled")
+    monitor.begin_window("cpu", sync_execution=False)
+    time.sleep(0.1)  # the watcher's readings before the step: 0 W since the begin edge
+    write(zone / "energy_uj", 1_000_000 + 7_250_000)
+    write(dram / "energy_uj", 500_000 + 1_125_000)
+    time.sleep(0.1)  # and after it: 0 W again at the end edge
+    m = monitor.end_window("cpu", sync_execution=False)
+    assert m.cpu_energy == {0: pytest.approx(7.25, abs=1e-9)}
+    assert m.dram_energy == {0: pytest.approx(1.125, abs=1e-9)}
+    for kind in ("cpu", "dram"):
+        bound = m.provenance[kind][0]["edge_error_bound_j"]
+        assert bound is not None and 0 < bound <= 2 * 1000 * 0.1, (kind, bound)
+        assert m.provenance[kind][0]["source"] == "hardware counter"
+
+
 def test_threads_not_processes_and_clean_exit(sim, tmp_path):
     import subprocess
     import sys

@@ -24,16 +24,33 @@ constexpr auto kBlindPeriod = std::chrono::milliseconds(100);
 // clock (the driver's refresh times are), and a clock stepped back must not
 // leave the samples unread for as long as the step.
 constexpr auto kMaxAhead = std::chrono::seconds(1);
+// CPU packages: RAPL counters move about every millisecond, with no refresh
+// time to follow; an edge extrapolates at most this far, so its bound (the
+// package's power ceiling × this at worst) stays near a synchronous read's
+// own staleness. One powercap file read per zone each time: 200 a second.
+constexpr auto kPackagePeriod = std::chrono::milliseconds(5);
+// The SoC: a Jetson's rails are I2C reads (about a millisecond for all),
+// and its values are integrated power anyway.
+constexpr auto kSocPeriod = std::chrono::milliseconds(20);
+
+// (after − before) / (t_after − t_before); nullopt without both or time between.
+std::optional<Watts> power_between(std::optional<Joules> before, Timestamp t_before, std::optional<Joules> after,
+                                   Timestamp t_after) {
+    if (!before || !after || t_after <= t_before) return std::nullopt;
+    return (*after - *before) / Seconds(t_after - t_before);
+}
 
 }  // namespace
 
-EdgeSampler::EdgeSampler(const Gpus& gpus, std::vector<unsigned> gpu_indices, CounterWatch* watch)
+EdgeSampler::EdgeSampler(const Gpus& gpus, std::vector<unsigned> gpu_indices, CounterWatch* watch, HostDevices host)
     : gpus_(gpus),
       indices_(std::move(gpu_indices)),
       watch_(watch),
+      host_(std::move(host)),
       schedule_(indices_.size()) {
     auto empty = std::make_shared<Frame>();
     empty->gpus.resize(indices_.size());
+    empty->cpus.resize(host_.cpus.size());
     empty->steady_at = MonitorClock::now();
     empty->wall_at = WallClock::now();
     frame_ = std::move(empty);
@@ -98,10 +115,75 @@ EdgeSampler::WallClock::time_point EdgeSampler::sweep() {
         reschedule(schedule_[k], sample, sample.read_at);
         next->gpus[k] = std::move(sample);
     }
+    if (!host_.cpus.empty()) {
+        if (packages_due_ > now + kMaxAhead) packages_due_ = now;
+        if (packages_due_ <= now) {
+            if (!next) next = std::make_shared<Frame>(*latest());
+            read_packages(*next);
+            packages_due_ = now + kPackagePeriod;
+        }
+    }
+    if (host_.soc != nullptr) {
+        if (soc_due_ > now + kMaxAhead) soc_due_ = now;
+        if (soc_due_ <= now) {
+            if (!next) next = std::make_shared<Frame>(*latest());
+            read_soc(*next);
+            soc_due_ = now + kSocPeriod;
+        }
+    }
     if (next) publish(std::move(next));
     auto earliest = now + kMaxAhead;
     for (const auto& s : schedule_) earliest = std::min(earliest, s.due);
+    if (!host_.cpus.empty()) earliest = std::min(earliest, packages_due_);
+    if (host_.soc != nullptr) earliest = std::min(earliest, soc_due_);
     return earliest;
+}
+
+void EdgeSampler::read_packages(Frame& next) const {
+    for (std::size_t k = 0; k < host_.cpus.size(); ++k) {
+        PackageSample& sample = next.cpus[k];
+        const auto before = MonitorClock::now();
+        auto energy = host_.cpus[k]->total_energy();
+        const auto read_at = before + (MonitorClock::now() - before) / 2;
+        if (!energy) {
+            sample.error = energy.error().describe();
+            continue;
+        }
+        if (sample.energy) {
+            sample.package_power = power_between(sample.energy->package, sample.read_at, energy->package, read_at);
+            sample.dram_power = power_between(sample.energy->dram, sample.read_at, energy->dram, read_at);
+        }
+        sample.energy = std::move(energy).value();
+        sample.read_at = read_at;
+        sample.error.clear();
+    }
+}
+
+void EdgeSampler::read_soc(Frame& next) const {
+    SocSample sample;
+    const auto before = MonitorClock::now();
+    auto energy = host_.soc->total_energy();
+    sample.read_at = before + (MonitorClock::now() - before) / 2;
+    if (!energy) {
+        sample.error = energy.error().describe();
+        next.soc = std::move(sample);
+        return;
+    }
+    const auto rails = host_.soc->rails();
+    for (const auto& metric : energy->metrics) {
+        std::optional<Watts> sum = Watts(0.0);
+        for (const auto& rail : rails) {
+            if (rail.metric != metric.metric) continue;
+            if (!rail.power) {
+                sum.reset();
+                break;
+            }
+            *sum += *rail.power;
+        }
+        sample.power.push_back(sum);
+    }
+    sample.energy = std::move(energy).value();
+    next.soc = std::move(sample);
 }
 
 void EdgeSampler::publish(std::shared_ptr<Frame> next) {

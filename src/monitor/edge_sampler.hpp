@@ -8,6 +8,10 @@
 // from then on each GPU is read `kReadMargin` after its next expected refresh,
 // and again shortly after if it had not refreshed yet. So the cached counter
 // is as fresh as a synchronous read except in the margin after each refresh.
+// CPU packages (RAPL) and the SoC, whose counters have no refresh time to
+// follow, are read every few milliseconds on the same thread and carry the
+// power since their previous reading: an edge extrapolates them with it
+// (monitor/host_edges.hpp).
 // Real clock only (on the simulator's virtual clock nothing refreshes while a
 // thread waits).
 #pragma once
@@ -24,7 +28,9 @@
 #include <vector>
 
 #include "monitor/counter_watch.hpp"
+#include "zeus/device/cpu.hpp"
 #include "zeus/device/gpus.hpp"
+#include "zeus/device/soc.hpp"
 
 namespace zeus::monitor_detail {
 
@@ -39,8 +45,35 @@ class EdgeSampler {
         CounterWatch::GpuView watched;  // the counter watch's view when this was read
         WallClock::time_point read_at{};
     };
+    // A CPU package and its DRAM as last read.
+    struct PackageSample {
+        std::optional<CpuEnergy> energy;  // the latest good reading; nullopt before one
+        Timestamp read_at{};              // of `energy`: the middle of its read
+        std::string error;                // set when the latest read failed: the package is lost at an edge
+        // From the previous good read to this one: the power an edge
+        // extrapolates with (nullopt until two reads were good).
+        std::optional<Watts> package_power;
+        std::optional<Watts> dram_power;
+    };
+    // The SoC's metrics as last read.
+    struct SocSample {
+        std::optional<SocEnergy> energy;  // nullopt: the latest read failed (`error` says why)
+        std::string error;
+        Timestamp read_at{};
+        // Per entry of energy->metrics: its rails' latest power readings
+        // summed, which the SoC's own integration holds until its next
+        // reading (nullopt when a rail's reading failed).
+        std::vector<std::optional<Watts>> power;
+    };
+    // Devices read besides the GPUs; they must outlive the sampler.
+    struct HostDevices {
+        std::vector<const Cpu*> cpus;
+        const Soc* soc = nullptr;
+    };
     struct Frame {
         std::vector<GpuSample> gpus;  // positions follow the sampler's GPU list
+        std::vector<PackageSample> cpus;  // positions follow HostDevices::cpus
+        std::optional<SocSample> soc;     // when HostDevices::soc is set (after the first read)
         std::uint64_t sequence = 0;
         // Both clocks, read together when the frame was published: an edge
         // reads only the steady clock and takes its wall time (what the
@@ -54,7 +87,7 @@ class EdgeSampler {
 
     // `watch` may be null; it must outlive the sampler, which hands it every
     // read (one thread reads the counters for both).
-    EdgeSampler(const Gpus& gpus, std::vector<unsigned> gpu_indices, CounterWatch* watch);
+    EdgeSampler(const Gpus& gpus, std::vector<unsigned> gpu_indices, CounterWatch* watch, HostDevices host);
     EdgeSampler(const EdgeSampler&) = delete;
     EdgeSampler& operator=(const EdgeSampler&) = delete;
     ~EdgeSampler() { stop(); }
@@ -81,12 +114,18 @@ class EdgeSampler {
     // returns when the next one is due.
     WallClock::time_point sweep();
     void reschedule(Schedule& s, const GpuSample& sample, WallClock::time_point now);
+    // The host devices that are due, read into `next` (a copy of the latest frame).
+    void read_packages(Frame& next) const;
+    void read_soc(Frame& next) const;
     void publish(std::shared_ptr<Frame> next);
 
     const Gpus& gpus_;
     std::vector<unsigned> indices_;
     CounterWatch* watch_;
+    HostDevices host_;
     std::vector<Schedule> schedule_;  // the thread's own
+    WallClock::time_point packages_due_{};  // the thread's own, as the schedule
+    WallClock::time_point soc_due_{};
     std::vector<std::shared_ptr<const Frame>> retired_;  // the thread's own: frames it published before the latest
     mutable std::mutex frame_mutex_;
     std::shared_ptr<const Frame> frame_;

@@ -14,6 +14,7 @@
 #include "device/simulator_clock.hpp"
 #include "monitor/counter_watch.hpp"
 #include "monitor/edge_sampler.hpp"
+#include "monitor/host_edges.hpp"
 #include "monitor/window_log.hpp"
 #include "zeus/monitor/power_monitor.hpp"
 
@@ -359,11 +360,9 @@ class EnergyMonitorImpl final : public EnergyMonitor {
         }
         counters_ = std::make_shared<const CounterGpus>(std::move(counters));
         if (!counter_gpus().empty() && !simulator_clock_) {
-            // Sampled edges: one thread reads the counters for the edges and the watch.
-            const bool sampled = options_.edges == WindowEdges::Sampled && !options_.wait_for_counter_refresh;
-            counter_watch_ = std::make_unique<CounterWatch>(gpus_, counter_gpus(),
-                                                            sampled ? std::chrono::nanoseconds(0) : kCounterWatchPeriod);
-            if (sampled) edge_sampler_ = std::make_unique<EdgeSampler>(gpus_, counter_gpus(), counter_watch_.get());
+            // Sampled edges: the edge sampler reads the counters for the watch.
+            counter_watch_ = std::make_unique<CounterWatch>(
+                gpus_, counter_gpus(), samples_edges() ? std::chrono::nanoseconds(0) : kCounterWatchPeriod);
         }
         if (!without_counter.empty() && simulator_clock_ &&
             simulator_clock_->power_sensor_energy(gpus_[without_counter.front()].identity().physical_index)) {
@@ -399,6 +398,7 @@ class EnergyMonitorImpl final : public EnergyMonitor {
             return Error{ErrorCode::NotFound, "CPU indices were given but no CPU energy source is open",
                          "open the Cpus set and pass it to the monitor, or leave cpu_indices unset", 0};
         }
+        if (samples_edges()) open_edge_sampler();
         if (options_.log_file) {
             auto log = WindowLog::open(*options_.log_file, gpu_indices_);
             if (!log) return log.error();
@@ -453,9 +453,11 @@ class EnergyMonitorImpl final : public EnergyMonitor {
             }
             state.settled = settled;
         }
-        if (auto s = read_cpus(state.cpus); !s) return s;
-        if (soc_ != nullptr && soc_->available()) {
-            if (auto e = soc_->total_energy()) state.soc_start = std::move(e).value();
+        if (!edge_sampler_) {
+            if (auto s = read_cpus(state.cpus); !s) return s;
+            if (soc_ != nullptr && soc_->available()) {
+                if (auto e = soc_->total_energy()) state.soc_start = std::move(e).value();
+            }
         }
         std::lock_guard lock(mutex_);
         if (!restart && windows_.contains(key)) return duplicate(key);
@@ -494,6 +496,7 @@ class EnergyMonitorImpl final : public EnergyMonitor {
         if (!uncounted) return uncounted.error();
         std::map<unsigned, EnergyValue> others = std::move(uncounted).value();
         if (window.end_frame) {
+            add_sampled_host_values(state, window, m);
             window.counters = counters_;
             window.begin_frame = std::move(state.begin_frame);
             window.power_frame = std::move(power_frame);
@@ -510,9 +513,9 @@ class EnergyMonitorImpl final : public EnergyMonitor {
             values.merge(others);
             mark_zeros(values, options_.approx_instant_energy, instant, m.time);
             m.gpu_energy = std::move(values);
+            if (auto s = add_cpu_values(state, m); !s) return s.error();
+            add_soc_values(state, m);
         }
-        if (auto s = add_cpu_values(state, m); !s) return s.error();
-        add_soc_values(state, m);
         if (log_) {
             if (auto s = log_->append(std::string(name), m); !s) m.warnings.push_back(s.error().describe());
         }
@@ -708,10 +711,45 @@ class EnergyMonitorImpl final : public EnergyMonitor {
         return fmt::format("open windows: {}", fmt::join(names, ", "));
     }
 
-    // Whether a window edge synchronises the GPUs or reads a device on the caller's thread.
-    [[nodiscard]] bool edge_waits(bool sync) const {
-        return (sync && options_.sync) || !edge_sampler_ || !cpu_indices_.empty() || !sensor_gpus_.empty() ||
-               soc_ != nullptr;
+    // Whether a window edge synchronises the GPUs or reads a device on the
+    // caller's thread. (GPUs measured by the simulator's power sum exist only
+    // on its virtual clock, where edges are synchronous.)
+    [[nodiscard]] bool edge_waits(bool sync) const { return (sync && options_.sync) || !edge_sampler_; }
+
+    // Sampled edges, where they can be: on the real clock, and not while
+    // waiting for the counters' refreshes (which reads them itself).
+    [[nodiscard]] bool samples_edges() const {
+        return options_.edges == WindowEdges::Sampled && !options_.wait_for_counter_refresh && !simulator_clock_;
+    }
+
+    // One thread reads every counter GPU, CPU package and the SoC for the edges.
+    void open_edge_sampler() {
+        EdgeSampler::HostDevices host;
+        auto packages = std::make_shared<monitor_detail::SampledPackages>();
+        for (unsigned i : cpu_indices_) {
+            const Cpu& cpu = (*cpus_)[i];
+            host.cpus.push_back(&cpu);
+            packages->indices.push_back(i);
+            packages->ceilings.push_back(cpu.power_ceiling());
+            packages->has_dram.push_back(cpu.has_dram() && cpu.dram_status().ok());
+        }
+        if (soc_ != nullptr && soc_->available()) host.soc = soc_;
+        if (counter_gpus().empty() && host.cpus.empty() && host.soc == nullptr) return;
+        packages_ = std::move(packages);
+        edge_sampler_ = std::make_unique<EdgeSampler>(gpus_, counter_gpus(), counter_watch_.get(), std::move(host));
+    }
+
+    // Sampled edges: the CPU, DRAM and SoC values, computed from the two
+    // edges' frames when first read.
+    void add_sampled_host_values(const WindowState& state, const SampledEnd& window, Measurement& m) const {
+        monitor_detail::HostWindow host{packages_, state.begin_frame, window.end_frame, state.start, window.end};
+        if (!packages_->indices.empty()) {
+            m.cpu_energy = EnergyValues<unsigned>::deferred([host] { return monitor_detail::sampled_package_values(host, true); });
+            m.dram_energy = EnergyValues<unsigned>::deferred([host] { return monitor_detail::sampled_package_values(host, false); });
+        }
+        if (host.end_frame->soc) {
+            m.soc_energy = EnergyValues<std::string>::deferred([host] { return monitor_detail::sampled_soc_values(host); });
+        }
     }
 
     void synchronize() const {
@@ -823,6 +861,7 @@ class EnergyMonitorImpl final : public EnergyMonitor {
     std::vector<unsigned> gpu_indices_;
     std::vector<unsigned> cpu_indices_;
     std::shared_ptr<const CounterGpus> counters_;  // set by init()
+    std::shared_ptr<const monitor_detail::SampledPackages> packages_;  // sampled edges: the CPUs the sampler reads
     std::vector<unsigned> integrated_gpus_;  // integrated from power_monitor_
     std::vector<unsigned> sensor_gpus_;      // integrated by the simulator (virtual clock)
     std::unique_ptr<PowerMonitor> power_monitor_;

@@ -22,6 +22,10 @@
 
 namespace zeus {
 
+// The bounds CpuOptions starts from: no package or DRAM draws near them.
+inline constexpr Watts kDefaultMaxPackagePower{1000.0};
+inline constexpr Watts kDefaultMaxDramPower{1000.0};
+
 struct CpuOptions {
     // A powercap directory holding intel-rapl:N zones, directly or in an
     // intel-rapl/ subdirectory (so both /sys/class/powercap and
@@ -37,8 +41,10 @@ struct CpuOptions {
     std::string cpu_sysfs_root = "/sys/devices/system/cpu";
     // Conservative bounds: a counter step implying more power than this is a
     // glitch, and the sampler reads at least twice per wrap at this power.
-    Watts max_package_power{1000.0};
-    Watts max_dram_power{1000.0};
+    // They are also the power ceilings of packages whose powercap zone
+    // states no short-term limit (Cpu::power_ceiling).
+    Watts max_package_power = kDefaultMaxPackagePower;
+    Watts max_dram_power = kDefaultMaxDramPower;
     // Background read period; default: derived from the counter ranges and
     // the power bounds (about 30-60 s on real RAPL). Longer than that risks
     // missed wraps, which are then flagged as late reads.
@@ -74,6 +80,14 @@ struct CpuEnergy {
     [[nodiscard]] bool exact() const { return package_stats.exact() && (!dram_stats || dram_stats->exact()); }
 };
 
+// The most power a package and its DRAM can draw over a few milliseconds:
+// what an energy estimated past a reading can be off by, per second of
+// extrapolation (sampled window edges, docs/monitoring.md).
+struct CpuPowerCeiling {
+    Watts package = kDefaultMaxPackagePower;
+    Watts dram = kDefaultMaxDramPower;
+};
+
 class Cpu {
   public:
     virtual ~Cpu() = default;
@@ -98,6 +112,9 @@ class Cpu {
     // Totals and counter stats as of the last read, by the user or the
     // sampler thread, without touching the hardware. Errors as total_energy().
     [[nodiscard]] virtual Result<CpuEnergy> accumulated() const = 0;
+    // RAPL: the zone's short-term (or peak) power limit where powercap
+    // states one, else CpuOptions' max_package_power / max_dram_power.
+    [[nodiscard]] virtual CpuPowerCeiling power_ceiling() const { return {}; }
 };
 
 class Cpus {

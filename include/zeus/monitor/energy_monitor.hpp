@@ -47,8 +47,12 @@ enum class WindowEdges {
     // pointer and never calls the driver. Accuracy and error bound are those
     // of a synchronous read except in the ~1 ms after each refresh, when the
     // sample is one refresh older (docs/monitoring.md, "Window edges").
-    // CPU and SoC packages are still read at the edge. Falls back to
-    // Synchronous on the simulator's virtual clock and with
+    // CPU packages (RAPL) and the SoC are read by the same thread every 5
+    // and 20 ms, and an edge extrapolates the latest reading with the power
+    // since the one before (bounded by the package's power ceiling,
+    // Cpu::power_ceiling). A device that fails at the watcher's read is
+    // reported lost in the result, not as an error of end_window. Falls
+    // back to Synchronous on the simulator's virtual clock and with
     // wait_for_counter_refresh (which waits for the counters themselves).
     Sampled,
 };

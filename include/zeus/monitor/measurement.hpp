@@ -42,6 +42,9 @@ struct EnergyValue {
     // power limit, so the bound is, summed over both edges, that time × the
     // larger distance from the reading to 0 W or to the limit. nullopt when
     // the edges were read at a refresh or settled on the next refreshes.
+    // CPU packages and DRAM with sampled edges (WindowEdges::Sampled): the
+    // same from the watcher's latest reading, with the package's power
+    // ceiling (Cpu::power_ceiling) as the limit.
     std::optional<Joules> edge_error_bound = std::nullopt;
 };
 

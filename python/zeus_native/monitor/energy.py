@@ -202,7 +202,9 @@ class ZeusMonitor(_core.EnergyMonitor):
     counter at each window edge; "sampled" takes each edge from a watcher
     thread's latest sample (read just after each counter refresh) plus power ×
     the time since, so an edge never waits for the driver, whatever the
-    number of GPUs (docs/monitoring.md, "Window edges").
+    number of GPUs; CPU packages (RAPL) and a SoC are read by the same thread
+    every few milliseconds and extrapolated likewise, with a bound from the
+    package's power ceiling (docs/monitoring.md, "Window edges").
     """
 
     def __init__(

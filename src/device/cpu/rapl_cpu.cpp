@@ -30,6 +30,24 @@ Result<std::uint64_t> read_range(const std::string& path) {
 
 }  // namespace
 
+Watts zone_power_ceiling(const std::string& zone_dir, Watts bound) {
+    namespace fs = std::filesystem;
+    const fs::path zone(zone_dir);
+    if (auto enabled = read_u64_file((zone / "enabled").string()); !enabled || *enabled != 1) return bound;
+    std::optional<Watts> ceiling;
+    // The kernel numbers a zone's constraints from 0 without gaps.
+    for (unsigned n = 0;; ++n) {
+        auto name = read_trimmed((zone / fmt::format("constraint_{}_name", n)).string());
+        if (!name) break;
+        if (*name != "short_term" && *name != "peak_power") continue;
+        auto limit = read_u64_file((zone / fmt::format("constraint_{}_power_limit_uw", n)).string());
+        if (!limit || *limit == 0) continue;
+        const Watts watts(static_cast<double>(*limit) * 1e-6);
+        if (!ceiling || watts > *ceiling) ceiling = watts;
+    }
+    return ceiling && *ceiling < bound ? *ceiling : bound;
+}
+
 RaplCounter open_counter(const std::string& zone_dir, const std::string& label, Watts max_power) {
     namespace fs = std::filesystem;
     const std::string energy = (fs::path(zone_dir) / "energy_uj").string();
@@ -48,7 +66,7 @@ RaplCounter open_counter(const std::string& zone_dir, const std::string& label, 
         std::move(spec), [energy]() -> Result<std::uint64_t> { return read_u64_file(energy); });
     auto first = counter->read();  // the baseline; also proves the file is readable now
     if (!first) return RaplCounter{nullptr, first.error()};
-    return RaplCounter{std::move(counter), Status()};
+    return RaplCounter{std::move(counter), Status(), zone_power_ceiling(zone_dir, max_power)};
 }
 
 RaplCpu::RaplCpu(CpuIdentity identity, RaplCounter package, std::optional<RaplCounter> dram)
@@ -82,6 +100,13 @@ Result<CpuEnergy> RaplCpu::total_energy() const {
         if (auto dram = dram_energy(); !dram) return dram.error();
     }
     return accumulated();
+}
+
+CpuPowerCeiling RaplCpu::power_ceiling() const {
+    CpuPowerCeiling ceiling;
+    ceiling.package = package_.ceiling;
+    if (dram_) ceiling.dram = dram_->ceiling;
+    return ceiling;
 }
 
 Result<CpuEnergy> RaplCpu::accumulated() const {

@@ -17,7 +17,15 @@ namespace zeus::rapl {
 struct RaplCounter {
     std::shared_ptr<AccumulatedCounter> counter;
     Status status;
+    Watts ceiling = kDefaultMaxPackagePower;  // zone_power_ceiling()
 };
+
+// The most the zone draws over a few milliseconds: its highest enforced
+// short-term or peak power limit (constraint_N_name "short_term" or
+// "peak_power", in a zone whose `enabled` is 1), capped at `bound`; `bound`
+// when it states none. The long-term limit (PL1) is no ceiling: a package
+// may exceed it for seconds.
+[[nodiscard]] Watts zone_power_ceiling(const std::string& zone_dir, Watts bound);
 
 // Sets up the counter of one zone directory: reads max_energy_range_uj for
 // the wrap range and takes the first reading, which is the baseline that
@@ -38,6 +46,7 @@ class RaplCpu final : public Cpu {
     [[nodiscard]] Result<Joules> package_energy() const override;
     [[nodiscard]] Result<Joules> dram_energy() const override;
     [[nodiscard]] Result<CpuEnergy> accumulated() const override;
+    [[nodiscard]] CpuPowerCeiling power_ceiling() const override;
 
   private:
     CpuIdentity identity_;

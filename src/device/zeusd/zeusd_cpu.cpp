@@ -27,7 +27,8 @@ ZeusdCpu::ZeusdCpu(CpuIdentity identity, std::shared_ptr<ZeusdClient> client, co
     : identity_(std::move(identity)),
       client_(std::move(client)),
       package_(daemon_counter(fmt::format("zeusd CPU {} package ({})", identity_.zone_index, identity_.path),
-                              options.max_package_power)) {
+                              options.max_package_power)),
+      ceiling_{options.max_package_power, options.max_dram_power} {
     package_->record(raw(first.cpu.value_or(Microjoules(0))));
     if (first.dram) {
         dram_ = daemon_counter(fmt::format("zeusd CPU {} DRAM ({})", identity_.zone_index, identity_.path),

@@ -30,6 +30,8 @@ class ZeusdCpu final : public Cpu {
     [[nodiscard]] Result<Joules> package_energy() const override;
     [[nodiscard]] Result<Joules> dram_energy() const override;
     [[nodiscard]] Result<CpuEnergy> accumulated() const override;
+    // The daemon states no limits: CpuOptions' bounds.
+    [[nodiscard]] CpuPowerCeiling power_ceiling() const override { return ceiling_; }
 
   private:
     // One request for this package; `cpu`/`dram` say which counters to ask for.
@@ -40,6 +42,7 @@ class ZeusdCpu final : public Cpu {
     std::shared_ptr<ZeusdClient> client_;
     std::shared_ptr<AccumulatedCounter> package_;
     std::shared_ptr<AccumulatedCounter> dram_;  // null when the daemon reports no DRAM for this package
+    CpuPowerCeiling ceiling_;
 };
 
 // The Cpus set through the daemon at options.zeusd: every package the
