@@ -43,11 +43,7 @@ std::optional<Watts> power_between(std::optional<Joules> before, Timestamp t_bef
 }  // namespace
 
 EdgeSampler::EdgeSampler(const Gpus& gpus, std::vector<unsigned> gpu_indices, CounterWatch* watch, HostDevices host)
-    : gpus_(gpus),
-      indices_(std::move(gpu_indices)),
-      watch_(watch),
-      host_(std::move(host)),
-      schedule_(indices_.size()) {
+    : gpus_(gpus), indices_(std::move(gpu_indices)), watch_(watch), host_(std::move(host)), schedule_(indices_.size()) {
     auto empty = std::make_shared<Frame>();
     empty->gpus.resize(indices_.size());
     empty->cpus.resize(host_.cpus.size());

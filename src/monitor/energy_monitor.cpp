@@ -744,11 +744,14 @@ class EnergyMonitorImpl final : public EnergyMonitor {
     void add_sampled_host_values(const WindowState& state, const SampledEnd& window, Measurement& m) const {
         monitor_detail::HostWindow host{packages_, state.begin_frame, window.end_frame, state.start, window.end};
         if (!packages_->indices.empty()) {
-            m.cpu_energy = EnergyValues<unsigned>::deferred([host] { return monitor_detail::sampled_package_values(host, true); });
-            m.dram_energy = EnergyValues<unsigned>::deferred([host] { return monitor_detail::sampled_package_values(host, false); });
+            m.cpu_energy =
+                EnergyValues<unsigned>::deferred([host] { return monitor_detail::sampled_package_values(host, true); });
+            m.dram_energy = EnergyValues<unsigned>::deferred(
+                [host] { return monitor_detail::sampled_package_values(host, false); });
         }
         if (host.end_frame->soc) {
-            m.soc_energy = EnergyValues<std::string>::deferred([host] { return monitor_detail::sampled_soc_values(host); });
+            m.soc_energy =
+                EnergyValues<std::string>::deferred([host] { return monitor_detail::sampled_soc_values(host); });
         }
     }
 

@@ -39,7 +39,8 @@ EnergyValue package_value(const HostWindow& w, std::size_t k, bool package) {
     const std::string what = package ? "CPU package" : "the DRAM of CPU package";
     for (const auto& [sample, edge] : {std::pair{&begin, "beginning"}, std::pair{&end, "end"}}) {
         if (sample->energy && sample->error.empty()) continue;
-        return EnergyValue{Joules(0.0), EnergySource::HardwareCounter,
+        return EnergyValue{Joules(0.0),
+                           EnergySource::HardwareCounter,
                            {fmt::format("{} {} could not be read at the {} of the window, its energy is unknown: {}",
                                         what, cpu, edge, lost_reason(*sample))},
                            true};
@@ -49,7 +50,8 @@ EnergyValue package_value(const HostWindow& w, std::size_t k, bool package) {
     const Extrapolated to = package_edge(end, package, ceiling, w.end);
     EnergyValue value{std::max(to.energy - from.energy, Joules(0.0)), EnergySource::HardwareCounter, {}};
     if (const Joules bound = from.error_bound + to.error_bound; bound > Joules(0.0)) value.edge_error_bound = bound;
-    const auto& stats_before = package ? begin.energy->package_stats : begin.energy->dram_stats.value_or(CounterStats{});
+    const auto& stats_before =
+        package ? begin.energy->package_stats : begin.energy->dram_stats.value_or(CounterStats{});
     const auto& stats_after = package ? end.energy->package_stats : end.energy->dram_stats.value_or(CounterStats{});
     if (counter_troubled(stats_before, stats_after)) {
         value.warnings.push_back("the RAPL counter reset, glitched or was read late during the window");

@@ -182,7 +182,9 @@ def check_show_env() -> str:
 
 
 def check_monitor_power_sigint() -> str:
-    env = simulator_env(2, "real")
+    # faulthandler: a process that does not end on SIGINT is sent SIGABRT,
+    # and its threads' Python stacks say where it hung.
+    env = dict(simulator_env(2, "real"), PYTHONFAULTHANDLER="1")
     proc = subprocess.Popen([sys.executable, "-m", "zeus_native.monitor", "power", "--update-period", "0.2"], env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     lines = []
@@ -193,7 +195,17 @@ def check_monitor_power_sigint() -> str:
             break
         lines.append(line)
     proc.send_signal(signal.SIGINT)
-    out, err = proc.communicate(timeout=30)
+    try:
+        out, err = proc.communicate(timeout=30)
+    except subprocess.TimeoutExpired:
+        proc.send_signal(signal.SIGABRT)
+        try:
+            out, err = proc.communicate(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            out, err = proc.communicate()
+        raise AssertionError(f"no exit within 30 s of SIGINT; its stacks at SIGABRT (exit {proc.returncode}):\n"
+                             f"{err[-6000:]}\nits output:\n{''.join(lines) + out[-2000:]}") from None
     text = "".join(lines) + out
     assert proc.returncode == 0, (proc.returncode, text, err)
     assert "Total energy (J):" in text, text

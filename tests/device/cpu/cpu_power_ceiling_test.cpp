@@ -57,6 +57,7 @@ TEST(CpuPowerCeiling, IsTheOptionsBoundWhenTheLimitsAreNotEnforcedOrAbsentOrAbov
         FakePowercap tree;  // limits disabled: the package may draw past them
         const auto zone = tree.add_zone(0, "package-0", 1000, kRange);
         tree.write(zone / "enabled", "0\n");
+        constrain(tree, zone, 0, "long_term", 165.0);
         constrain(tree, zone, 1, "short_term", 198.0);
         EXPECT_DOUBLE_EQ(ceiling_of(tree).package.count(), kDefaultMaxPackagePower.count());
     }
@@ -78,6 +79,7 @@ TEST(CpuPowerCeiling, IsTheOptionsBoundWhenTheLimitsAreNotEnforcedOrAbsentOrAbov
         FakePowercap tree;  // firmware's "unlimited" short-term limit
         const auto zone = tree.add_zone(0, "package-0", 1000, kRange);
         tree.write(zone / "enabled", "1\n");
+        constrain(tree, zone, 0, "long_term", 4095.875);
         constrain(tree, zone, 1, "short_term", 4095.875);
         EXPECT_DOUBLE_EQ(ceiling_of(tree).package.count(), kDefaultMaxPackagePower.count());
     }
@@ -87,6 +89,7 @@ TEST(CpuPowerCeiling, DramHasItsOwnFromItsZone) {
     FakePowercap tree;
     const auto zone = tree.add_zone(0, "package-0", 1000, kRange);
     tree.write(zone / "enabled", "1\n");
+    constrain(tree, zone, 0, "long_term", 165.0);
     constrain(tree, zone, 1, "short_term", 198.0);
     const auto dram = tree.add_subzone(0, 0, 500, kRange);
     CpuOptions options;
