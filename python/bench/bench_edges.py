@@ -5,7 +5,10 @@
    preset's, docs/simulator.md "Driver latency"), through
    the C++ API (the binding's benchmark hook), through Python, and the original
    Zeus 0.16.0 on the same simulated GPUs (pynvml pointed at the simulator);
-2. accuracy against the simulator's ground truth for 0.1, 1 and 10 s windows,
+2. the same pair over 8 GPUs with 2 CPU packages and their DRAM zones in a
+   powercap tree on tmpfs (ZEUS_POWERCAP_ROOT): a synchronous edge reads each
+   zone's energy_uj, a sampled one takes the watcher's latest readings;
+3. accuracy against the simulator's ground truth for 0.1, 1 and 10 s windows,
    steady load and load steps 0-100 ms before each edge, both modes measuring the
    very same windows.
 
@@ -80,6 +83,39 @@ def run_cost_case(count: int, latency_us: int) -> dict:
     original = Original(gpu_indices=list(range(count)))
     row["original"] = [_pair_times(original, _reading_pairs(count, latency_us))[0] for _ in range(ROUNDS)]
     return row
+
+
+def run_packages_case() -> dict:
+    from zeus_native.monitor import ZeusMonitor
+
+    row: dict = {}
+    for mode in ("synchronous", "sampled"):
+        monitor = ZeusMonitor(cpu_indices=[0, 1], window_edges=mode)
+        assert len(monitor.gpu_indices) == 8 and monitor.cpu_indices == [0, 1]
+        monitor.begin_window("warm-up", sync_execution=False)
+        pairs = PAIRS if mode == "sampled" else _reading_pairs(8, 20)
+        cpp, py = [], []
+        for _ in range(ROUNDS):
+            cpp.append(monitor._native_window_pairs(pairs))
+            py.append(_pair_times(monitor, pairs)[0])
+        row[mode] = {"cpp": cpp, "python": py}
+        monitor._stop_threads()
+    return row
+
+
+def _powercap_tree(root: Path) -> Path:
+    """Two packages, each with a DRAM zone, as the kernel lays them out."""
+    for n in range(2):
+        zone = root / f"intel-rapl:{n}"
+        dram = zone / f"intel-rapl:{n}:0"
+        dram.mkdir(parents=True)
+        (zone / "name").write_text(f"package-{n}\n")
+        (zone / "energy_uj").write_text("1000000\n")
+        (zone / "max_energy_range_uj").write_text("262143328850\n")
+        (dram / "name").write_text("dram\n")
+        (dram / "energy_uj").write_text("500000\n")
+        (dram / "max_energy_range_uj").write_text("65712999613\n")
+    return root
 
 
 def _sim():
@@ -171,6 +207,9 @@ def main() -> int:
     if len(sys.argv) > 1 and sys.argv[1] == "--cost":
         print(json.dumps(run_cost_case(int(sys.argv[2]), int(sys.argv[3]))))
         return 0
+    if len(sys.argv) > 1 and sys.argv[1] == "--packages":
+        print(json.dumps(run_packages_case()))
+        return 0
     if len(sys.argv) > 1 and sys.argv[1] == "--accuracy":
         print(json.dumps(run_accuracy_case(json.loads(sys.argv[2]), json.loads(sys.argv[3]))))
         return 0
@@ -193,6 +232,15 @@ def main() -> int:
                     print(f"| {count} | {lat} | {mode} | {_cell(r['cpp'])} | {_cell(r['python'])} | "
                           f"{statistics.median(r['begin']) / 1000:.2f} / {statistics.median(r['end']) / 1000:.2f} | "
                           f"{_cell(row['original'])} | {ratio:.0f}× |")
+        with tempfile.TemporaryDirectory(dir="/dev/shm" if Path("/dev/shm").is_dir() else None) as shm:
+            env = dict(_env(tmp, 8, 20), ZEUS_POWERCAP_ROOT=str(_powercap_tree(Path(shm) / "powercap")))
+            row = json.loads(subprocess.check_output([sys.executable, __file__, "--packages"], env=env,
+                                                     text=True).splitlines()[-1])
+        print("\n8 GPUs (20 µs) and 2 CPU packages with DRAM, powercap on tmpfs:\n")
+        print("| mode | C++ pair µs | Python pair µs |")
+        print("|---|---|---|")
+        for mode in ("synchronous", "sampled"):
+            print(f"| {mode} | {_cell(row[mode]['cpp'])} | {_cell(row[mode]['python'])} |")
         lengths = [0.1, 1.0] if quick else [0.1, 1.0, 10.0]
         steps = [0, 10, 50, 100]
         out = subprocess.check_output([sys.executable, __file__, "--accuracy", json.dumps(lengths), json.dumps(steps)],
