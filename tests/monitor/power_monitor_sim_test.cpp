@@ -225,26 +225,5 @@ TEST_F(PowerMonitorTest, AllThreeDomainsOnH100) {
     EXPECT_EQ(monitor->energy(now - 100ms, now, PowerDomain::MemoryAverage).value().size(), 2U);
 }
 
-TEST_F(PowerMonitorTest, BoundedStorageKeepsTheNewestSamples) {
-    configure(kP100);  // noisy: a new value at every 20 ms refresh
-    Gpus gpus = Gpus::open(simulated());
-    auto monitor = start(gpus, power_options(5ms, {PowerDomain::DeviceInstant}, {}, 5));
-    ASSERT_NE(monitor, nullptr);
-    std::this_thread::sleep_for(300ms);
-    monitor->stop();
-    const auto timeline = monitor->power_timeline(0).value();
-    ASSERT_EQ(timeline.size(), 5U);
-    EXPECT_EQ(monitor->stats().stored_samples, 5U);
-    EXPECT_GT(monitor->stats().sweeps, 20U);
-    // The newest five, four refreshes apart at most 100 ms in all.
-    EXPECT_LE(seconds(timeline.back().time - timeline.front().time), 5 * kP100PeriodS);
-    // Energy before the oldest kept sample is not known any more.
-    auto early = monitor->energy(timeline.front().time - 50ms, timeline.back().time);
-    ASSERT_FALSE(early.ok());
-    EXPECT_EQ(early.error().code, ErrorCode::NoData);
-    EXPECT_NE(early.error().hint.find("max_samples_per_gpu"), std::string::npos) << early.error().hint;
-    EXPECT_TRUE(monitor->energy(timeline.front().time, timeline.back().time).ok());
-}
-
 }  // namespace
 }  // namespace zeus

@@ -154,5 +154,36 @@ TEST_F(PowerMonitorFake, DestructionJoins) {
     EXPECT_EQ(thread_count(), threads);
 }
 
+// Every reading differs from the one before (a power that rises by 1 mW a
+// read), so each is stored, and the five kept must be the five read last:
+// the five highest values, whatever the load did to the sampling times.
+TEST_F(PowerMonitorFake, BoundedStorageKeepsTheNewestSamples) {
+    Gpus gpus = fake_gpus(1);
+    constexpr int kScripted = 20000;
+    std::vector<Result<PowerReading>> rising;
+    for (int k = 0; k < kScripted; ++k) rising.emplace_back(PowerReading{Milliwatts(100'000 + k), std::nullopt});
+    fake(gpus, 0).script_power(std::move(rising));
+    auto monitor = start(gpus, power_options(2ms, {PowerDomain::DeviceInstant}, {}, 5));
+    ASSERT_NE(monitor, nullptr);
+    std::this_thread::sleep_for(100ms);
+    monitor->stop();
+    const unsigned read = fake(gpus, 0).calls(testing::FakeGpu::Call::Power);
+    ASSERT_GT(read, 5U);
+    ASSERT_LT(read, static_cast<unsigned>(kScripted));
+    const auto timeline = monitor->power_timeline(0).value();
+    ASSERT_EQ(timeline.size(), 5U);
+    EXPECT_EQ(monitor->stats().stored_samples, 5U);
+    for (std::size_t k = 0; k < timeline.size(); ++k) {
+        const double expected_mw = 100'000 + (read - timeline.size()) + k;
+        EXPECT_DOUBLE_EQ(timeline[k].power.count() * 1000.0, expected_mw) << "sample " << k << " of " << read;
+    }
+    // Energy before the oldest kept sample is not known any more.
+    auto early = monitor->energy(timeline.front().time - 50ms, timeline.back().time);
+    ASSERT_FALSE(early.ok());
+    EXPECT_EQ(early.error().code, ErrorCode::NoData);
+    EXPECT_NE(early.error().hint.find("max_samples_per_gpu"), std::string::npos) << early.error().hint;
+    EXPECT_TRUE(monitor->energy(timeline.front().time, timeline.back().time).ok());
+}
+
 }  // namespace
 }  // namespace zeus

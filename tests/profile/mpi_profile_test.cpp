@@ -100,6 +100,7 @@ int main(int argc, char** argv) {
     // of each call adds up to each trial's energy on this rank.
     const double utilization = rank == 0 ? 1.0 : 0.5;
     std::vector<double> truth_per_call;
+    std::vector<double> busy_per_call;  // seconds inside the simulator's work
     const zeus::profile::Target work = [&] {
         double before = 0;
         double after = 0;
@@ -110,6 +111,7 @@ int main(int argc, char** argv) {
         }
         zeusSimGroundTruthEnergy(0, &after);
         truth_per_call.push_back(after - before);
+        busy_per_call.push_back(elapsed);
     };
     zeus::profile::MeasurementSweepOptions o;
     o.measurement_duration_search_range = {0.2, 0.4};
@@ -128,12 +130,22 @@ int main(int argc, char** argv) {
     }
     // This rank's exact energy per trial, from its own calls.
     std::vector<double> truth_per_trial;
+    std::vector<double> busy_per_trial;
     std::size_t call = 0;
     for (const auto* t : trials) {
         double sum = 0;
-        for (std::size_t i = 0; i < t->iterations && call < truth_per_call.size(); ++i) sum += truth_per_call[call++];
+        double busy = 0;
+        for (std::size_t i = 0; i < t->iterations && call < truth_per_call.size(); ++i) {
+            busy += busy_per_call[call];
+            sum += truth_per_call[call++];
+        }
         truth_per_trial.push_back(sum);
+        busy_per_trial.push_back(busy);
     }
+    // The most the GPU can draw between calls: its highest power limit.
+    const auto limits = gpus[0].power_limit_constraints();
+    CHECK(limits.ok(), "rank %d: no power limit constraints", rank);
+    const double ceiling_w = limits.ok() ? zeus::quantity_cast<zeus::Watts>(limits->max).count() : 0.0;
     CHECK(call == truth_per_call.size(), "rank %d: %zu calls, %zu in trials", rank, truth_per_call.size(), call);
     CHECK(recorder.sums.size() == 3 * trials.size(), "rank %d: %zu sums", rank, recorder.sums.size());
     CHECK(recorder.maxima.size() == trials.size(), "rank %d: %zu maxima", rank, recorder.maxima.size());
@@ -141,6 +153,7 @@ int main(int argc, char** argv) {
     const auto sums = gather_to_rank0(recorder.sums, size);
     const auto maxima = gather_to_rank0(recorder.maxima, size);
     const auto truths = gather_to_rank0(truth_per_trial, size);
+    const auto busy = gather_to_rank0(busy_per_trial, size);
     const auto progress = gather_to_rank0({progress_events}, size);
 
     if (rank == 0) {
@@ -164,13 +177,20 @@ int main(int argc, char** argv) {
             CHECK(std::abs(tb1 - tb0) > 10, "trial %zu: the GPUs should differ by ~25 °C: %g, %g", i, tb0, tb1);
             CHECK(t.energy_per_iter == t.total_energy / static_cast<double>(t.iterations), "trial %zu", i);
             // Independently of the profiler: the simulator's exact energy of
-            // both ranks' work. The window also holds the short gaps between
-            // calls (idle power), so allow 15 %.
-            const double truth = truths[i] + truths[n + i];
-            CHECK(std::abs(t.total_energy - truth) < 0.15 * truth, "trial %zu: energy %g J, ground truth %g J", i,
-                  t.total_energy, truth);
-            CHECK(std::abs(e0 - truths[i]) < 0.15 * truths[i] && std::abs(e1 - truths[n + i]) < 0.15 * truths[n + i],
-                  "trial %zu: per rank %g / %g J, truth %g / %g J", i, e0, e1, truths[i], truths[n + i]);
+            // each rank's work. The window also holds the gaps between calls
+            // (longer on a loaded machine), in which the GPU drew at most its
+            // power ceiling, and each window edge interpolates the counter past
+            // its last refresh (every 100 ms), off by up to the ceiling × 100 ms
+            // when the load changed in between (docs/monitoring.md).
+            for (int r = 0; r < 2; ++r) {
+                const double measured = r == 0 ? e0 : e1;
+                const double truth = truths[r * n + i];
+                const double gap_s = std::max(maxima[r * n + i] - busy[r * n + i], 0.0);
+                const double edges_j = 2 * ceiling_w * 0.1;
+                CHECK(measured > truth - edges_j && measured < truth + ceiling_w * gap_s + edges_j,
+                      "trial %zu rank %d: %g J measured, ground truth %g J in its calls, %g s between them", i, r,
+                      measured, truth, gap_s);
+            }
         }
         std::printf("%s\n", report->to_string().c_str());
     }
