@@ -16,8 +16,7 @@ namespace zeus::bench {
 
 // A fake GPU (tests/support/fake_gpu.hpp) whose hot reads skip its clock,
 // locks and script: the energy counter steps 7 mJ per read, the power is a
-// steady 300 W. Tests derive from it to script those reads
-// (tests/monitor/energy_monitor_test.cpp).
+// steady 300 W.
 class InstantGpu : public testing::FakeGpu {
   public:
     explicit InstantGpu(unsigned index) : FakeGpu(index) { script_identity().name = "instant"; }

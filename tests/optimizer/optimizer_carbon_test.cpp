@@ -1,5 +1,5 @@
-// The carbon-aware selector in the optimizer: re-selection as the recorded
-// intensity moves, and a failed re-selection (its specs:
+// The carbon-aware selector in the optimizer over fake GPUs: re-selection as
+// the recorded intensity moves, and a failed re-selection (its specs:
 // tests/carbon/carbon_aware_test.cpp).
 #include <deque>
 #include <fstream>
@@ -16,7 +16,7 @@ namespace {
 // moved more than 10% from the one the limit was chosen at, and the limit is
 // then the argmin of eta·E·I/I_first + (1 − eta)·MaxPower·T computed here.
 TEST_F(OptimizerSchedule, CarbonSelectorReselectsWhenTheIntensityMovesPastItsThreshold) {
-    open(kTwoA40s);
+    open(2);
     const std::vector<double> intensity{100, 105, 1000, 950, 300, 310, 2000, 100};
     const auto csv = dir_ / "intensity.csv";
     {
@@ -39,7 +39,7 @@ TEST_F(OptimizerSchedule, CarbonSelectorReselectsWhenTheIntensityMovesPastItsThr
     ASSERT_TRUE(selector.ok()) << selector.error().describe();
     auto optimizer = profiled_with(*selector);
     ASSERT_TRUE(optimizer);
-    TraceTraining& t = training();
+    ModelTraining& t = training();
 
     const auto& ms = optimizer->measurements();
     auto expected_limit = [&](double scale) {
@@ -78,7 +78,7 @@ TEST_F(OptimizerSchedule, CarbonSelectorReselectsWhenTheIntensityMovesPastItsThr
 }
 
 TEST_F(OptimizerSchedule, AFailedCarbonReselectionKeepsTheLimitAndWarns) {
-    open(kOneA40);
+    open(1);
     // Reads in order: the choice at the end of profiling, then a stale() check that sees a 10× move,
     // then the re-selection's read, which fails.
     std::deque<Result<double>> reads{100.0, 1000.0,
@@ -94,7 +94,7 @@ TEST_F(OptimizerSchedule, AFailedCarbonReselectionKeepsTheLimitAndWarns) {
     ASSERT_TRUE(selector.ok()) << selector.error().describe();
     auto optimizer = profiled_with(*selector);
     ASSERT_TRUE(optimizer);
-    TraceTraining& t = training();
+    ModelTraining& t = training();
     const auto chosen = optimizer->optimal_power_limit();
     ASSERT_TRUE(chosen);
     t.step(*optimizer);

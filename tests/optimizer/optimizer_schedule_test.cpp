@@ -1,14 +1,21 @@
-// The optimizer's state machine: which limit is in force at every step, when
-// windows open and close, interruptions at epoch ends, warmup_steps = 0,
-// restoring the earlier limit and a GPU lost in a window
+// The optimizer's state machine over fake GPUs: which limit is in force at
+// every step, when windows open and close, interruptions at epoch ends,
+// warmup_steps = 0, restoring the earlier limit and a GPU lost in a window
 // (optimizer_schedule_fixture.hpp has where the expected schedules come from).
 #include "optimizer/optimizer_schedule_fixture.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <string>
+#include <variant>
+#include <vector>
 
 namespace zeus::optimizer {
 namespace {
 
 TEST_F(OptimizerSchedule, StepsFollowTheDocumentedSchedule) {
-    open(kTwoA40s);
+    open(2);
     auto optimizer = create();
     ASSERT_TRUE(optimizer);
     const auto candidates = every_25w_from(300, 100);
@@ -17,7 +24,7 @@ TEST_F(OptimizerSchedule, StepsFollowTheDocumentedSchedule) {
     const int w = 1, u = 10, p = 40, n = static_cast<int>(candidates.size());
     const int done_call = w + 1 + n * (u + p);
     ASSERT_EQ(done_call, 452);  // the defaults on a 100–300 W GPU, as the reference says
-    TraceTraining& t = training();
+    ModelTraining& t = training();
     t.run_to_done(*optimizer);
     ASSERT_FALSE(HasFatalFailure());
     EXPECT_EQ(t.call, done_call);
@@ -41,15 +48,16 @@ TEST_F(OptimizerSchedule, StepsFollowTheDocumentedSchedule) {
     for (int k = 0; k < n; ++k) {
         const auto& m = optimizer->measurements()[k];
         EXPECT_EQ(m.power_limit, candidates[k]);
-        EXPECT_EQ(begins[k].call, w + 1 + k * (u + p) + u) << k;
-        EXPECT_EQ(ends[k].call, w + 1 + (k + 1) * (u + p)) << k;
+        EXPECT_EQ(begins[k].step, w + 1 + k * (u + p) + u) << k;
+        EXPECT_EQ(ends[k].step, w + 1 + (k + 1) * (u + p)) << k;
         EXPECT_EQ(begins[k].name, power_limit_window_name(candidates[k]));
-        // The window holds exactly the p steps before its end call.
-        double seconds = 0;
-        for (int call = begins[k].call; call < ends[k].call; ++call) seconds += t.step_seconds[call - 1];
+        // The window holds exactly the p steps at its limit: by the script,
+        // p step times, and both GPUs drawing the step power meanwhile (to
+        // the counters' 1 mJ at both edges of both GPUs).
+        const double seconds = p * step_time(watts(candidates[k]));
         EXPECT_NEAR(m.time.count(), seconds, 1e-6 * seconds) << k;
-        const double truth = ends[k].truth_j - begins[k].truth_j;  // both GPUs
-        EXPECT_NEAR(m.energy.count(), truth, 1e-3 * truth) << k;
+        const double truth = 2 * step_power(watts(candidates[k])) * seconds;
+        EXPECT_NEAR(m.energy.count(), truth, 0.004) << k;
     }
     // ZeusCost(0.5) over both GPUs, computed here from the measurements.
     const auto& ms = optimizer->measurements();
@@ -67,7 +75,7 @@ TEST_F(OptimizerSchedule, StepsFollowTheDocumentedSchedule) {
 }
 
 TEST_F(OptimizerSchedule, WithoutWarmupTheWindowOpensWithTheLimit) {
-    open(kOneA40);
+    open(1);
     PowerLimitOptimizerOptions options;
     options.warmup_steps = 0;
     options.wait_steps = 3;
@@ -84,15 +92,15 @@ TEST_F(OptimizerSchedule, WithoutWarmupTheWindowOpensWithTheLimit) {
     const auto begins = events("begin");
     ASSERT_EQ(begins.size(), 5U);
     for (int k = 0; k < 5; ++k) {
-        EXPECT_EQ(begins[k].call, w + 1 + k * p) << k;
-        EXPECT_EQ(training().limit_during[begins[k].call - 1], candidates[k]) << k;
+        EXPECT_EQ(begins[k].step, w + 1 + k * p) << k;
+        EXPECT_EQ(training().limit_during[begins[k].step - 1], candidates[k]) << k;
     }
 }
 
 // Epoch ends interrupt warm-ups and windows; every measured window must still
 // cover exactly profile_steps steps at its own limit inside one epoch.
-void check_interrupted_run(int steps_per_epoch, GlobalPowerLimitOptimizer& optimizer, TraceTraining& t,
-                           const RecordingMonitor& monitor, const std::vector<Milliwatts>& candidates) {
+void check_interrupted_run(int steps_per_epoch, GlobalPowerLimitOptimizer& optimizer, ModelTraining& t,
+                           const FakeEnergyMonitor& monitor, const std::vector<Milliwatts>& candidates) {
     const int p = 40;
     std::vector<int> epoch_end_after;  // calls after which on_epoch_end ran
     for (int epoch = 0; epoch < 40 && !optimizer.done(); ++epoch) {
@@ -110,9 +118,10 @@ void check_interrupted_run(int steps_per_epoch, GlobalPowerLimitOptimizer& optim
     for (const auto& m : optimizer.measurements()) measured.push_back(m.power_limit);
     EXPECT_EQ(measured, candidates) << steps_per_epoch;  // each once, in order
 
-    const RecordingMonitor::Event* open = nullptr;
+    const auto edges = monitor.edges();
+    const FakeEnergyMonitor::Edge* open = nullptr;
     int cancels = 0;
-    for (const auto& e : monitor.events) {
+    for (const auto& e : edges) {
         if (e.what == "begin") {
             open = &e;
             continue;
@@ -122,13 +131,13 @@ void check_interrupted_run(int steps_per_epoch, GlobalPowerLimitOptimizer& optim
         if (e.what == "cancel") {
             ++cancels;
             // Cancelled exactly at an epoch end, inside the window.
-            EXPECT_NE(std::find(epoch_end_after.begin(), epoch_end_after.end(), e.call), epoch_end_after.end());
+            EXPECT_NE(std::find(epoch_end_after.begin(), epoch_end_after.end(), e.step), epoch_end_after.end());
         } else {
-            EXPECT_EQ(e.call - open->call, p) << open->name;
-            for (int call = open->call; call < e.call; ++call) {
+            EXPECT_EQ(e.step - open->step, p) << open->name;
+            for (int call = open->step; call < e.step; ++call) {
                 EXPECT_EQ(power_limit_window_name(t.limit_during[call - 1]), open->name) << call;
             }
-            for (int end : epoch_end_after) EXPECT_FALSE(end >= open->call && end < e.call) << open->name;
+            for (int end : epoch_end_after) EXPECT_FALSE(end >= open->step && end < e.step) << open->name;
         }
         open = nullptr;
     }
@@ -151,7 +160,7 @@ void check_interrupted_run(int steps_per_epoch, GlobalPowerLimitOptimizer& optim
 
 TEST_F(OptimizerSchedule, InterruptedLimitsAreRetriedFromTheirWarmup) {
     for (int steps_per_epoch : {55, 65, 100}) {
-        open(kOneA40);
+        open(1);
         auto optimizer = create();
         ASSERT_TRUE(optimizer);
         check_interrupted_run(steps_per_epoch, *optimizer, training(), *monitor_, every_25w_from(300, 100));
@@ -161,7 +170,7 @@ TEST_F(OptimizerSchedule, InterruptedLimitsAreRetriedFromTheirWarmup) {
 }
 
 TEST_F(OptimizerSchedule, AnEpochEndPutsTheMaximumBackUntilTheNextStep) {
-    open(kOneA40);
+    open(1);
     auto optimizer = create();
     ASSERT_TRUE(optimizer);
     for (int s = 0; s < 60; ++s) training().step(*optimizer);  // inside 275 W's warm-up
@@ -176,7 +185,7 @@ TEST_F(OptimizerSchedule, AnEpochEndPutsTheMaximumBackUntilTheNextStep) {
 }
 
 TEST_F(OptimizerSchedule, EpochsTooShortForOneLimitEndProfilingWithAReason) {
-    open(kOneA40);
+    open(1);
     auto optimizer = create();  // a limit needs 1 + 10 + 40 steps inside one epoch
     ASSERT_TRUE(optimizer);
     Status last;
@@ -196,7 +205,7 @@ TEST_F(OptimizerSchedule, EpochsTooShortForOneLimitEndProfilingWithAReason) {
     EXPECT_EQ(gpus_[0].power_limit().value(), Milliwatts(300000));
     // Epochs that fit are fine, however many limits get interrupted.
     optimizer.reset();  // it restores its limits through the GPUs open() is about to close
-    open(kOneA40);
+    open(1);
     auto fits = create();
     ASSERT_TRUE(fits);
     for (int epoch = 0; epoch < 40 && !fits->done(); ++epoch) {
@@ -210,7 +219,7 @@ TEST_F(OptimizerSchedule, EpochsTooShortForOneLimitEndProfilingWithAReason) {
 }
 
 TEST_F(OptimizerSchedule, TheEarlierLimitComesBackWhenClosedOrDestroyed) {
-    open(kTwoA40s);
+    open(2);
     for (const auto& gpu : gpus_) ASSERT_TRUE(gpu->set_power_limit(Milliwatts(220000)).ok());
     auto optimizer = create();
     ASSERT_TRUE(optimizer);
@@ -219,7 +228,7 @@ TEST_F(OptimizerSchedule, TheEarlierLimitComesBackWhenClosedOrDestroyed) {
     ASSERT_TRUE(std::holds_alternative<state::Profiling>(optimizer->state()));
     ASSERT_TRUE(optimizer->close().ok());
     for (const auto& gpu : gpus_) EXPECT_EQ(gpu->power_limit().value(), Milliwatts(220000));
-    EXPECT_TRUE(inner_->open_windows().empty());  // the open window was cancelled
+    EXPECT_TRUE(monitor_->open_windows().empty());  // the open window was cancelled
     ASSERT_TRUE(optimizer->on_step_begin().ok());  // closed: the hooks do nothing
     EXPECT_EQ(gpus_[0].power_limit().value(), Milliwatts(220000));
 
@@ -237,7 +246,7 @@ TEST_F(OptimizerSchedule, TheEarlierLimitComesBackWhenClosedOrDestroyed) {
 // profiling stops at the maximum limit with an error naming the GPU, and
 // close() still puts back the earlier limit wherever it can.
 TEST_F(OptimizerSchedule, AGpuLostInAWindowStopsProfilingInsteadOfUnderCountingIt) {
-    open(kTwoA40s);
+    open(2);
     for (const auto& gpu : gpus_) ASSERT_TRUE(gpu->set_power_limit(Milliwatts(220000)).ok());
     PowerLimitOptimizerOptions options;
     options.profile_path = dir_ / "lost" / "profile.json";
@@ -249,17 +258,15 @@ TEST_F(OptimizerSchedule, AGpuLostInAWindowStopsProfilingInsteadOfUnderCountingI
     ASSERT_TRUE(std::holds_alternative<state::Profiling>(optimizer->state()));
     ASSERT_EQ(std::get<state::Profiling>(optimizer->state()).limit, Milliwatts(275000));
     ASSERT_EQ(optimizer->measurements().size(), 1U);  // 300 W
-    ASSERT_EQ(zeusSimInjectFault(1, "lost", 1), ZEUS_SIM_OK) << zeusSimLastError();
-    // The training loop goes on without the harness, which reads every GPU.
-    const int trace = define_model_trace();
+    testing::fake(gpus_, 1).lose();
+    // The training loop goes on without the harness's step, which reads every GPU.
     Status at_close;
     for (int call = training().call + 1; call <= window_close; ++call) {
         at_close = optimizer->on_step_begin();
         if (call < window_close) {
             ASSERT_TRUE(at_close.ok()) << "call " << call << ": " << at_close.error().describe();
         }
-        double elapsed = 0;
-        ASSERT_EQ(zeusSimRunTraceWork(0, trace, 1.0 / 40, &elapsed), ZEUS_SIM_OK) << zeusSimLastError();
+        training().work(gpus_[0].power_limit().value());
     }
     ASSERT_FALSE(at_close.ok()) << "the window with a lost GPU was taken as a measurement";
     EXPECT_EQ(at_close.error().code, ErrorCode::GpuLost);
@@ -275,7 +282,7 @@ TEST_F(OptimizerSchedule, AGpuLostInAWindowStopsProfilingInsteadOfUnderCountingI
     ASSERT_FALSE(optimizer->warnings().empty());
     EXPECT_NE(optimizer->warnings().back().find("GPU 1"), std::string::npos) << optimizer->warnings().back();
     EXPECT_NE(optimizer->warnings().back().find("275 W"), std::string::npos) << optimizer->warnings().back();
-    EXPECT_TRUE(inner_->open_windows().empty());
+    EXPECT_TRUE(monitor_->open_windows().empty());
     EXPECT_FALSE(std::filesystem::exists(*options.profile_path));  // an incomplete profile is not saved
     ASSERT_TRUE(optimizer->on_step_begin().ok());  // done: the hooks change nothing
     EXPECT_EQ(gpus_[0].power_limit().value(), Milliwatts(300000));
@@ -284,7 +291,6 @@ TEST_F(OptimizerSchedule, AGpuLostInAWindowStopsProfilingInsteadOfUnderCountingI
     EXPECT_EQ(gpus_[0].power_limit().value(), Milliwatts(220000));
     ASSERT_FALSE(closed.ok());
     EXPECT_NE(closed.error().message.find("GPU 1"), std::string::npos) << closed.error().message;
-    EXPECT_EQ(zeusSimInjectFault(1, "lost", 0), ZEUS_SIM_OK);
 }
 
 }  // namespace

@@ -15,7 +15,8 @@
 // - Settings: set_power_limit / locked clocks / persistence are kept and
 //   read back; a limit outside the constraints, or a clock range upside
 //   down, is refused as a driver does.
-// - calls(Call) counts every call; set_latency() delays every call.
+// - calls(Call) counts every call, calls_on(thread, Call) those made on one
+//   thread; set_latency() delays every call.
 // Thread-safe: monitors read from their own threads.
 #pragma once
 
@@ -24,6 +25,7 @@
 #include <chrono>
 #include <cstdint>
 #include <deque>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -144,6 +146,13 @@ class FakeGpu : public Gpu {
 
     // --- What was called ----------------------------------------------------
     [[nodiscard]] unsigned calls(Call call) const { return calls_[index(call)].load(); }
+    // Calls of `call` made on `thread` (e.g. the test's own, which a
+    // monitor with its own threads must not read the driver on).
+    [[nodiscard]] unsigned calls_on(std::thread::id thread, Call call) const {
+        const std::lock_guard lock(mutex_);
+        const auto it = calls_by_thread_.find(thread);
+        return it == calls_by_thread_.end() ? 0U : it->second[index(call)];
+    }
     [[nodiscard]] std::optional<std::pair<Megahertz, Megahertz>> locked_gpu_clocks() const {
         const std::lock_guard lock(mutex_);
         return gpu_clocks_;
@@ -250,6 +259,10 @@ class FakeGpu : public Gpu {
     // with, if any: a lost GPU's, else the next scripted failure.
     [[nodiscard]] std::optional<Error> enter(Call call) const {
         ++calls_[index(call)];
+        {
+            const std::lock_guard lock(mutex_);
+            ++calls_by_thread_[std::this_thread::get_id()][index(call)];
+        }
         if (const auto ns = latency_.load(); ns > 0) std::this_thread::sleep_for(std::chrono::nanoseconds(ns));
         if (lost_) return Error{ErrorCode::GpuLost, "GPU is lost (fake)", "", 0};
         const std::lock_guard lock(mutex_);
@@ -337,9 +350,18 @@ class FakeGpu : public Gpu {
     mutable std::deque<Result<Celsius>> temperature_queue_;
     mutable std::array<std::deque<Failure>, static_cast<std::size_t>(Call::Count)> failures_;
     mutable std::array<std::atomic<unsigned>, static_cast<std::size_t>(Call::Count)> calls_{};
+    mutable std::map<std::thread::id, std::array<unsigned, static_cast<std::size_t>(Call::Count)>> calls_by_thread_;
     std::atomic<bool> lost_{false};
     std::atomic<std::int64_t> latency_{0};
 };
+
+// Fake GPUs as a set, as a backend hands them over.
+inline Gpus gpu_set(std::vector<std::unique_ptr<Gpu>> list) {
+    GpuBackendInfo info;
+    info.backend = "fake";
+    info.physical_gpu_count = static_cast<unsigned>(list.size());
+    return Gpus(std::move(list), {}, {}, std::move(info));
+}
 
 // `count` fake GPUs (or GPUs derived from it) as a set; `each` scripts each
 // one before it is handed over.
@@ -351,10 +373,20 @@ Gpus fake_gpus(unsigned count, Script each = [](Fake&) {}) {
         each(*gpu);
         list.push_back(std::move(gpu));
     }
-    GpuBackendInfo info;
-    info.backend = "fake";
-    info.physical_gpu_count = count;
-    return Gpus(std::move(list), {}, {}, std::move(info));
+    return gpu_set(std::move(list));
+}
+
+// The same on one ManualClock: the test moves time for every GPU at once.
+template <class Script = void (*)(FakeGpu&)>
+Gpus fake_gpus_on(
+    const std::shared_ptr<ManualClock>& clock, unsigned count, Script each = [](FakeGpu&) {}) {
+    std::vector<std::unique_ptr<Gpu>> list;
+    for (unsigned i = 0; i < count; ++i) {
+        auto gpu = std::make_unique<FakeGpu>(i, clock);
+        each(*gpu);
+        list.push_back(std::move(gpu));
+    }
+    return gpu_set(std::move(list));
 }
 
 // GPU `index` of a set made by fake_gpus, to script it or read its calls.

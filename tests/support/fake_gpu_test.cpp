@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <thread>
 
 namespace zeus::testing {
 namespace {
@@ -103,6 +104,27 @@ TEST(FakeGpu, SettingsAreKeptAndALimitOutsideTheConstraintsIsRefused) {
     EXPECT_FALSE(gpu.persistence_mode().value());
 }
 
+// A monitor's own threads read too: each thread's calls are counted apart.
+TEST(FakeGpu, CallsAreCountedPerThread) {
+    FakeGpu gpu;
+    gpu.lose();  // failed calls count as well
+    (void)gpu.total_energy();
+    gpu.recover();
+    (void)gpu.total_energy();
+    std::thread::id other;
+    std::thread([&] {
+        other = std::this_thread::get_id();
+        (void)gpu.total_energy();
+        (void)gpu.instant_power();
+    }).join();
+    const auto self = std::this_thread::get_id();
+    EXPECT_EQ(gpu.calls(Call::TotalEnergy), 3U);
+    EXPECT_EQ(gpu.calls_on(self, Call::TotalEnergy), 2U);
+    EXPECT_EQ(gpu.calls_on(self, Call::Power), 0U);
+    EXPECT_EQ(gpu.calls_on(other, Call::TotalEnergy), 1U);
+    EXPECT_EQ(gpu.calls_on(other, Call::Power), 1U);
+}
+
 TEST(FakeGpu, UnsupportedPowerDomainsAreRefusedAsTheCapabilitiesSay) {
     FakeGpu gpu;
     EXPECT_EQ(gpu.memory_power().error().code, ErrorCode::NotSupported);
@@ -124,6 +146,18 @@ TEST(FakeGpu, ASetOfFakesIsScriptedOneByOne) {
     EXPECT_EQ(gpus.backend_info().backend, "fake");
     EXPECT_EQ(gpus[1].instant_power().value().power, Milliwatts(200'000));
     EXPECT_EQ(fake(gpus, 0).calls(Call::Power), 0U);
+}
+
+TEST(FakeGpu, ASetOnOneManualClockMovesTogether) {
+    auto clock = std::make_shared<ManualClock>();
+    const Gpus gpus =
+        fake_gpus_on(clock, 2, [](FakeGpu& gpu) { gpu.draw(Milliwatts(100'000 * (gpu.identity().index + 1))); });
+    ASSERT_EQ(gpus.size(), 2U);
+    EXPECT_EQ(gpus.backend_info().physical_gpu_count, 2U);
+    clock->advance(2s);  // 100 W and 200 W × 2 s
+    EXPECT_EQ(gpus[0].total_energy().value(), Millijoules(200'000));
+    EXPECT_EQ(gpus[1].total_energy().value(), Millijoules(400'000));
+    EXPECT_EQ(fake(gpus, 1).calls(Call::TotalEnergy), 1U);
 }
 
 }  // namespace
