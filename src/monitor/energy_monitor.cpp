@@ -14,73 +14,22 @@
 #include "device/simulator_clock.hpp"
 #include "monitor/counter_watch.hpp"
 #include "monitor/edge_sampler.hpp"
+#include "monitor/counter_edges.hpp"
 #include "monitor/host_edges.hpp"
+#include "monitor/sampled_gpu_edges.hpp"
 #include "monitor/window_log.hpp"
 #include "zeus/monitor/power_monitor.hpp"
 
 namespace zeus {
 namespace {
 
-using SystemClock = std::chrono::system_clock;
+using namespace monitor_detail;  // the edges' helpers (counter_edges.hpp, sampled_gpu_edges.hpp, host_edges.hpp)
 
-// NVIDIA boards refresh the energy counter about every 100 ms
-// (shared/reference/measurement-facts.md); shorter windows can read 0 J.
-constexpr std::chrono::milliseconds kCounterUpdatePeriod{100};
-// A refresh time further back than this is not trusted for interpolation.
-constexpr std::chrono::seconds kMaxRefreshAge{1};
 // How often the counters are cross-checked against power while windows are
 // open: a counter restart loses at most this long to the counter.
 constexpr std::chrono::milliseconds kCounterWatchPeriod{100};
-// Sampled edges: a sample older than this at an edge (the watcher stalled)
-// is flagged; normally it is under one refresh period old.
-constexpr std::chrono::seconds kStaleSample{1};
 // wait_for_counter_refresh: two refreshes take ~200 ms; give up after this.
 constexpr std::chrono::milliseconds kSettleTimeout{400};
-
-// A counter GPU's energy at one window edge, and how far off it can be.
-struct EdgeEstimate {
-    Joules energy{0.0};
-    Joules error_bound{0.0};  // 0 when the counter was not extrapolated
-};
-
-// Energy at `now` from a snapshot: the counter lags real time by the time
-// since its last refresh, during which the GPU drew (about) `power`. Any
-// power from 0 W to `ceiling` (the GPU's highest power limit) is possible in
-// that time, which bounds the error of the estimate.
-// `max_age`: a refresh further back is not trusted (synchronous reads); a
-// sampled edge trusts any age, its bound growing with it.
-EdgeEstimate energy_at(const EnergySnapshot& s, std::optional<SystemClock::time_point> now, Watts ceiling,
-                       SystemClock::duration max_age = kMaxRefreshAge) {
-    EdgeEstimate edge{quantity_cast<Joules>(s.energy)};
-    if (now && s.refreshed_at && s.power) {
-        const auto age = *now - *s.refreshed_at;
-        if (age > SystemClock::duration::zero() && age < max_age) {
-            const Watts power = quantity_cast<Watts>(*s.power);
-            edge.energy += power * age;
-            edge.error_bound = std::max(power, std::max(ceiling, power) - power) * age;
-        }
-    }
-    return edge;
-}
-
-// The warning for a window shorter than the counter's update period. Without
-// fmt's format-string parsing: it is built on every short window (a few
-// hundred ns of a sampled edge pair otherwise).
-std::string short_window_warning(Seconds length) {
-    static const std::string kSuffix = fmt::format(
-        " ms) is shorter than the energy counter's update period (~{} ms): the value may be 0 or off by up to "
-        "one period's energy",
-        kCounterUpdatePeriod.count());
-    std::array<char, 32> ms{};
-    const auto [end, ec] = std::to_chars(ms.data(), ms.data() + ms.size(), length.count() * 1e3,
-                                         std::chars_format::fixed, 1);
-    std::string text;
-    text.reserve(12 + 32 + kSuffix.size());
-    text.append("the window (");
-    if (ec == std::errc()) text.append(ms.data(), end);
-    text.append(kSuffix);
-    return text;
-}
 
 // Positions follow the counter GPUs and cpu_indices_: vectors, not maps, keep
 // begin_window to a handful of allocations.
@@ -94,14 +43,7 @@ struct WindowState {
     Timestamp start;
     SystemClock::time_point start_wall;
     Seconds start_simulated{0.0};  // on the simulator's virtual clock, when its GPUs are measured
-    struct GpuStart {
-        Joules energy;
-        Joules error_bound;  // of the begin edge's estimate
-        std::optional<CounterStats> stats;
-        monitor_detail::CounterWatch::GpuView watched;
-        std::optional<std::string> lost;  // sampled edges: why the GPU's sample at the begin edge failed
-    };
-    std::vector<GpuStart> gpus;
+    std::vector<monitor_detail::CounterEdge> gpus;
     std::vector<Joules> sensor_gpus;  // positions follow sensor_gpus_
     std::vector<std::optional<Joules>> settled;  // wait_for_counter_refresh: the begin edge, where it settled
     std::vector<CpuReading> cpus;
@@ -110,217 +52,6 @@ struct WindowState {
     // from it when the window ends, off the edge's path.
     std::shared_ptr<const monitor_detail::EdgeSampler::Frame> begin_frame;
 };
-
-using monitor_detail::CounterWatch;
-using monitor_detail::EdgeSampler;
-
-// The GPUs measured by their energy counter, fixed when the monitor opens;
-// shared with deferred results, which may outlive the monitor.
-struct CounterGpus {
-    std::vector<unsigned> indices;
-    std::vector<Watts> ceilings;  // positions follow `indices`: the highest power limit, 0 W if unknown
-};
-
-// A GPU that stopped answering: its energy is unknown, left out of totals,
-// and the warning says why.
-EnergyValue lost_value(EnergySource source, std::string warning) {
-    return EnergyValue{Joules(0.0), source, {std::move(warning)}, true};
-}
-
-// The watch's view of a GPU read together with `snapshot`. While the counter
-// is stuck, the stand-in energy is brought up to `now`: the watch's own runs
-// to its last read, up to one period ago, and an edge falling between two
-// reads would otherwise miss that part.
-CounterWatch::GpuView watched_at(CounterWatch::GpuView view, const EnergySnapshot& snapshot, Timestamp now) {
-    if (view.stuck_since && now > view.read_at) {
-        const Watts power_now = snapshot.power ? quantity_cast<Watts>(*snapshot.power) : view.power;
-        view.compensation += (view.power + power_now) * 0.5 * (now - view.read_at);
-    }
-    return view;
-}
-
-// A watcher sample as the snapshot a read would have returned. Without a
-// refresh time from the driver, the counter is at least as fresh as the
-// read: its time stands in, so the bound still covers the time since.
-Result<EnergySnapshot> sampled_snapshot(const EdgeSampler::GpuSample& sample) {
-    if (!sample.snapshot) {
-        return Error{ErrorCode::Unavailable, sample.error.empty() ? "not read yet" : sample.error,
-                     "check the GPU (nvidia-smi)", 0};
-    }
-    EnergySnapshot snapshot = *sample.snapshot;
-    if (!snapshot.refreshed_at) snapshot.refreshed_at = sample.read_at;
-    return snapshot;
-}
-
-// Sampled edges: the counter extrapolated from its refresh to `edge`
-// (however long ago the watcher read it; the bound grows with the age).
-EdgeEstimate sampled_energy(const EnergySnapshot& snapshot, const CounterWatch::GpuView& watched,
-                            SystemClock::time_point edge, Watts ceiling) {
-    if (watched.stuck_since) return EdgeEstimate{quantity_cast<Joules>(snapshot.energy)};
-    return energy_at(snapshot, edge, ceiling, SystemClock::duration::max());
-}
-
-// A counter GPU's value from its two edges: the counter's difference plus
-// what the watch compensated in between, never below 0 J, with both edges'
-// bounds.
-EnergyValue counter_difference(const WindowState::GpuStart& begin, const EdgeEstimate& end,
-                               const CounterWatch::GpuView& watched) {
-    EnergyValue value{end.energy - begin.energy + (watched.compensation - begin.watched.compensation),
-                      EnergySource::HardwareCounter, {}};
-    if (const Joules bound = end.error_bound + begin.error_bound; bound > Joules(0.0)) value.edge_error_bound = bound;
-    if (value.energy.count() < 0) value.energy = Joules(0.0);
-    return value;
-}
-
-// What happened to the counter during the window, from the stats and the
-// watch's view at both edges: restarts, glitches, outages, a stuck counter.
-void note_counter_history(EnergyValue& value, unsigned gpu, const WindowState::GpuStart& begin,
-                          const CounterWatch::GpuView& watched, const std::optional<CounterStats>& end_stats,
-                          Timestamp end) {
-    if (begin.stats && end_stats) {
-        if (end_stats->resets != begin.stats->resets) {
-            value.warnings.push_back(
-                watched.restarts_covered - begin.watched.restarts_covered >= end_stats->resets - begin.stats->resets
-                    ? "the GPU's energy counter restarted during the window (driver reload?): the energy it lost "
-                      "between its last read and the restart is integrated instant power"
-                    : "the GPU's energy counter restarted during the window (driver reload?): energy may be "
-                      "underestimated");
-        }
-        if (end_stats->backward_glitches != begin.stats->backward_glitches ||
-            end_stats->jump_glitches != begin.stats->jump_glitches) {
-            value.warnings.push_back("the GPU's energy counter glitched during the window; the glitch was ignored");
-        }
-    }
-    if (const auto outages = watched.outages - begin.watched.outages; outages > 0) {
-        value.warnings.push_back(fmt::format(
-            "GPU {} stopped answering {} during the window (the longest outage lasted about {:.1f} s; a lost GPU?) "
-            "and came back; its energy is its counter's, which kept counting",
-            gpu, outages == 1 ? std::string("once") : fmt::format("{} times", outages),
-            Seconds(watched.longest_outage).count()));
-    }
-    if (watched.stuck_since) {
-        value.source = EnergySource::IntegratedPower;
-        value.warnings.push_back(fmt::format(
-            "the GPU's energy counter stopped {:.1f} s before the window ended while the GPU drew power; the energy "
-            "since then is integrated instant power",
-            Seconds(end - *watched.stuck_since).count()));
-    }
-}
-
-// A sample that was old at an edge means the watcher stalled: the edge is
-// then extrapolated further than usual (its bound says by how much).
-void note_stale_samples(EnergyValue& value, unsigned gpu, const EdgeSampler::GpuSample& begin,
-                        SystemClock::time_point begin_at, const EdgeSampler::GpuSample& end,
-                        SystemClock::time_point end_at) {
-    const auto age = std::max(begin_at - begin.read_at, end_at - end.read_at);
-    if (age <= kStaleSample) return;
-    value.warnings.push_back(fmt::format(
-        "GPU {}'s latest watched sample was {:.1f} s old at a window edge (normally under one counter refresh "
-        "period): that edge is extrapolated with the power then, off by at most {:.3f} J for the whole window",
-        gpu, Seconds(age).count(), value.edge_error_bound.value_or(Joules(0.0)).count()));
-}
-
-// A GPU that measured exactly zero (a window shorter than the counter's
-// update period): instant power × time with approx_instant_energy (`instant`
-// has the GPUs with a reading), otherwise a warning.
-void mark_zeros(std::map<unsigned, EnergyValue>& values, bool approx_instant_energy,
-                const std::map<unsigned, Watts>& instant, Seconds time) {
-    for (auto& [i, value] : values) {
-        if (value.energy.count() != 0.0 || value.lost) continue;
-        const auto power = instant.find(i);
-        if (approx_instant_energy && power != instant.end()) {
-            value.energy = power->second * time;
-            value.source = EnergySource::InstantPowerApproximation;
-            value.warnings.push_back("approximated as instant power × window length");
-        } else {
-            value.warnings.push_back(
-                "measured as zero: the window is probably shorter than the counter's update period; consider "
-                "approx_instant_energy");
-        }
-    }
-}
-
-// Sampled edges: each counter GPU's begin edge from the frame taken then, as
-// a synchronous read would have given it.
-std::vector<WindowState::GpuStart> sampled_begin(const CounterGpus& counters, const EdgeSampler::Frame& frame,
-                                                 Timestamp start, SystemClock::time_point start_wall) {
-    std::vector<WindowState::GpuStart> gpus;
-    gpus.reserve(counters.indices.size());
-    for (std::size_t k = 0; k < counters.indices.size(); ++k) {
-        const auto& sample = frame.gpus[k];
-        auto snapshot = sampled_snapshot(sample);
-        if (!snapshot) {
-            gpus.push_back({Joules(0.0), Joules(0.0), sample.stats, sample.watched, snapshot.error().describe()});
-            continue;
-        }
-        const auto watched = watched_at(sample.watched, *snapshot, start);
-        const EdgeEstimate edge = sampled_energy(*snapshot, watched, start_wall, counters.ceilings[k]);
-        gpus.push_back({edge.energy, edge.error_bound, sample.stats, watched, std::nullopt});
-    }
-    return gpus;
-}
-
-// What a sampled window's result is computed from when its GPU values are
-// first read: the frames and clocks of both edges, nothing of the monitor.
-struct SampledEnd {
-    std::shared_ptr<const CounterGpus> counters;
-    std::shared_ptr<const EdgeSampler::Frame> begin_frame;
-    std::shared_ptr<const EdgeSampler::Frame> end_frame;
-    std::shared_ptr<const EdgeSampler::Frame> power_frame;  // approx_instant_energy: before synchronising
-    Timestamp start;
-    Timestamp end;
-    SystemClock::time_point start_wall;
-    SystemClock::time_point end_wall;
-    Seconds time{0.0};
-    std::map<unsigned, EnergyValue> others;  // GPUs without a counter, measured at the end edge
-    bool approx_instant_energy = false;
-    std::map<unsigned, Watts> instant;  // GPUs without a counter, read before synchronising
-};
-
-// One counter GPU of a sampled window; `begin`: its begin edge.
-EnergyValue sampled_gpu_value(const SampledEnd& w, std::size_t k, const WindowState::GpuStart& begin,
-                              const std::string& short_window) {
-    const unsigned i = w.counters->indices[k];
-    const auto& end_sample = w.end_frame->gpus[k];
-    auto snapshot = sampled_snapshot(end_sample);
-    if (!snapshot) {
-        return lost_value(EnergySource::HardwareCounter,
-                          fmt::format("GPU {} could not be read at the end of the window, its energy is unknown: {}",
-                                      i, snapshot.error().describe()));
-    }
-    if (begin.lost) {
-        return lost_value(EnergySource::HardwareCounter,
-                          fmt::format("GPU {} could not be read at the beginning of the window, its energy is "
-                                      "unknown: {}",
-                                      i, *begin.lost));
-    }
-    const auto watched = watched_at(end_sample.watched, *snapshot, w.end);
-    const EdgeEstimate at_end = sampled_energy(*snapshot, watched, w.end_wall, w.counters->ceilings[k]);
-    EnergyValue value = counter_difference(begin, at_end, watched);
-    if (!short_window.empty()) value.warnings.push_back(short_window);
-    note_stale_samples(value, i, w.begin_frame->gpus[k], w.start_wall, end_sample, w.end_wall);
-    note_counter_history(value, i, begin, watched, end_sample.stats, w.end);
-    return value;
-}
-
-// Every GPU value of a sampled window, computed from its two frames alone:
-// no driver call, whichever thread first reads the result.
-std::map<unsigned, EnergyValue> sampled_gpu_values(const SampledEnd& w) {
-    const auto begins = sampled_begin(*w.counters, *w.begin_frame, w.start, w.start_wall);
-    std::string short_window;
-    if (w.time < kCounterUpdatePeriod && !w.counters->indices.empty()) short_window = short_window_warning(w.time);
-    std::map<unsigned, EnergyValue> values = w.others;
-    std::map<unsigned, Watts> instant = w.instant;
-    for (std::size_t k = 0; k < w.counters->indices.size(); ++k) {
-        const unsigned i = w.counters->indices[k];
-        values.insert_or_assign(i, sampled_gpu_value(w, k, begins[k], short_window));
-        if (!w.power_frame) continue;
-        const auto& sampled = w.power_frame->gpus[k].snapshot;
-        if (sampled && sampled->power) instant[i] = quantity_cast<Watts>(*sampled->power);
-    }
-    mark_zeros(values, w.approx_instant_energy, instant, w.time);
-    return values;
-}
 
 class EnergyMonitorImpl final : public EnergyMonitor {
   public:

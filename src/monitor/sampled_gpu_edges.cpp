@@ -1,0 +1,111 @@
+#include "monitor/sampled_gpu_edges.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace zeus::monitor_detail {
+namespace {
+
+// A sample older than this at an edge (the watcher stalled) is flagged;
+// normally it is under one refresh period old.
+constexpr std::chrono::seconds kStaleSample{1};
+
+// A watcher sample as the snapshot a read would have returned. Without a
+// refresh time from the driver, the counter is at least as fresh as the
+// read: its time stands in, so the bound still covers the time since.
+Result<EnergySnapshot> sampled_snapshot(const EdgeSampler::GpuSample& sample) {
+    if (!sample.snapshot) {
+        return Error{ErrorCode::Unavailable, sample.error.empty() ? "not read yet" : sample.error,
+                     "check the GPU (nvidia-smi)", 0};
+    }
+    EnergySnapshot snapshot = *sample.snapshot;
+    if (!snapshot.refreshed_at) snapshot.refreshed_at = sample.read_at;
+    return snapshot;
+}
+
+// Sampled edges: the counter extrapolated from its refresh to `edge`
+// (however long ago the watcher read it; the bound grows with the age).
+EdgeEstimate sampled_energy(const EnergySnapshot& snapshot, const CounterWatch::GpuView& watched,
+                            SystemClock::time_point edge, Watts ceiling) {
+    if (watched.stuck_since) return EdgeEstimate{quantity_cast<Joules>(snapshot.energy)};
+    return energy_at(snapshot, edge, ceiling, SystemClock::duration::max());
+}
+
+// A sample that was old at an edge means the watcher stalled: the edge is
+// then extrapolated further than usual (its bound says by how much).
+void note_stale_samples(EnergyValue& value, unsigned gpu, const EdgeSampler::GpuSample& begin,
+                        SystemClock::time_point begin_at, const EdgeSampler::GpuSample& end,
+                        SystemClock::time_point end_at) {
+    const auto age = std::max(begin_at - begin.read_at, end_at - end.read_at);
+    if (age <= kStaleSample) return;
+    value.warnings.push_back(fmt::format(
+        "GPU {}'s latest watched sample was {:.1f} s old at a window edge (normally under one counter refresh "
+        "period): that edge is extrapolated with the power then, off by at most {:.3f} J for the whole window",
+        gpu, Seconds(age).count(), value.edge_error_bound.value_or(Joules(0.0)).count()));
+}
+
+// One counter GPU of a sampled window; `begin`: its begin edge.
+EnergyValue sampled_gpu_value(const SampledEnd& w, std::size_t k, const CounterEdge& begin,
+                              const std::string& short_window) {
+    const unsigned i = w.counters->indices[k];
+    const auto& end_sample = w.end_frame->gpus[k];
+    auto snapshot = sampled_snapshot(end_sample);
+    if (!snapshot) {
+        return lost_value(EnergySource::HardwareCounter,
+                          fmt::format("GPU {} could not be read at the end of the window, its energy is unknown: {}",
+                                      i, snapshot.error().describe()));
+    }
+    if (begin.lost) {
+        return lost_value(EnergySource::HardwareCounter,
+                          fmt::format("GPU {} could not be read at the beginning of the window, its energy is "
+                                      "unknown: {}",
+                                      i, *begin.lost));
+    }
+    const auto watched = watched_at(end_sample.watched, *snapshot, w.end);
+    const EdgeEstimate at_end = sampled_energy(*snapshot, watched, w.end_wall, w.counters->ceilings[k]);
+    EnergyValue value = counter_difference(begin, at_end, watched);
+    if (!short_window.empty()) value.warnings.push_back(short_window);
+    note_stale_samples(value, i, w.begin_frame->gpus[k], w.start_wall, end_sample, w.end_wall);
+    note_counter_history(value, i, begin, watched, end_sample.stats, w.end);
+    return value;
+}
+
+}  // namespace
+
+std::vector<CounterEdge> sampled_begin(const CounterGpus& counters, const EdgeSampler::Frame& frame,
+                                                 Timestamp start, SystemClock::time_point start_wall) {
+    std::vector<CounterEdge> gpus;
+    gpus.reserve(counters.indices.size());
+    for (std::size_t k = 0; k < counters.indices.size(); ++k) {
+        const auto& sample = frame.gpus[k];
+        auto snapshot = sampled_snapshot(sample);
+        if (!snapshot) {
+            gpus.push_back({Joules(0.0), Joules(0.0), sample.stats, sample.watched, snapshot.error().describe()});
+            continue;
+        }
+        const auto watched = watched_at(sample.watched, *snapshot, start);
+        const EdgeEstimate edge = sampled_energy(*snapshot, watched, start_wall, counters.ceilings[k]);
+        gpus.push_back({edge.energy, edge.error_bound, sample.stats, watched, std::nullopt});
+    }
+    return gpus;
+}
+
+std::map<unsigned, EnergyValue> sampled_gpu_values(const SampledEnd& w) {
+    const auto begins = sampled_begin(*w.counters, *w.begin_frame, w.start, w.start_wall);
+    std::string short_window;
+    if (w.time < kCounterUpdatePeriod && !w.counters->indices.empty()) short_window = short_window_warning(w.time);
+    std::map<unsigned, EnergyValue> values = w.others;
+    std::map<unsigned, Watts> instant = w.instant;
+    for (std::size_t k = 0; k < w.counters->indices.size(); ++k) {
+        const unsigned i = w.counters->indices[k];
+        values.insert_or_assign(i, sampled_gpu_value(w, k, begins[k], short_window));
+        if (!w.power_frame) continue;
+        const auto& sampled = w.power_frame->gpus[k].snapshot;
+        if (sampled && sampled->power) instant[i] = quantity_cast<Watts>(*sampled->power);
+    }
+    mark_zeros(values, w.approx_instant_energy, instant, w.time);
+    return values;
+}
+
+}  // namespace zeus::monitor_detail
