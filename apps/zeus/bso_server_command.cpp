@@ -51,9 +51,10 @@ int run_bso_server(const BsoServerFlags& flags) {
         std::cerr << "zeus bso-server: " << e.what() << "\n";
         return 2;
     }
-    if (!listening(server->listen_tcp(flags.listen), "zeus bso-server", 8000)) return 2;
+    const auto address = listening(server->listen_tcp(flags.listen), flags.listen, "zeus bso-server", 8000);
+    if (!address) return 2;
     const bool postgresql = options.database.starts_with("postgres");
-    std::cerr << fmt::format("zeus bso-server: listening on {} with the {} database{}\n", flags.listen,
+    std::cerr << fmt::format("zeus bso-server: listening on {} with the {} database{}\n", *address,
                              postgresql ? "PostgreSQL" : "SQLite", postgresql ? "" : " '" + options.database + "'");
     server->serve_until_signalled();
     return 0;
@@ -66,7 +67,7 @@ Command add_bso_server(CLI::App& parent) {
     auto* app = parent.add_subcommand("bso-server", "Serve the batch-size optimizer's REST API (Zeus's BSO server)");
     app->add_option("--database", flags->database,
                     "SQLite file path (default zeus-bso.db, or $ZEUS_BSO_DATABASE_URL) or postgresql://user@host:port/db");
-    app->add_option("--listen", flags->listen, "TCP address to listen on, HOST:PORT")->capture_default_str();
+    app->add_option("--listen", flags->listen, kListenHelp)->capture_default_str();
     app->add_option("--threads", flags->threads, "HTTP worker threads")->capture_default_str()->check(whole_number(1, 256));
     add_request_timeout_option(*app, flags->request_timeout_s);
     return [flags] { return run_bso_server(*flags); };

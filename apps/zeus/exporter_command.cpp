@@ -85,10 +85,12 @@ int run_exporter(const ExporterOptions& opts) {
     const metrics::DeviceMetrics& device_metrics = **sampler;
 
     metrics::Exporter exporter(device_metrics);
-    if (!listening(exporter.listen_tcp(opts.listen), "zeus exporter", kExporterPort)) return 2;
-    std::cerr << fmt::format("zeus exporter: serving http://{}/metrics ({} GPU(s), {} CPU package(s), sampled every {} s)\n",
-                             opts.listen, options.gpu_indices ? options.gpu_indices->size() : gpus.size(),
-                             cpus.status() ? cpus.size() : 0, opts.period_s);
+    const auto address = listening(exporter.listen_tcp(opts.listen), opts.listen, "zeus exporter", kExporterPort);
+    if (!address) return 2;
+    std::cerr << fmt::format(
+        "zeus exporter: serving http://{}/metrics ({} GPU(s), {} CPU package(s), sampled every {} s)\n", *address,
+        options.gpu_indices ? options.gpu_indices->size() : gpus.size(), cpus.status() ? cpus.size() : 0,
+        opts.period_s);
     exporter.serve_until_signalled();
     return 0;
 }
@@ -99,7 +101,7 @@ Command add_exporter(CLI::App& parent) {
     auto opts = std::make_shared<ExporterOptions>();
     auto* app = parent.add_subcommand("exporter", "Serve GPU and CPU energy, power and more to Prometheus (GET /metrics)");
     add_device_flags(*app, opts->device);
-    app->add_option("--listen", opts->listen, "IP:PORT to serve on ([::]:PORT for IPv6)")->capture_default_str();
+    app->add_option("--listen", opts->listen, kListenHelp)->capture_default_str();
     app->add_option("--period", opts->period_s, "Seconds between device readings (a scrape never waits for one)")
         ->check(finite_number(0.01, 3600.0, "s"))
         ->capture_default_str();

@@ -94,8 +94,9 @@ int run_perseus_server(const PerseusServerFlags& flags) {
     options.request_timeout = request_timeout(flags.request_timeout_s);
     options.log = [](const std::string& message) { std::cerr << "zeus perseus-server: " << message << "\n"; };
     perseus::Server server(options);
-    if (!listening(server.listen_tcp(flags.listen), "zeus perseus-server", 8000)) return 2;
-    std::cerr << fmt::format("zeus perseus-server: listening on {} with {} ('{}'){}\n", flags.listen, settings.scheduler,
+    const auto address = listening(server.listen_tcp(flags.listen), flags.listen, "zeus perseus-server", 8000);
+    if (!address) return 2;
+    std::cerr << fmt::format("zeus perseus-server: listening on {} with {} ('{}'){}\n", *address, settings.scheduler,
                              settings.solution_path.string(),
                              settings.dump_data ? ", dumping to " + settings.dump_dir.string() : "");
     server.serve_until_signalled();
@@ -108,7 +109,7 @@ Command add_perseus_server(CLI::App& parent) {
     auto flags = std::make_shared<PerseusServerFlags>();
     auto* app = parent.add_subcommand(
         "perseus-server", "Serve Perseus frequency schedules to training ranks (Zeus's PFO server REST API)");
-    app->add_option("--listen", flags->listen, "TCP address to listen on, HOST:PORT")->capture_default_str();
+    app->add_option("--listen", flags->listen, kListenHelp)->capture_default_str();
     app->add_option("--scheduler", flags->scheduler,
                     "PointSolution (one schedule per rank) or PointSolution3D (one per pipeline stage); "
                     "default $ZEUS_PFO_SCHEDULER or PointSolution");

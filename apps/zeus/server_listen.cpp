@@ -1,6 +1,7 @@
 #include "server_listen.hpp"
 
 #include "option_checks.hpp"
+#include "zeus/platform/listening_address.hpp"
 
 #include <fmt/format.h>
 
@@ -8,8 +9,9 @@
 
 namespace zeus::cli {
 
-bool listening(const Result<unsigned short>& listened, std::string_view command, unsigned default_port) {
-    if (listened) return true;
+std::optional<std::string> listening(const Result<unsigned short>& listened, std::string_view listen,
+                                     std::string_view command, unsigned default_port) {
+    if (listened) return listening_address(listen, *listened);
     Error error = listened.error();
     error.message = "--listen: " + error.message;  // "cannot listen on ADDRESS: REASON", "... has no port"
     if (error.code == ErrorCode::OperatingSystem) {
@@ -20,7 +22,7 @@ bool listening(const Result<unsigned short>& listened, std::string_view command,
                                  default_port, command);
     }
     std::cerr << command << ": " << error.describe() << "\n";
-    return false;
+    return std::nullopt;
 }
 
 void add_request_timeout_option(CLI::App& app, double& seconds) {

@@ -38,7 +38,9 @@ int main(int argc, char** argv) {
     serve->add_option("--socket-permissions", config.socket_permissions, "Unix socket mode, octal")->capture_default_str();
     serve->add_option("--socket-uid", config.socket_uid, "Owner of the socket (user name or uid)");
     serve->add_option("--socket-gid", config.socket_gid, "Group of the socket (group name or gid)");
-    serve->add_option("--tcp-bind-address", config.tcp_bind_address, "IP:PORT to listen on with --mode tcp")
+    serve
+        ->add_option("--tcp-bind-address", config.tcp_bind_address,
+                     "IP:PORT to listen on with --mode tcp (port 0: one the system picks, named in the log)")
         ->capture_default_str();
     serve->add_option("--num-workers", config.num_workers, "Request threads (default: logical CPUs + 1)")
         ->check(CLI::Range(1U, 1024U));
@@ -63,7 +65,8 @@ int main(int argc, char** argv) {
                       "Only these groups (names or gids, comma list) may use gpu-control (Unix socket only)");
     serve->add_option("--restore-ledger", config.restore_ledger_path,
                       "File recording GPU changes to undo, kept across a crash (default: SOCKET.ledger.json, or "
-                      "$RUNTIME_DIRECTORY or /run/zeusd/zeusd-tcp-PORT.ledger.json with --mode tcp)");
+                      "$RUNTIME_DIRECTORY or /run/zeusd/zeusd-tcp-PORT.ledger.json with --mode tcp, "
+                      "zeusd-tcp-0-pidPID.ledger.json on port 0)");
     serve->add_option("--request-timeout-s", config.request_timeout_s,
                       "Seconds a client may take to send a request before it is dropped")
         ->check(CLI::Range(0.05, 3600.0))

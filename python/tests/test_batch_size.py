@@ -8,25 +8,18 @@ imports changed."""
 from __future__ import annotations
 
 import os
-import socket
 import sqlite3
 import subprocess
-import time
 from pathlib import Path
 
 import pytest
 
 from conftest import a100s, energy_bound
+from server_listening import wait_for_listening
 
 ZEUS = Path(os.environ.get("ZEUS_TEST_CLI", Path(__file__).resolve().parents[2] / "build" / "bin" / "zeus"))
 
 EPOCH_S = 20.0  # virtual seconds of work per epoch
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture
@@ -34,22 +27,19 @@ def server(tmp_path):
     """`zeus bso-server` on a SQLite file; yields (url, database path)."""
     if not ZEUS.exists():
         pytest.skip(f"{ZEUS} is not built (scripts/build.sh builds it; or set ZEUS_TEST_CLI)")
-    port = _free_port()
     db = tmp_path / "bso.db"
     env = {k: v for k, v in os.environ.items() if not k.startswith("ZEUS_SIM") and k != "ZEUS_BSO_DATABASE_URL"}
     log = open(tmp_path / "bso-server.log", "wb")
-    proc = subprocess.Popen([str(ZEUS), "bso-server", "--database", str(db), "--listen", f"127.0.0.1:{port}",
+    proc = subprocess.Popen([str(ZEUS), "bso-server", "--database", str(db), "--listen", "127.0.0.1:0",
                              "--threads", "1"], env=env, stdout=log, stderr=subprocess.STDOUT,
                             stdin=subprocess.DEVNULL)
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline and proc.poll() is None:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=1).close()
-            break
-        except OSError:
-            time.sleep(0.02)
-    assert proc.poll() is None, (tmp_path / "bso-server.log").read_text()
-    yield f"http://127.0.0.1:{port}", db
+    try:
+        listening = wait_for_listening(tmp_path / "bso-server.log", proc, "zeus bso-server: listening on ", 20)
+    except AssertionError:
+        proc.kill()
+        proc.wait()
+        raise
+    yield listening.url, db
     proc.terminate()
     proc.wait(timeout=20)
     log.close()

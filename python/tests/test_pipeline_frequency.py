@@ -6,14 +6,13 @@ from __future__ import annotations
 
 import ctypes
 import json
-import socket
 import subprocess
-import time
 from pathlib import Path
 
 import pytest
 
 from conftest import a100s
+from server_listening import wait_for_listening
 
 ZEUS_CLI = Path(__file__).resolve().parents[2] / "build" / "bin" / "zeus"
 SCHEDULE = [["forward", 1410], ["forward", 1200], ["backward", 1200], ["backward", 1005]]
@@ -30,21 +29,17 @@ def server(tmp_path):
     if not ZEUS_CLI.exists():
         pytest.skip("build/bin/zeus is not built")
     (tmp_path / "solution.json").write_text(json.dumps([SCHEDULE]))
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    proc = subprocess.Popen([str(ZEUS_CLI), "perseus-server", "--listen", f"127.0.0.1:{port}", "--no-dump",
-                             "--solution", str(tmp_path / "solution.json")], stderr=subprocess.PIPE)
-    deadline = time.monotonic() + 30
-    while True:
-        assert proc.poll() is None, proc.stderr.read().decode()
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=1).close()
-            break
-        except OSError:
-            assert time.monotonic() < deadline, "perseus-server did not start"
-            time.sleep(0.05)
-    yield f"http://127.0.0.1:{port}"
+    log = tmp_path / "perseus-server.log"
+    with open(log, "wb") as out:
+        proc = subprocess.Popen([str(ZEUS_CLI), "perseus-server", "--listen", "127.0.0.1:0", "--no-dump",
+                                 "--solution", str(tmp_path / "solution.json")], stderr=out)
+    try:
+        listening = wait_for_listening(log, proc, "zeus perseus-server: listening on ")
+    except AssertionError:
+        proc.kill()
+        proc.wait()
+        raise
+    yield listening.url
     proc.terminate()
     proc.wait(timeout=30)
 

@@ -14,42 +14,45 @@ from pathlib import Path
 import pytest
 
 from conftest import SIM_LIBRARY, a100s, wait_for
+from server_listening import wait_for_listening
 
 ZEUSD = Path(os.environ.get("ZEUS_TEST_ZEUSD", Path(__file__).resolve().parents[2] / "build" / "bin" / "zeusd"))
 POWER_NOISE_W = 0.5  # the simulator's instant-power noise σ (docs/simulator.md)
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 class Daemon:
-    """zeusd serving the test's simulator on a TCP port or a Unix socket."""
+    """zeusd serving the test's simulator on a Unix socket `sock`, or without
+    one on TCP: first on port 0 (the port its "listening on" line names),
+    after a restart on that same port, as a real restart."""
 
-    def __init__(self, directory: Path, port: int | None = None, sock: Path | None = None) -> None:
-        self.dir, self.port, self.sock = directory, port, sock
+    def __init__(self, directory: Path, sock: Path | None = None) -> None:
+        self.dir, self.port, self.sock = directory, 0, sock
         directory.mkdir(exist_ok=True)
         self.start()
 
     def start(self) -> None:
-        env = dict(os.environ, ZEUS_SIM_LIBRARY=str(SIM_LIBRARY))
+        env = dict(os.environ, ZEUS_SIM_LIBRARY=str(SIM_LIBRARY), RUST_LOG="info")
         for name in ("ZEUSD_SOCK_PATH", "ZEUSD_HOST_PORT", "ZEUSD_TOKEN"):
             env.pop(name, None)
         where = (["--mode", "tcp", "--tcp-bind-address", f"127.0.0.1:{self.port}"] if self.sock is None
                  else ["--socket-path", str(self.sock)])
         self.log = open(self.dir / "zeusd.log", "ab")
+        start = self.log.tell()
         self.proc = subprocess.Popen([str(ZEUSD), "serve", "--num-workers", "2", *where], env=env, stdout=self.log,
                                      stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        if self.sock is None:
+            try:
+                self.port = wait_for_listening(self.dir / "zeusd.log", self.proc, " zeusd: listening on ", 20,
+                                               start).port
+            except AssertionError as e:
+                self.stop()
+                pytest.fail(str(e))
+            return
         deadline = time.monotonic() + 20
         while time.monotonic() < deadline and self.proc.poll() is None:
             try:
-                if self.sock is None:
-                    socket.create_connection(("127.0.0.1", self.port), timeout=1).close()
-                else:
-                    with socket.socket(socket.AF_UNIX) as s:
-                        s.connect(str(self.sock))
+                with socket.socket(socket.AF_UNIX) as s:
+                    s.connect(str(self.sock))
                 return
             except OSError:
                 time.sleep(0.02)
@@ -74,8 +77,7 @@ def fleet(sim, tmp_path, monkeypatch):
     (zone / "max_energy_range_uj").write_text("262143328850\n")
     monkeypatch.setenv("ZEUS_POWERCAP_ROOT", str(zone.parent))
     sim.start(a100s(2, clock="real"))
-    daemons = [Daemon(tmp_path / "a", port=free_port()), Daemon(tmp_path / "b", port=free_port()),
-               Daemon(tmp_path / "c", sock=tmp_path / "c.sock")]
+    daemons = [Daemon(tmp_path / "a"), Daemon(tmp_path / "b"), Daemon(tmp_path / "c", sock=tmp_path / "c.sock")]
     yield daemons
     for d in daemons:
         d.stop()
@@ -141,9 +143,11 @@ def test_the_originals_errors(fleet):
         PowerStreamingClient([ZeusdConfig.tcp("127.0.0.1", a.port), ZeusdConfig.tcp("127.0.0.1", a.port)])
     with pytest.raises(ValueError, match=r"GPU indices \[7\] requested for 127.0.0.1:\d+ but only \[0,1\]"):
         PowerStreamingClient([ZeusdConfig.tcp("127.0.0.1", a.port, gpu_indices=[0, 7])])
-    nobody = free_port()
-    with pytest.raises(ZeusdConnectionError, match=f"127.0.0.1:{nobody}"):
-        PowerStreamingClient([ZeusdConfig.tcp("127.0.0.1", nobody)])
+    with socket.socket() as held:  # bound and never listening: refused, and no other process can take it
+        held.bind(("127.0.0.1", 0))
+        nobody = held.getsockname()[1]
+        with pytest.raises(ZeusdConnectionError, match=f"127.0.0.1:{nobody}"):
+            PowerStreamingClient([ZeusdConfig.tcp("127.0.0.1", nobody)])
 
 
 def test_the_interpreter_exits_cleanly_while_streaming(fleet, tmp_path):

@@ -17,6 +17,7 @@
 #include "http_server/server.hpp"
 #include "http_server/unix_socket.hpp"
 #include "zeus/device/gpus.hpp"
+#include "zeus/platform/listening_address.hpp"
 #include "zeusd/auth/signing_key.hpp"
 #include "zeusd/client_watcher.hpp"
 #include "zeusd/log.hpp"
@@ -185,9 +186,6 @@ Result<std::unique_ptr<Daemon>> Daemon::start(const ServeConfig& config) {
         auto key = load_signing_key(*config.signing_key_path);
         if (!key) return key.error();
         router_options.signing_key = std::move(key).value();
-    } else if (config.mode == ListenMode::Tcp) {
-        log::warn("serving TCP without --signing-key-path: anyone who can reach {} can use every enabled API group",
-                  config.tcp_bind_address);
     }
 
     if (gpus) {
@@ -310,8 +308,14 @@ Result<std::unique_ptr<Daemon>> Daemon::start(const ServeConfig& config) {
         }
         log::info("listening on {} (mode {:o})", config.socket_path, config.socket_permissions);
     } else {
-        if (auto listening = parts->server->listen_tcp(config.tcp_bind_address); !listening) return listening.error();
-        log::info("listening on {}", config.tcp_bind_address);
+        auto listening = parts->server->listen_tcp(config.tcp_bind_address);
+        if (!listening) return listening.error();
+        const std::string address = listening_address(config.tcp_bind_address, *listening);
+        log::info("listening on {}", address);
+        if (!router_options.signing_key) {
+            log::warn("serving TCP without --signing-key-path: anyone who can reach {} can use every enabled API group",
+                      address);
+        }
     }
     log::info("enabled API groups: {}; authentication {}", join(enabled),
               router_options.signing_key ? "required" : "off");

@@ -4,6 +4,7 @@
 
 #include <grp.h>
 #include <pwd.h>
+#include <unistd.h>
 
 #include <vector>
 
@@ -77,6 +78,12 @@ std::string default_ledger_path(const ServeConfig& config) {
     const std::string directory = runtime != nullptr && *runtime != '\0' ? runtime : "/run/zeusd";
     const auto colon = config.tcp_bind_address.rfind(':');
     const auto port = colon == std::string::npos ? config.tcp_bind_address : config.tcp_bind_address.substr(colon + 1);
+    // Port 0 ("0", "00"): the kernel picks the port, so a successor cannot
+    // find the ledger by it, and a name shared by every zeusd on port 0 would
+    // let one starting up undo the changes of clients of another that runs.
+    if (!port.empty() && port.find_first_not_of('0') == std::string::npos) {
+        return directory + "/zeusd-tcp-0-pid" + std::to_string(::getpid()) + ".ledger.json";
+    }
     return directory + "/zeusd-tcp-" + port + ".ledger.json";
 }
 

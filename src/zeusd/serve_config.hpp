@@ -75,7 +75,9 @@ struct ServeConfig {
 };
 
 // Next to the socket ("SOCKET.ledger.json"); for TCP in $RUNTIME_DIRECTORY
-// (systemd's RuntimeDirectory) or /run/zeusd, named by the port.
+// (systemd's RuntimeDirectory) or /run/zeusd, named by the port, or with
+// port 0 by the process ("zeusd-tcp-0-pidPID.ledger.json"): one file per
+// daemon, which no successor finds.
 [[nodiscard]] std::string default_ledger_path(const ServeConfig& config);
 
 // Users and groups by name or number ("alice,1001"); unknown names are

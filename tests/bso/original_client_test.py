@@ -22,6 +22,7 @@ HERE = Path(__file__).resolve().parent
 ZEUS = os.path.abspath(sys.argv[1])
 # ZeusMonitor synchronises through torch; a two-function stand-in (see its docstring).
 sys.path.insert(0, str(HERE / "fake_torch"))
+sys.path.insert(0, str(HERE.parents[1] / "python" / "tests"))
 WORK = Path(tempfile.mkdtemp(prefix="bso-client-"))
 atexit.register(shutil.rmtree, WORK, True)
 os.environ["ZEUS_SIM_STATE"] = str(WORK / "sim-state")
@@ -33,34 +34,28 @@ from zeus.monitor import ZeusMonitor  # noqa: E402
 from zeus.optimizer.batch_size.client import BatchSizeOptimizer  # noqa: E402
 from zeus.optimizer.batch_size.common import JobSpec  # noqa: E402
 from zeus.optimizer.batch_size.exceptions import ZeusBSOTrainFailError  # noqa: E402
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+from server_listening import wait_for_listening  # noqa: E402
 
 
 class Server:
+    """`zeus bso-server` on a port of its choosing (port 0, the port read from
+    the line it prints); a restart comes back on the same port, as a real one
+    does, so that clients made before it (a run in flight) reach it again."""
+
     def __init__(self, database: str):
         self.database = database
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
+        self.port = 0
+        self.url = ""
         self.proc = None
 
     def start(self):
-        self.proc = subprocess.Popen(
-            [ZEUS, "bso-server", "--database", self.database, "--listen", f"127.0.0.1:{self.port}"],
-            stderr=open(WORK / "server.log", "ab"))
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            assert self.proc.poll() is None, (WORK / "server.log").read_text()
-            try:
-                socket.create_connection(("127.0.0.1", self.port), timeout=1).close()
-                return
-            except OSError:
-                time.sleep(0.05)
-        raise AssertionError("bso-server did not start listening")
+        log = WORK / "server.log"
+        start = log.stat().st_size if log.exists() else 0
+        with open(log, "ab") as out:
+            self.proc = subprocess.Popen(
+                [ZEUS, "bso-server", "--database", self.database, "--listen", f"127.0.0.1:{self.port}"], stderr=out)
+        self.port = wait_for_listening(log, self.proc, "zeus bso-server: listening on ", start=start).port
+        self.url = f"http://127.0.0.1:{self.port}"
 
     def stop(self, sig=signal.SIGTERM):
         self.proc.send_signal(sig)
@@ -236,9 +231,16 @@ def unusable_databases():
     con.commit()
     con.close()
     for database, words in ((str(newer), "newer"), (str(WORK / "no" / "such" / "dir.db"), "no/such")):
-        r = subprocess.run([ZEUS, "bso-server", "--database", database, "--listen", f"127.0.0.1:{free_port()}"],
+        r = subprocess.run([ZEUS, "bso-server", "--database", database, "--listen", "127.0.0.1:0"],
                            capture_output=True, text=True, timeout=30)
         assert r.returncode == 2 and words in r.stderr, (r.returncode, r.stderr)
+
+
+def free_port() -> int:
+    """A loopback port free now, for PostgreSQL, which does not say which port it got on port 0."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
 
 
 def private_postgres() -> str:

@@ -12,6 +12,9 @@ against all four servers as processes: zeusd, `zeus exporter`,
 - the Perseus server's 16 MiB bodies share one budget (a 503 once it is
   spent), and the memory of large bodies goes back after they are answered.
 
+Also: each server on TCP port 0 prints the port the kernel chose, with
+IPv6 hosts in brackets, and that port is the one that answers.
+
 Usage: every_server_test.py ZEUS_CLI ZEUSD SIM_LIBRARY
 Standard library only (Debian's python3).
 """
@@ -23,25 +26,35 @@ import sys
 import tempfile
 import time
 import unittest
+from pathlib import Path
 
 ZEUS, ZEUSD, SIM_LIBRARY = sys.argv[1:4]
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "python" / "tests"))
+from server_listening import wait_for_listening  # noqa: E402
 
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+# What each server prints before the address it listens on.
+LISTENING = {"zeusd": " zeusd: listening on ", "exporter": "zeus exporter: serving http://",
+             "bso": "zeus bso-server: listening on ", "perseus": "zeus perseus-server: listening on "}
 
 
 class Server:
-    """A server process and how to reach it (TCP port or Unix socket path)."""
+    """A server process and how to reach it: a Unix socket path, or with
+    `listening` (the text before the address it prints) TCP on the port it
+    says it listens on; it was started on port 0."""
 
-    def __init__(self, args, address, env=None, log=None):
-        self.address = address
+    def __init__(self, args, env, log, socket_path=None, listening=None):
         self.log_path = log
-        self.log_file = open(log, "wb") if log else None
-        self.process = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL,
-                                        stderr=self.log_file or subprocess.DEVNULL)
+        self.log_file = open(log, "wb")
+        self.process = subprocess.Popen(args, env=env, stdout=self.log_file, stderr=self.log_file)
+        if socket_path is None:
+            try:
+                self.listening = wait_for_listening(log, self.process, listening)
+            except AssertionError:
+                self.stop()
+                raise
+            self.address = (self.listening.ip, self.listening.port)
+        else:
+            self.address = socket_path
         deadline = time.time() + 30
         while time.time() < deadline:
             try:
@@ -54,8 +67,6 @@ class Server:
         raise RuntimeError(f"{args} never listened: {self.log()}")
 
     def log(self):
-        if not self.log_path:
-            return ""
         with open(self.log_path, errors="replace") as f:
             return f.read()
 
@@ -63,7 +74,7 @@ class Server:
         if isinstance(self.address, str):
             s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         else:
-            s = socket.socket()
+            s = socket.socket(socket.AF_INET6 if ":" in self.address[0] else socket.AF_INET)
         s.settimeout(10)
         try:
             s.connect(self.address)
@@ -95,8 +106,7 @@ class Server:
         except subprocess.TimeoutExpired:
             self.process.kill()
             self.process.wait()
-        if self.log_file:
-            self.log_file.close()
+        self.log_file.close()
 
     def rss_kib(self):
         with open(f"/proc/{self.process.pid}/status") as f:
@@ -124,29 +134,43 @@ def request(method, target, body=b"", headers=""):
             f"Content-Length: {len(body)}\r\n\r\n").encode() + body
 
 
+def server_environment(d):
+    """The servers' environment (simulated GPUs, state in directory `d`) and a Perseus solution file."""
+    env = dict(os.environ, ZEUS_SIMULATE="1", ZEUS_SIM_LIBRARY=SIM_LIBRARY,
+               LD_LIBRARY_PATH=os.path.dirname(SIM_LIBRARY), ZEUS_SIM_STATE=os.path.join(d, "sim-state"),
+               RUST_LOG="info")  # zeusd's "listening on" line is at info
+    env.pop("ZEUS_BSO_DATABASE_URL", None)
+    solution = os.path.join(d, "solution.json")
+    with open(solution, "w") as f:
+        json.dump([[["forward", 1410], ["backward", 1410]], [["forward", 1200], ["backward", 1200]]], f)
+    return env, solution
+
+
+def has_ipv6_loopback():
+    try:
+        with socket.socket(socket.AF_INET6) as s:
+            s.bind(("::1", 0))
+        return True
+    except OSError:
+        return False
+
+
 class EveryServer(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.dir = tempfile.TemporaryDirectory(prefix="zeus-every-server-")
         d = cls.dir.name
-        env = dict(os.environ, ZEUS_SIMULATE="1", ZEUS_SIM_LIBRARY=SIM_LIBRARY,
-                   LD_LIBRARY_PATH=os.path.dirname(SIM_LIBRARY), ZEUS_SIM_STATE=os.path.join(d, "sim-state"))
-        env.pop("ZEUS_BSO_DATABASE_URL", None)
-        solution = os.path.join(d, "solution.json")
-        with open(solution, "w") as f:
-            json.dump([[["forward", 1410], ["backward", 1410]], [["forward", 1200], ["backward", 1200]]], f)
+        env, solution = server_environment(d)
         cls.servers = {}
         try:
             socket_path = os.path.join(d, "zeusd.sock")
-            cls.servers["zeusd"] = Server([ZEUSD, "serve", "--socket-path", socket_path], socket_path, env,
-                                          os.path.join(d, "zeusd.log"))
-            port = free_port()
-            cls.servers["exporter"] = Server([ZEUS, "exporter", "--listen", f"127.0.0.1:{port}"],
-                                             ("127.0.0.1", port), env, os.path.join(d, "exporter.log"))
-            port = free_port()
+            cls.servers["zeusd"] = Server([ZEUSD, "serve", "--socket-path", socket_path], env,
+                                          os.path.join(d, "zeusd.log"), socket_path=socket_path)
+            cls.servers["exporter"] = Server([ZEUS, "exporter", "--listen", "127.0.0.1:0"], env,
+                                             os.path.join(d, "exporter.log"), listening=LISTENING["exporter"])
             cls.servers["bso"] = Server([ZEUS, "bso-server", "--database", os.path.join(d, "bso.db"),
-                                         "--listen", f"127.0.0.1:{port}"], ("127.0.0.1", port), env,
-                                        os.path.join(d, "bso.log"))
+                                         "--listen", "127.0.0.1:0"], env, os.path.join(d, "bso.log"),
+                                        listening=LISTENING["bso"])
             cls.servers["perseus"] = cls.perseus_server(env, solution, [])
             cls.env, cls.solution = env, solution
         except Exception:
@@ -155,10 +179,11 @@ class EveryServer(unittest.TestCase):
 
     @classmethod
     def perseus_server(cls, env, solution, extra):
-        port = free_port()
-        return Server([ZEUS, "perseus-server", "--solution", solution, "--listen", f"127.0.0.1:{port}",
-                       "--dump-dir", os.path.join(cls.dir.name, "dump")] + extra, ("127.0.0.1", port), env,
-                      os.path.join(cls.dir.name, f"perseus-{port}.log"))
+        log = tempfile.NamedTemporaryFile(dir=cls.dir.name, prefix="perseus-", suffix=".log", delete=False)
+        log.close()
+        return Server([ZEUS, "perseus-server", "--solution", solution, "--listen", "127.0.0.1:0",
+                       "--dump-dir", os.path.join(cls.dir.name, "dump")] + extra, env, log.name,
+                      listening=LISTENING["perseus"])
 
     @classmethod
     def tearDownClass(cls):
@@ -272,6 +297,65 @@ class EveryServer(unittest.TestCase):
             return
         self.assertLess(after - baseline, 32 * 1024,
                         f"RSS {baseline} KiB before twelve 16 MiB bodies, {after} KiB after they were answered")
+
+
+class PortZero(unittest.TestCase):
+    """Each server started on TCP port 0 prints the address it listens on with
+    the port the kernel chose (an IPv6 host in brackets), and that port is the
+    one that answers."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.dir = tempfile.TemporaryDirectory(prefix="zeus-port-zero-")
+        cls.env, cls.solution = server_environment(cls.dir.name)
+        cls.hosts = ["127.0.0.1"] + (["[::1]"] if has_ipv6_loopback() else [])
+        if len(cls.hosts) == 1:
+            print("no IPv6 loopback here: port 0 is tried on 127.0.0.1 only", file=sys.stderr)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.dir.cleanup()
+
+    def command(self, name, listen):
+        return {"zeusd": [ZEUSD, "serve", "--mode", "tcp", "--tcp-bind-address", listen],
+                "exporter": [ZEUS, "exporter", "--listen", listen],
+                "bso": [ZEUS, "bso-server", "--database", os.path.join(self.dir.name, "bso.db"), "--listen", listen],
+                "perseus": [ZEUS, "perseus-server", "--solution", self.solution, "--no-dump", "--listen", listen]}[name]
+
+    # A GET each server answers, the status its routes give it, and its Server header.
+    ANSWERS = {"zeusd": ("/time", 200, "zeusd"), "exporter": ("/metrics", 200, "zeus-exporter"),
+               "bso": ("/jobs/batch_size?job_id=none", 400, "zeus-bso-server"),  # no such job
+               "perseus": ("/schedule/none?rank=0", 404, "zeus-perseus-server")}  # unknown job id
+
+    def check_port_zero(self, name):
+        target, status, server_header = self.ANSWERS[name]
+        for host in self.hosts:
+            with self.subTest(host=host):
+                log = os.path.join(self.dir.name, f"{name}-{len(host)}.log")
+                server = Server(self.command(name, f"{host}:0"), self.env, log, listening=LISTENING[name])
+                try:
+                    self.assertEqual(server.listening.host, host)
+                    self.assertNotEqual(server.listening.port, 0)
+                    reply = server.exchange(request("GET", target))
+                    self.assertEqual(status_of(reply), status, reply[:300])
+                    self.assertEqual(header(reply, "Server"), server_header)
+                finally:
+                    server.stop()
+                # The port that answered was this server's: it closed with it.
+                with self.assertRaises(ConnectionRefusedError, msg=server.listening.host_port):
+                    server.connect().close()
+
+    def test_zeusd(self):
+        self.check_port_zero("zeusd")
+
+    def test_exporter(self):
+        self.check_port_zero("exporter")
+
+    def test_bso_server(self):
+        self.check_port_zero("bso")
+
+    def test_perseus_server(self):
+        self.check_port_zero("perseus")
 
 
 if __name__ == "__main__":

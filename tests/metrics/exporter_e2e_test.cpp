@@ -37,7 +37,7 @@ class ExporterProcess : public ServerProcess {
   public:
     explicit ExporterProcess(std::vector<std::string> args)
         : ServerProcess(Launch{ZEUS_CLI, "zeus exporter", with_subcommand(std::move(args)), "--listen=", "/metrics",
-                               std::nullopt},
+                               std::nullopt, "zeus exporter: serving http://"},
                         make_dir("exporter")) {}
 
   private:
@@ -51,8 +51,13 @@ class ExporterProcess : public ServerProcess {
 class ZeusdMetricsProcess : public ServerProcess {
   public:
     ZeusdMetricsProcess()
-        : ServerProcess(Launch{ZEUSD_BINARY, "zeusd", {"serve", "--mode", "tcp", "--enable", "gpu-read,metrics"},
-                               "--tcp-bind-address=", "/metrics", std::nullopt},
+        : ServerProcess(Launch{ZEUSD_BINARY,
+                               "zeusd",
+                               {"serve", "--mode", "tcp", "--enable", "gpu-read,metrics"},
+                               "--tcp-bind-address=",
+                               "/metrics",
+                               std::nullopt,
+                               " zeusd: listening on "},
                         make_dir("zeusd")) {}
 };
 

@@ -15,6 +15,7 @@
 #include <sstream>
 #include <thread>
 
+#include "support/listening_line.hpp"
 #include "zeus/platform/http_client.hpp"
 
 namespace zeus::testing {
@@ -40,6 +41,28 @@ unsigned free_port() {
     return ntohs(addr.sin_port);
 }
 
+namespace {
+
+pid_t spawn(const std::string& binary, std::vector<std::string> argv_text, const std::filesystem::path& dir) {
+    argv_text.insert(argv_text.begin(), binary);
+    const std::string log_path = (dir / "server.log").string();
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+        const int log = ::open(log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+        ::dup2(log, 1);
+        ::dup2(log, 2);
+        if (::chdir(dir.c_str()) != 0) ::_exit(126);
+        std::vector<char*> argv;
+        for (auto& a : argv_text) argv.push_back(a.data());
+        argv.push_back(nullptr);
+        ::execv(binary.c_str(), argv.data());
+        ::_exit(127);
+    }
+    return pid;
+}
+
+}  // namespace
+
 ServerProcess::ServerProcess(Launch launch, const std::filesystem::path& dir)
     : what_(launch.what), dir_(dir), port_(launch.port.value_or(0)) {
     const std::string& binary = launch.binary;
@@ -49,45 +72,51 @@ ServerProcess::ServerProcess(Launch launch, const std::filesystem::path& dir)
         ADD_FAILURE() << binary << " is missing: run scripts/setup.sh (it installs Debian's " << what << ")";
         return;
     }
-    for (int attempt = 0; attempt < 3; ++attempt) {
-        if (!port) port_ = free_port();
-        base_url_ = "http://127.0.0.1:" + std::to_string(port_);
-        std::vector<std::string> argv_text = launch.args;
-        argv_text.insert(argv_text.begin(), binary);
-        argv_text.push_back(launch.listen_flag + "127.0.0.1:" + std::to_string(port_));
-        const std::string log_path = (dir_ / "server.log").string();
-        pid_ = ::fork();
-        if (pid_ == 0) {
-            const int log = ::open(log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-            ::dup2(log, 1);
-            ::dup2(log, 2);
-            if (::chdir(dir_.c_str()) != 0) ::_exit(126);
-            std::vector<char*> argv;
-            for (auto& a : argv_text) argv.push_back(a.data());
-            argv.push_back(nullptr);
-            ::execv(binary.c_str(), argv.data());
-            ::_exit(127);
-        }
-        HttpClient client(HttpEndpoint{base_url_, {}, what, "", "", {}, std::chrono::milliseconds(1000), true});
-        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-        while (std::chrono::steady_clock::now() < deadline) {
-            int status = 0;
-            if (::waitpid(pid_, &status, WNOHANG) == pid_) {
-                pid_ = -1;
-                break;  // exited: the port was taken, or a bad flag
+    // Ours get port 0, so one try; the others a port picked here, which
+    // another process may take first, so up to three.
+    const int attempts = launch.listening_marker || port ? 1 : 3;
+    for (int attempt = 0; attempt < attempts; ++attempt) {
+        if (!port && !launch.listening_marker) port_ = free_port();
+        std::vector<std::string> args = launch.args;
+        args.push_back(launch.listen_flag + "127.0.0.1:" + std::to_string(port_));
+        pid_ = spawn(binary, args, dir_);
+        if (launch.listening_marker) {
+            try {
+                port_ = wait_for_listening(dir_ / "server.log", pid_, *launch.listening_marker).port;
+            } catch (const std::runtime_error& error) {
+                stop_now();
+                ADD_FAILURE() << what << ": " << error.what();
+                return;
             }
-            auto reply = client.request("GET", launch.ready_path, std::chrono::milliseconds(1000));
-            if (reply && reply->status == 200) return;
-            std::this_thread::sleep_for(std::chrono::milliseconds(50));
         }
-        if (pid_ > 0) {
-            ::kill(pid_, SIGKILL);
-            ::waitpid(pid_, nullptr, 0);
-            pid_ = -1;
-        }
-        if (port) break;  // a fixed port: no other to try
+        base_url_ = "http://127.0.0.1:" + std::to_string(port_);
+        if (wait_ready(launch.ready_path)) return;
+        stop_now();
     }
     ADD_FAILURE() << what << " did not become ready on " << base_url_ << "; its log:\n" << log();
+}
+
+bool ServerProcess::wait_ready(const std::string& ready_path) {
+    HttpClient client(HttpEndpoint{base_url_, {}, what_, "", "", {}, std::chrono::milliseconds(1000), true});
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (std::chrono::steady_clock::now() < deadline) {
+        int status = 0;
+        if (::waitpid(pid_, &status, WNOHANG) == pid_) {
+            pid_ = -1;
+            return false;  // exited: the port was taken, or a bad flag
+        }
+        auto reply = client.request("GET", ready_path, std::chrono::milliseconds(1000));
+        if (reply && reply->status == 200) return true;
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    return false;
+}
+
+void ServerProcess::stop_now() {
+    if (pid_ <= 0) return;
+    ::kill(pid_, SIGKILL);
+    ::waitpid(pid_, nullptr, 0);
+    pid_ = -1;
 }
 
 ServerProcess::~ServerProcess() {

@@ -1,6 +1,7 @@
 // The real Prometheus server and Pushgateway (Debian's packages, installed by
 // scripts/setup.sh), each started by a test on a loopback port it picks, in a
-// temporary directory, and stopped when the object goes.
+// temporary directory, and stopped when the object goes. Our own servers
+// (zeus exporter, zeusd) start the same way on port 0 and say which port.
 #pragma once
 
 #include <sys/types.h>
@@ -14,7 +15,9 @@
 namespace zeus::testing {
 
 // A free loopback TCP port (bound, read, released: a server started right
-// after gets it unless another process races for it).
+// after gets it unless another process races for it). Only for servers that
+// cannot listen on port 0 and say which port they got: Prometheus and the
+// Pushgateway.
 [[nodiscard]] unsigned free_port();
 
 class ServerProcess {
@@ -36,6 +39,9 @@ class ServerProcess {
         std::string listen_flag = "--web.listen-address=";  // followed by 127.0.0.1:PORT
         std::string ready_path = "/-/ready";                // 200 once it serves
         std::optional<unsigned> port;                        // default: a free one
+        // Ours: listens on 127.0.0.1:0 and prints this text and 127.0.0.1:PORT
+        // (support/listening_line.hpp), the port it got; `port` is then unused.
+        std::optional<std::string> listening_marker = std::nullopt;
     };
     // Starts the binary in `dir` (removed at the end); waits until ready_path answers 200.
     ServerProcess(Launch launch, const std::filesystem::path& dir);
@@ -45,6 +51,10 @@ class ServerProcess {
     static std::filesystem::path make_dir(const std::string& what);
 
   private:
+    // Polls ready_path on base_url_ until 200 (true), the process exits or 30 s pass.
+    bool wait_ready(const std::string& ready_path);
+    void stop_now();  // SIGKILL and reap, if running
+
     std::string what_;
     std::filesystem::path dir_;
     unsigned port_ = 0;

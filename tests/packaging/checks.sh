@@ -1,7 +1,27 @@
 # The checks the package and image tests share (sourced; `fail` and the
 # server's log file are the caller's).
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+# listening_port VAR LOG MARKER PID: sets VAR to the port in the first
+# "MARKER127.0.0.1:PORT" line of LOG, which a server started on 127.0.0.1:0
+# prints with the port the kernel chose (a port picked here first could be
+# taken by another process before the server binds it). Fails with LOG when
+# process PID exits first or after 30 s.
+listening_port() {
+  local var="$1" log="$2" marker="$3" pid="$4" line rest
+  for _ in $(seq 300); do
+    line="$(grep -F -m1 "${marker}127.0.0.1:" "$log" 2>/dev/null)" || line=""
+    rest="${line#*"${marker}"127.0.0.1:}"
+    case "$rest" in
+      [0-9]*[!0-9]*)  # the digits, and the rest of the line after them
+        printf -v "$var" '%s' "${rest%%[!0-9]*}"
+        return 0 ;;
+    esac
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.1
+  done
+  cat "$log" >&2
+  fail "no '${marker}127.0.0.1:PORT' line in $log: the server did not say where it listens"
+}
 
 # wait_for DESCRIPTION COMMAND...: until COMMAND succeeds, at most 30 s.
 wait_for() {

@@ -50,19 +50,19 @@ sim=(-e ZEUS_SIM_STATE=/tmp/zeus-sim-state)
 
 step "zeus-exporter: the DaemonSet's command line, on the simulator"
 image="localhost/zeus-native/zeus-exporter:$version"
-port="$(free_port)"
 read -r -a words < <(python3 -c 'import json,sys; print(*json.loads(sys.argv[1]))' "$daemonset_command")
 [ "${words[*]:0:2}" = "$(entrypoint "$image")" ] \
   || fail "the DaemonSet runs '${words[*]:0:2}', the image's entrypoint is '$(entrypoint "$image")'"
 args=()
 for w in "${words[@]:2}"; do
   case "$w" in
-    0.0.0.0:9466) args+=("127.0.0.1:$port") ;;    # loopback and a free port, here
+    0.0.0.0:9466) args+=("127.0.0.1:0") ;;        # loopback and a port the kernel picks, here
     '$(NODE_NAME)') args+=("image-test-node") ;;  # what Kubernetes substitutes
     *) args+=("$w") ;;
   esac
 done
 start exporter "$image" "$work/exporter.log" "${sim[@]}" -- "${args[@]}" --simulate --cpus none
+listening_port port "$work/exporter.log" "zeus exporter: serving http://" "${pids[-1]}"
 wait_for "the exporter image" curl -sf "http://127.0.0.1:$port/metrics"
 curl -sf "http://127.0.0.1:$port/metrics" >"$work/metrics.txt"
 grep -q '^zeus_gpu_energy_joules_total{.*hostname="image-test-node".*simulated="true"' "$work/metrics.txt" \
@@ -81,8 +81,8 @@ expect_discover "$work/zeusd/zeusd.sock" "$work/zeusd.log"
 
 step "zeus-bso-server: registers a job (POST /jobs) on SQLite in its volume"
 image="localhost/zeus-native/zeus-bso-server:$version"
-port="$(free_port)"
-start bso "$image" "$work/bso.log" -- --listen "127.0.0.1:$port" --database /var/lib/zeus-bso/zeus-bso.db
+start bso "$image" "$work/bso.log" -- --listen 127.0.0.1:0 --database /var/lib/zeus-bso/zeus-bso.db
+listening_port port "$work/bso.log" "zeus bso-server: listening on " "${pids[-1]}"
 wait_for "the bso-server image" curl -s "http://127.0.0.1:$port/jobs"
 expect_bso_registration "http://127.0.0.1:$port" "$work/bso.log"
 echo "images_test: OK"

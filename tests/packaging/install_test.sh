@@ -100,17 +100,17 @@ wait_for "zeusd" test -S "$root/var/tmp/zeusd/zeusd.sock"
 expect_discover "$root/var/tmp/zeusd/zeusd.sock" "$work/zeusd.log"
 
 step "zeus exporter answers /metrics"
-port="$(free_port)"
-scripts/in-root.sh "$root" "${sim_env[@]}" zeus exporter --simulate --cpus none --listen "127.0.0.1:$port" >"$work/exporter.log" 2>&1 &
+scripts/in-root.sh "$root" "${sim_env[@]}" zeus exporter --simulate --cpus none --listen 127.0.0.1:0 >"$work/exporter.log" 2>&1 &
 pids+=($!)
+listening_port port "$work/exporter.log" "zeus exporter: serving http://" "$!"
 wait_for "zeus exporter" curl -sf "http://127.0.0.1:$port/metrics"
 curl -sf "http://127.0.0.1:$port/metrics" | grep -q '^zeus_gpu_energy_joules_total{.*simulated="true"' \
   || { cat "$work/exporter.log"; fail "exporter /metrics has no simulated GPU energy"; }
 
 step "zeus bso-server on SQLite registers a job (POST /jobs, the original's route)"
-port="$(free_port)"
-scripts/in-root.sh "$root" zeus bso-server --database /var/tmp/zeus-bso.db --listen "127.0.0.1:$port" >"$work/bso.log" 2>&1 &
+scripts/in-root.sh "$root" zeus bso-server --database /var/tmp/zeus-bso.db --listen 127.0.0.1:0 >"$work/bso.log" 2>&1 &
 pids+=($!)
+listening_port port "$work/bso.log" "zeus bso-server: listening on " "$!"
 wait_for "zeus bso-server" curl -s "http://127.0.0.1:$port/jobs"
 expect_bso_registration "http://127.0.0.1:$port" "$work/bso.log"
 

@@ -14,7 +14,6 @@ import json
 import os
 import re
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
@@ -90,6 +89,9 @@ for name in ("CUDA_VISIBLE_DEVICES", "ZEUSD_SOCK_PATH", "ZEUSD_HOST_PORT") + tup
 import httpx  # noqa: E402
 import pynvml  # noqa: E402
 
+sys.path.insert(0, str(HERE.parents[1] / "python" / "tests"))
+from server_listening import wait_for_listening  # noqa: E402
+
 pynvml.nvmlInit()
 MIN_CLOCK = min(pynvml.nvmlDeviceGetSupportedGraphicsClocks(pynvml.nvmlDeviceGetHandleByIndex(0), max(
     pynvml.nvmlDeviceGetSupportedMemoryClocks(pynvml.nvmlDeviceGetHandleByIndex(0)))))
@@ -109,31 +111,18 @@ def check(condition, what):
         print("FAIL:", what, flush=True)
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 class Server:
+    """`zeus perseus-server` on port 0, at the port it says it listens on."""
+
     def __init__(self, scheduler: str):
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
         self.dump = WORK / f"dump-{scheduler}"
         self.log = WORK / f"{scheduler}.log"
-        self.proc = subprocess.Popen(
-            [ZEUS, "perseus-server", "--listen", f"127.0.0.1:{self.port}", "--scheduler", scheduler,
-             "--solution", str(WORK / "solution.json"), "--dump-dir", str(self.dump)],
-            stderr=open(self.log, "ab"))
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            assert self.proc.poll() is None, self.log.read_text()
-            try:
-                socket.create_connection(("127.0.0.1", self.port), timeout=1).close()
-                return
-            except OSError:
-                time.sleep(0.05)
-        raise AssertionError("perseus-server did not start listening")
+        with open(self.log, "wb") as log:
+            self.proc = subprocess.Popen(
+                [ZEUS, "perseus-server", "--listen", "127.0.0.1:0", "--scheduler", scheduler,
+                 "--solution", str(WORK / "solution.json"), "--dump-dir", str(self.dump)], stderr=log)
+        self.port = wait_for_listening(self.log, self.proc, "zeus perseus-server: listening on ").port
+        self.url = f"http://127.0.0.1:{self.port}"
 
     def stop(self):
         self.proc.terminate()

@@ -24,6 +24,9 @@ import threading
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "python" / "tests"))
+from server_listening import wait_for_listening  # noqa: E402
+
 # Variables of the environment this runs in must not steer the client.
 for _name in ("ZEUSD_SOCK_PATH", "ZEUSD_HOST_PORT", "ZEUSD_TOKEN", "ZEUS_SIM_CONFIG", "CUDA_VISIBLE_DEVICES"):
     os.environ.pop(_name, None)
@@ -73,12 +76,6 @@ def expect_raises(exc_type, fn, *args, contains: str | None = None, **kwargs):
             check(contains in str(e), f"{exc_type.__name__} without {contains!r}: {e}")
         return e
     raise AssertionError(f"{getattr(fn, '__name__', fn)} did not raise {exc_type.__name__}")
-
-
-def free_tcp_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class FakePowercap:
@@ -143,7 +140,7 @@ class Zeusd:
     """A real `zeusd serve` process over the simulator and a fake powercap tree.
 
     `tcp=False`: a Unix socket under this test's scratch directory; `tcp=True`:
-    127.0.0.1 on a free port. `auth=True` writes a signing key and passes
+    127.0.0.1 port 0, the port its "listening on" line names. `auth=True` writes a signing key and passes
     --signing-key-path; `token()` issues tokens with `zeusd token issue`.
     """
 
@@ -182,41 +179,39 @@ class Zeusd:
         return env
 
     def _start(self) -> None:
-        for attempt in range(3):
-            args = [ZEUSD, "serve", "--num-workers", "2"]
-            if self.tcp:
-                self.port = free_tcp_port()
-                args += ["--mode", "tcp", "--tcp-bind-address", f"127.0.0.1:{self.port}"]
-            else:
-                args += ["--socket-path", self.socket_path]
-            if self.key_path:
-                args += ["--signing-key-path", self.key_path]
-            args += self.extra
-            env = dict(os.environ)
-            env.update({
-                "ZEUS_SIMULATE": "1",
-                "ZEUS_SIM_LIBRARY": SIM_LIBRARY,
-                "ZEUS_SIM_STATE": str(self.sim_state),
-                "ZEUS_POWERCAP_ROOT": str(self.powercap.root),
-                "RUST_LOG": "debug",
-            })
-            for name in ("ZEUSD_SOCK_PATH", "ZEUSD_HOST_PORT", "ZEUSD_TOKEN", "LD_LIBRARY_PATH"):
-                env.pop(name, None)
-            with open(self.log_path, "ab") as log:
-                self.proc = subprocess.Popen(args, env=env, stdout=log, stderr=subprocess.STDOUT,
-                                             stdin=subprocess.DEVNULL)
-            deadline = time.monotonic() + 20
-            while time.monotonic() < deadline:
-                if self.proc.poll() is not None:
-                    break
-                if self._answers():
-                    return
-                time.sleep(0.02)
-            if self.proc.poll() is None:
-                self.proc.kill()
-                self.proc.wait()
-            if not self.tcp or attempt == 2:
-                break  # only a TCP port taken in between is worth another try
+        args = [ZEUSD, "serve", "--num-workers", "2"]
+        if self.tcp:
+            args += ["--mode", "tcp", "--tcp-bind-address", "127.0.0.1:0"]
+        else:
+            args += ["--socket-path", self.socket_path]
+        if self.key_path:
+            args += ["--signing-key-path", self.key_path]
+        args += self.extra
+        env = dict(os.environ)
+        env.update({
+            "ZEUS_SIMULATE": "1",
+            "ZEUS_SIM_LIBRARY": SIM_LIBRARY,
+            "ZEUS_SIM_STATE": str(self.sim_state),
+            "ZEUS_POWERCAP_ROOT": str(self.powercap.root),
+            "RUST_LOG": "debug",
+        })
+        for name in ("ZEUSD_SOCK_PATH", "ZEUSD_HOST_PORT", "ZEUSD_TOKEN", "LD_LIBRARY_PATH"):
+            env.pop(name, None)
+        with open(self.log_path, "ab") as log:
+            start = log.tell()
+            self.proc = subprocess.Popen(args, env=env, stdout=log, stderr=subprocess.STDOUT,
+                                         stdin=subprocess.DEVNULL)
+        if self.tcp:
+            self.port = wait_for_listening(self.log_path, self.proc, " zeusd: listening on ", timeout=20,
+                                           start=start).port
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline and self.proc.poll() is None:
+            if self._answers():
+                return
+            time.sleep(0.02)
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
         raise AssertionError(f"zeusd {self.name} did not start; its log:\n{self.log()}")
 
     def _answers(self) -> bool:

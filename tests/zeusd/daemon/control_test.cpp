@@ -238,19 +238,10 @@ TEST_F(ZeusdTest, TheAnswerSaysWhenAChangeWillBeUndone) {
 }
 
 TEST_F(ZeusdTest, RestoresForTcpClientsSayWhyInsteadOfNamingPidZero) {
-    Endpoint tcp;
-    tcp.tcp_host = "127.0.0.1";
-    tcp.tcp_port = free_tcp_port();
-    daemon_ = std::make_unique<ZeusdProcess>(
-        std::vector<std::string>{"--mode", "tcp", "--tcp-bind-address", "127.0.0.1:" + std::to_string(tcp.tcp_port),
-                                 "--restore-ledger", (dir_ / "ledger.json").string()},
-        daemon_env(), dir_ / "zeusd.log", tcp);
+    start_tcp("127.0.0.1", {"--restore-ledger", (dir_ / "ledger.json").string()});
     const auto baseline = limit_of(0);
     const auto target = a_valid_limit_other_than_current(0);
-    ASSERT_EQ(
-        http_request(tcp, "POST", "/gpu/set_power_limit?gpu_ids=0&block=true&power_limit_mw=" + std::to_string(target))
-            .status,
-        200);
+    ASSERT_EQ(post("/gpu/set_power_limit?gpu_ids=0&block=true&power_limit_mw=" + std::to_string(target)).status, 200);
     EXPECT_EQ(daemon_->stop(), 0);
     EXPECT_EQ(limit_of(0), baseline);
     EXPECT_NE(log().find("restored GPU 0 with set_power_limit (zeusd is stopping)"), std::string::npos) << log();

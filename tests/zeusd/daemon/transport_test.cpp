@@ -10,6 +10,10 @@
 #include <fstream>
 #include <thread>
 
+#include <boost/asio/error.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+
 #include "zeusd_fixture.hpp"
 
 namespace zeus::testing {
@@ -89,17 +93,52 @@ TEST_F(ZeusdTest, BadFlagsAreRefusedWithTheFix) {
     }
 }
 
-TEST_F(ZeusdTest, TcpServesTheSameApi) {
-    const unsigned short port = free_tcp_port();
-    Endpoint tcp;
-    tcp.tcp_host = "127.0.0.1";
-    tcp.tcp_port = port;
-    daemon_ = std::make_unique<ZeusdProcess>(
-        std::vector<std::string>{"--mode", "tcp", "--tcp-bind-address", "127.0.0.1:" + std::to_string(port)},
-        daemon_env(), dir_ / "zeusd.log", tcp);
+// Whether nothing listens on loopback `ip` port `port` now.
+bool refused(const std::string& ip, unsigned short port) {
+    boost::asio::io_context io;
+    boost::asio::ip::tcp::socket socket(io);
+    boost::system::error_code error;
+    socket.connect({boost::asio::ip::make_address(ip), port}, error);
+    return error == boost::asio::error::connection_refused;
+}
+
+bool has_ipv6_loopback() {
+    boost::asio::io_context io;
+    boost::asio::ip::tcp::acceptor acceptor(io);
+    boost::system::error_code error;
+    acceptor.open(boost::asio::ip::tcp::v6(), error);
+    if (!error) acceptor.bind({boost::asio::ip::address_v6::loopback(), 0}, error);
+    return !error;
+}
+
+// On TCP port 0 the kernel picks a free port and the log names it (the
+// harness connects to the port it read there), so nobody hands zeusd a port
+// that another process may take first. `host` is `ip` as zeusd writes it.
+void expect_served_on_the_logged_port(const Endpoint& tcp, const std::string& host, const std::string& log,
+                                      ZeusdProcess& daemon) {
+    ASSERT_NE(tcp.tcp_port, 0);
+    const std::string address = host + ":" + std::to_string(tcp.tcp_port);
+    EXPECT_NE(log.find(" zeusd: listening on " + address + "\n"), std::string::npos) << log;
+    EXPECT_NE(log.find("serving TCP without --signing-key-path: anyone who can reach " + address + " can use"),
+              std::string::npos)
+        << log;
     const auto reply = http_request(tcp, "GET", "/gpu/get_power_limit?gpu_ids=0");
     EXPECT_EQ(reply.status, 200) << reply.body;
-    EXPECT_NE(log().find("serving TCP without --signing-key-path"), std::string::npos);
+    EXPECT_EQ(reply.headers.at("server"), "zeusd");
+    // The port that answered was this zeusd's: it closes with it.
+    EXPECT_EQ(daemon.stop(), 0);
+    EXPECT_TRUE(refused(*tcp.tcp_host, tcp.tcp_port)) << address;
+}
+
+TEST_F(ZeusdTest, TcpServesTheSameApiOnThePortItLogs) {
+    start_tcp("127.0.0.1");
+    expect_served_on_the_logged_port(endpoint_, "127.0.0.1", log(), *daemon_);
+}
+
+TEST_F(ZeusdTest, TcpOverIpv6LogsItsAddressInBrackets) {
+    if (!has_ipv6_loopback()) GTEST_SKIP() << "this machine has no IPv6 loopback";
+    start_tcp("::1");
+    expect_served_on_the_logged_port(endpoint_, "[::1]", log(), *daemon_);
 }
 
 TEST_F(ZeusdTest, KeepAliveConnectionsServeManyRequests) {

@@ -61,6 +61,19 @@ class ZeusdTest : public ::testing::Test {
         daemon_ = std::make_unique<ZeusdProcess>(args, daemon_env(), dir_ / "zeusd.log", endpoint_, fd_limit);
     }
 
+    // zeusd serve --mode tcp on `ip` ("127.0.0.1", "::1") port 0 with `extra`
+    // flags: the kernel picks a free port and zeusd's log names it; get() and
+    // post() go there.
+    void start_tcp(const std::string& ip, std::vector<std::string> extra = {}) {
+        const std::string host = ip.find(':') != std::string::npos ? "[" + ip + "]" : ip;
+        std::vector<std::string> args = {"--mode", "tcp", "--tcp-bind-address", host + ":0"};
+        args.insert(args.end(), extra.begin(), extra.end());
+        Endpoint any_port;
+        any_port.tcp_host = ip;
+        daemon_ = std::make_unique<ZeusdProcess>(args, daemon_env(), dir_ / "zeusd.log", any_port);
+        endpoint_ = *daemon_->endpoint();
+    }
+
     HttpReply get(const std::string& target, const std::map<std::string, std::string>& headers = {}) const {
         return http_request(endpoint_, "GET", target, headers);
     }

@@ -1,5 +1,7 @@
 #include "zeusd_harness.hpp"
 
+#include "support/listening_line.hpp"
+
 #include <sys/resource.h>
 
 #include <fcntl.h>
@@ -131,25 +133,10 @@ std::string receive_until(int fd, const std::string& part, std::chrono::millisec
     return received;
 }
 
-unsigned short free_tcp_port() {
-    const int probe = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in address{};
-    address.sin_family = AF_INET;
-    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (::bind(probe, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0) {
-        ::close(probe);
-        throw std::runtime_error("cannot bind a loopback port");
-    }
-    socklen_t length = sizeof address;
-    ::getsockname(probe, reinterpret_cast<sockaddr*>(&address), &length);
-    ::close(probe);
-    return ntohs(address.sin_port);
-}
-
 ZeusdProcess::ZeusdProcess(std::vector<std::string> args, std::map<std::string, std::string> env,
                            const std::filesystem::path& log_file, std::optional<Endpoint> wait_for,
                            std::optional<unsigned long> fd_limit)
-    : log_file_(log_file) {
+    : log_file_(log_file), endpoint_(wait_for) {
     args.insert(args.begin(), {ZEUSD_BINARY, "serve"});
     pid_ = ::fork();
     if (pid_ == 0) {
@@ -168,6 +155,15 @@ ZeusdProcess::ZeusdProcess(std::vector<std::string> args, std::map<std::string, 
         ::_exit(127);
     }
     if (!wait_for) return;
+    if (!wait_for->unix_path && wait_for->tcp_port == 0) {
+        try {
+            endpoint_->tcp_port = wait_for_listening(log_file, pid_).port;
+        } catch (const std::runtime_error&) {
+            stop();
+            throw;
+        }
+        return;
+    }
     const bool up = eventually(
         [&] {
             int status = 0;

@@ -40,16 +40,16 @@ std::string raw_exchange(const Endpoint& endpoint, const std::string& bytes,
 // the connection ends or `timeout` passes; returns what arrived.
 std::string receive_until(int fd, const std::string& part,
                           std::chrono::milliseconds timeout = std::chrono::milliseconds(5000));
-// A loopback port nobody listens on now (bound to port 0 and released).
-unsigned short free_tcp_port();
 // Opens a connection to `endpoint` and returns its file descriptor.
 int connect_to(const Endpoint& endpoint);
 
 class ZeusdProcess {
   public:
     // Starts `zeusd serve ARGS` with the environment of this process plus
-    // `env`; returns once the socket answers or throws with its log.
-    // `fd_limit` sets its RLIMIT_NOFILE.
+    // `env`; returns once the socket answers or throws with its log. A TCP
+    // `wait_for` with port 0 (ARGS then bind port 0 too) waits for the
+    // "listening on HOST:PORT" line instead and takes the port from it:
+    // endpoint() has it. `fd_limit` sets its RLIMIT_NOFILE.
     ZeusdProcess(std::vector<std::string> args, std::map<std::string, std::string> env,
                  const std::filesystem::path& log_file, std::optional<Endpoint> wait_for,
                  std::optional<unsigned long> fd_limit = std::nullopt);
@@ -62,11 +62,14 @@ class ZeusdProcess {
     // SIGKILL and wait: a crash, with no chance to clean up.
     void kill9();
     [[nodiscard]] pid_t pid() const { return pid_; }
+    // `wait_for` as given, with the port zeusd bound when it gave port 0.
+    [[nodiscard]] const std::optional<Endpoint>& endpoint() const { return endpoint_; }
     [[nodiscard]] std::string log() const;
 
   private:
     pid_t pid_ = -1;
     std::filesystem::path log_file_;
+    std::optional<Endpoint> endpoint_;
 };
 
 // Runs `zeusd ARGS` to completion; returns {exit status, stdout+stderr}.
