@@ -42,7 +42,7 @@ int main(int argc, char** argv) {
         ->add_option("--tcp-bind-address", config.tcp_bind_address,
                      "IP:PORT to listen on with --mode tcp (port 0: one the system picks, named in the log)")
         ->capture_default_str();
-    serve->add_option("--num-workers", config.num_workers, "Request threads (default: logical CPUs + 1)")
+    serve->add_option("--num-workers", config.num_workers, "Request threads (default: 2 x logical CPUs)")
         ->check(CLI::Range(1U, 1024U));
     serve->add_option("--gpu-power-poll-hz", config.gpu_power_poll_hz, "GPU power stream polling rate")
         ->check(CLI::Range(0.1, 1000.0))

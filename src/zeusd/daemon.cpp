@@ -278,16 +278,19 @@ Result<std::unique_ptr<Daemon>> Daemon::start(const ServeConfig& config) {
     server_options.limits.max_queued_events = config.max_queued_events;
     server_options.log = log_server_message;
     // Requests are served on --num-workers threads of the server's own, one
-    // io_context each; `io` keeps one thread for accepting, timers and
-    // watching clients. By default one more than logical CPUs: a connection
-    // stays on its thread, and with one thread per CPU a thread that the
-    // scheduler held off its core for a tick (4 ms at HZ=250; a client or any
-    // other busy process is enough) stalled half the connections on 2 CPUs,
-    // so p99 was that tick. With one more, each thread holds fewer
-    // connections and drains them sooner, and none waited a tick (p99 0.7-1.5
-    // ms instead of 4.2-4.5 ms; docs/benchmarks.md, zeusd load, 2026-11-26).
+    // io_context each, every connection staying on the thread it was dealt
+    // to; `io` keeps one thread for accepting, timers and watching clients.
+    // By default two per logical CPU: a thread that the scheduler holds off
+    // its core for a tick (4 ms at HZ=250; the clients themselves are enough)
+    // stalls only its share of the connections, and the smaller that share the
+    // lower the p99. Measured on 2 CPUs against the original (docs/benchmarks.md,
+    // zeusd load, 2026-11-28): with CPUs + 1 threads p99 was 1.4-2.1 ms where
+    // the original's was 0.7-1.5; with 2 x CPUs it is lower than or equal to
+    // the original's on every route and transport, at 1.1-1.6x its requests/s.
+    // (One io_context shared by all threads, each connection on a strand,
+    // cut the tails as well but lost a tenth of the throughput to hand-offs.)
     const unsigned workers =
-        config.num_workers > 0 ? config.num_workers : std::max(1U, std::thread::hardware_concurrency()) + 1;
+        config.num_workers > 0 ? config.num_workers : 2 * std::max(1U, std::thread::hardware_concurrency());
     server_options.session_threads = workers;
     parts->server = std::make_unique<http_server::Server>(
         parts->io,

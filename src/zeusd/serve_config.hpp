@@ -53,7 +53,7 @@ struct ServeConfig {
     std::optional<uid_t> socket_uid;
     std::optional<gid_t> socket_gid;
     std::string tcp_bind_address{ServeDefaults::tcp_bind_address};
-    unsigned num_workers = ServeDefaults::num_workers;  // 0: logical CPUs + 1
+    unsigned num_workers = ServeDefaults::num_workers;  // 0: 2 x logical CPUs
     double gpu_power_poll_hz = ServeDefaults::gpu_power_poll_hz;
     double cpu_power_poll_hz = ServeDefaults::cpu_power_poll_hz;
     GpuBackendChoice gpu_backend = gpu_backend_choice(ServeDefaults::gpu_backend);

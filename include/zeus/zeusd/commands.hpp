@@ -22,7 +22,7 @@ struct ServeDefaults {
     static constexpr std::string_view socket_path = "/run/zeusd/zeusd.sock";
     static constexpr std::string_view socket_permissions = "666";  // octal
     static constexpr std::string_view tcp_bind_address = "127.0.0.1:4938";
-    static constexpr unsigned num_workers = 0;  // logical CPUs + 1
+    static constexpr unsigned num_workers = 0;  // 2 x logical CPUs
     static constexpr double gpu_power_poll_hz = 20.0;
     static constexpr double cpu_power_poll_hz = 10.0;
     static constexpr std::string_view gpu_backend = "auto";
@@ -41,7 +41,7 @@ struct ServeOptions {
     std::string socket_uid;                                             // user name or uid; empty: the daemon's
     std::string socket_gid;                                             // group name or gid; empty: the daemon's
     std::string tcp_bind_address{ServeDefaults::tcp_bind_address};
-    unsigned num_workers = ServeDefaults::num_workers;  // 0: logical CPUs + 1
+    unsigned num_workers = ServeDefaults::num_workers;  // 0: 2 x logical CPUs
     double gpu_power_poll_hz = ServeDefaults::gpu_power_poll_hz;
     double cpu_power_poll_hz = ServeDefaults::cpu_power_poll_hz;
     std::string gpu_backend{ServeDefaults::gpu_backend};  // auto, nvml or amdsmi

@@ -26,7 +26,7 @@ std::map<std::string, std::string> expected_defaults() {
         {"--socket-path", std::string(ServeDefaults::socket_path)},
         {"--socket-permissions", std::string(ServeDefaults::socket_permissions)},
         {"--tcp-bind-address", std::string(ServeDefaults::tcp_bind_address)},
-        {"--num-workers", "logical CPUs + 1"},
+        {"--num-workers", "2 x logical CPUs"},
         {"--gpu-power-poll-hz", fmt::format("{}", ServeDefaults::gpu_power_poll_hz)},
         {"--cpu-power-poll-hz", fmt::format("{}", ServeDefaults::cpu_power_poll_hz)},
         {"--gpu-backend", std::string(ServeDefaults::gpu_backend)},
