@@ -142,7 +142,7 @@ class EnergyValues {
     };
     template <class Compute>
     struct DeferredBy final : Deferred {
-        explicit DeferredBy(Compute c) : compute_(std::move(c)) {}
+        explicit DeferredBy(Compute&& c) : compute_(std::in_place, std::move(c)) {}
         map_type compute() override {
             map_type computed = (*compute_)();
             compute_.reset();  // what it held (samples) is not needed any more
