@@ -117,6 +117,8 @@ fi
 launcher=()
 if command -v ccache >/dev/null 2>&1; then
   launcher=(cmake.define.CMAKE_CXX_COMPILER_LAUNCHER=ccache cmake.define.CMAKE_C_COMPILER_LAUNCHER=ccache)
+  # As scripts/build.sh: a fresh clone elsewhere finds the last one's objects.
+  export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$PWD}" CCACHE_NOHASHDIR="${CCACHE_NOHASHDIR:-1}"
 fi
 
 # One wheel: TAG (cp39, ..., abi3), interpreter VERSION, extra config settings.
