@@ -144,6 +144,107 @@ std::optional<Error> missing_default_trace(const BsoSimulateFlags& f) {
     return std::nullopt;
 }
 
+// --beta: the early-stopping factor, or nullopt for "none".
+Result<std::optional<double>> parse_beta(const std::string& text) {
+    if (text == "none") return std::optional<double>{};
+    std::optional<double> beta;
+    try {
+        std::size_t used = 0;
+        beta = std::stod(text, &used);
+        if (used != text.size() || !(*beta > 0) || !std::isfinite(*beta)) throw std::invalid_argument("beta");
+    } catch (const std::exception&) {
+        return Error{ErrorCode::InvalidArgument, fmt::format("--beta {}: not a positive number", text),
+                     "give a number > 0 (the early-stopping factor) or 'none' to turn early stopping off", 0};
+    }
+    return beta;
+}
+
+// The paper's jobs named by --workload (by name or dataset), or all of them.
+Result<std::vector<bso::TraceJob>> select_jobs(const std::vector<std::string>& workloads) {
+    std::vector<bso::TraceJob> jobs;
+    if (workloads.empty()) jobs = bso::paper_jobs();
+    for (const auto& name : workloads) {
+        const auto& known = bso::paper_jobs();
+        auto it = std::find_if(known.begin(), known.end(), [&](const auto& j) { return j.name() == name || j.dataset == name; });
+        if (it == known.end()) {
+            std::vector<std::string> names;
+            for (const auto& j : known) names.push_back(j.name());
+            return Error{ErrorCode::InvalidArgument,
+                         fmt::format("--workload {}: not one of the paper's workloads", name),
+                         fmt::format("use one of {}", fmt::join(names, ", ")), 0};
+        }
+        jobs.push_back(*it);
+    }
+    return jobs;
+}
+
+// One GPU of the replay: its power trace, and the power-limit optimizer on a
+// simulated GPU that follows it.
+struct TracedGpu {
+    bso::PowerTrace trace;
+    simulation::SimulatedPowerLimitOptimizer limits;
+};
+
+Result<std::vector<TracedGpu>> open_traced_gpus(const BsoSimulateFlags& f) {
+    std::vector<TracedGpu> gpus;
+    for (const auto& csv : f.power_traces) {
+        auto trace = bso::PowerTrace::read(csv);
+        if (!trace) return trace.error();
+        auto limits = simulation::SimulatedPowerLimitOptimizer::open(csv, f.eta);
+        if (!limits) return limits.error();
+        gpus.push_back(TracedGpu{std::move(trace).value(), std::move(limits).value()});
+    }
+    return gpus;
+}
+
+// One job on one GPU as a markdown row or text lines (JSON is printed whole at the end).
+void print_result(const BsoSimulateFlags& f, const bso::TraceJob& job, const std::string& gpu,
+                  const bso::ReplayResult& result, const Summary& s) {
+    if (f.format == "markdown") {
+        std::cout << fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {}, {:g} W |\n", job.name(), gpu,
+                                 result.job.default_batch_size, result.recurrences, percent(s.eta_ratio),
+                                 percent(s.tta_ratio), percent(s.steady_eta_ratio), percent(s.steady_tta_ratio),
+                                 s.steady_batch_size, s.steady_power_limit);
+    } else {
+        std::cout << fmt::format(
+            "{} on {}: {} recurrences, default batch size {} at {:g} W: {:.4g} J, {:.4g} s per recurrence\n"
+            "  all recurrences: energy-to-accuracy {}, time-to-accuracy {} against the baseline\n"
+            "  last {}: energy {}, time {}, mostly batch size {} at {:g} W\n",
+            job.name(), gpu, result.recurrences, result.job.default_batch_size, result.max_power_limit_w,
+            result.baseline_energy_j, result.baseline_time_s, change(s.eta_ratio), change(s.tta_ratio),
+            std::min<std::int64_t>(static_cast<std::int64_t>(f.steady_window), result.recurrences),
+            change(s.steady_eta_ratio), change(s.steady_tta_ratio), s.steady_batch_size, s.steady_power_limit);
+    }
+}
+
+// Replays every job on every GPU, printing each result as it comes.
+Status replay_all(const BsoSimulateFlags& f, const std::vector<bso::TraceJob>& jobs, const bso::TrainTrace& train,
+                  const std::vector<TracedGpu>& gpus, const bso::ReplayOptions& options) {
+    nlohmann::ordered_json all = nlohmann::ordered_json::array();
+    if (f.format == "markdown") {
+        std::cout << "| workload | GPU | b0 | recurrences | ETA saved | TTA saved | last " << f.steady_window
+                  << ": ETA saved | TTA saved | batch size, limit |\n"
+                  << "|---|---|---:|---:|---:|---:|---:|---:|---|\n";
+    }
+    for (const auto& job : jobs) {
+        for (const auto& gpu : gpus) {
+            auto result = bso::replay_recurring_job(
+                job, train, gpu.trace, gpu.limits.gpu(), options,
+                [&](std::int64_t bs, const bso::LimitTable& limits) { return gpu.limits.choose(job, bs, limits); });
+            if (!result) return result.error();
+            const auto s = summarize(*result, f.steady_window);
+            if (f.format == "json") {
+                all.push_back(to_json(*result, gpu.limits.gpu(), s, f.steady_window));
+            } else {
+                print_result(f, job, gpu.limits.gpu(), *result, s);
+            }
+            std::cout << std::flush;
+        }
+    }
+    if (f.format == "json") std::cout << all.dump(2) << "\n";
+    return {};
+}
+
 int run_simulate(const BsoSimulateFlags& f) {
     // A file the user named is checked before the defaults they did not name.
     std::optional<Result<bso::TrainTrace>> given_train;
@@ -152,87 +253,20 @@ int run_simulate(const BsoSimulateFlags& f) {
         if (!*given_train) return fail(given_train->error(), 2);
     }
     if (auto missing = missing_default_trace(f)) return fail(*missing, 2);
-    std::optional<double> beta;
-    if (f.beta != "none") {
-        try {
-            std::size_t used = 0;
-            beta = std::stod(f.beta, &used);
-            if (used != f.beta.size() || !(*beta > 0) || !std::isfinite(*beta)) throw std::invalid_argument("beta");
-        } catch (const std::exception&) {
-            return fail(Error{ErrorCode::InvalidArgument, fmt::format("--beta {}: not a positive number", f.beta),
-                              "give a number > 0 (the early-stopping factor) or 'none' to turn early stopping off", 0},
-                        2);
-        }
-    }
-    std::vector<bso::TraceJob> jobs;
-    if (f.workloads.empty()) jobs = bso::paper_jobs();
-    for (const auto& name : f.workloads) {
-        const auto& known = bso::paper_jobs();
-        auto it = std::find_if(known.begin(), known.end(), [&](const auto& j) { return j.name() == name || j.dataset == name; });
-        if (it == known.end()) {
-            std::vector<std::string> names;
-            for (const auto& j : known) names.push_back(j.name());
-            return fail(Error{ErrorCode::InvalidArgument, fmt::format("--workload {}: not one of the paper's workloads", name),
-                              fmt::format("use one of {}", fmt::join(names, ", ")), 0},
-                        2);
-        }
-        jobs.push_back(*it);
-    }
+    auto beta = parse_beta(f.beta);
+    if (!beta) return fail(beta.error(), 2);
+    auto jobs = select_jobs(f.workloads);
+    if (!jobs) return fail(jobs.error(), 2);
     auto train = given_train ? std::move(*given_train) : bso::TrainTrace::read(f.train);
     if (!train) return fail(train.error(), 2);
-    struct Gpu {
-        bso::PowerTrace trace;
-        simulation::SimulatedPowerLimitOptimizer limits;
-    };
-    std::vector<Gpu> gpus;
-    for (const auto& csv : f.power_traces) {
-        auto trace = bso::PowerTrace::read(csv);
-        if (!trace) return fail(trace.error(), 2);
-        auto limits = simulation::SimulatedPowerLimitOptimizer::open(csv, f.eta);
-        if (!limits) return fail(limits.error(), 2);
-        gpus.push_back(Gpu{std::move(trace).value(), std::move(limits).value()});
-    }
+    auto gpus = open_traced_gpus(f);
+    if (!gpus) return fail(gpus.error(), 2);
     bso::ReplayOptions options;
     options.recurrences = f.recurrences;
     options.eta_knob = f.eta;
-    options.beta_knob = beta;
+    options.beta_knob = *beta;
     options.seed = f.seed;
-
-    nlohmann::ordered_json all = nlohmann::ordered_json::array();
-    const bool text = f.format == "text";
-    if (!text && f.format == "markdown") {
-        std::cout << "| workload | GPU | b0 | recurrences | ETA saved | TTA saved | last " << f.steady_window
-                  << ": ETA saved | TTA saved | batch size, limit |\n"
-                  << "|---|---|---:|---:|---:|---:|---:|---:|---|\n";
-    }
-    for (const auto& job : jobs) {
-        for (const auto& gpu : gpus) {
-            auto result = bso::replay_recurring_job(
-                job, *train, gpu.trace, gpu.limits.gpu(), options,
-                [&](std::int64_t bs, const bso::LimitTable& limits) { return gpu.limits.choose(job, bs, limits); });
-            if (!result) return fail(result.error(), 1);
-            const auto s = summarize(*result, f.steady_window);
-            if (f.format == "json") {
-                all.push_back(to_json(*result, gpu.limits.gpu(), s, f.steady_window));
-            } else if (f.format == "markdown") {
-                std::cout << fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {}, {:g} W |\n", job.name(),
-                                         gpu.limits.gpu(), result->job.default_batch_size, result->recurrences,
-                                         percent(s.eta_ratio), percent(s.tta_ratio), percent(s.steady_eta_ratio),
-                                         percent(s.steady_tta_ratio), s.steady_batch_size, s.steady_power_limit);
-            } else {
-                std::cout << fmt::format(
-                    "{} on {}: {} recurrences, default batch size {} at {:g} W: {:.4g} J, {:.4g} s per recurrence\n"
-                    "  all recurrences: energy-to-accuracy {}, time-to-accuracy {} against the baseline\n"
-                    "  last {}: energy {}, time {}, mostly batch size {} at {:g} W\n",
-                    job.name(), gpu.limits.gpu(), result->recurrences, result->job.default_batch_size,
-                    result->max_power_limit_w, result->baseline_energy_j, result->baseline_time_s, change(s.eta_ratio),
-                    change(s.tta_ratio), std::min<std::int64_t>(static_cast<std::int64_t>(f.steady_window), result->recurrences),
-                    change(s.steady_eta_ratio), change(s.steady_tta_ratio), s.steady_batch_size, s.steady_power_limit);
-            }
-            std::cout << std::flush;
-        }
-    }
-    if (f.format == "json") std::cout << all.dump(2) << "\n";
+    if (auto replayed = replay_all(f, *jobs, *train, *gpus, options); !replayed) return fail(replayed.error(), 1);
     return 0;
 }
 

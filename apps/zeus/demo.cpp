@@ -117,6 +117,91 @@ Status run_workload(const DemoOptions& opts, const std::vector<std::string>& sim
     return {};
 }
 
+// The available GPUs' indices; the others are reported as skipped.
+std::vector<unsigned> usable_gpus(const Gpus& gpus) {
+    std::vector<unsigned> indices;
+    for (const auto& gpu : gpus) {
+        if (!gpu->available()) {
+            std::cout << "GPU " << gpu->identity().index << " skipped: " << gpu->status().error().describe() << "\n";
+            continue;
+        }
+        indices.push_back(gpu->identity().index);
+    }
+    return indices;
+}
+
+// Prints what the demo runs; the simulator's burn command, or empty for the CUDA load.
+std::vector<std::string> announce_workload(const DemoOptions& opts, bool simulate) {
+    if (!simulate) {
+        std::cout << fmt::format("Workload: CUDA memset load for {} s on every visible GPU\n", opts.seconds);
+        return {};
+    }
+    std::vector<std::string> workload = {(own_directory() / "zeus-sim").string(),
+                                         "burn",
+                                         "--gpu",
+                                         "all",
+                                         "--seconds",
+                                         fmt::format("{}", opts.seconds),
+                                         "--util",
+                                         fmt::format("{}", opts.utilization)};
+    std::cout << "Workload: " << fmt::format("{}", fmt::join(workload, " ")) << "\n";
+    return workload;
+}
+
+// Each edge waits for the energy counters' next refreshes: the counter is
+// then current, instead of up to a refresh period (~100 ms) stale. GPUs
+// without a counter get their power integrated.
+Result<std::unique_ptr<EnergyMonitor>> open_monitor(const Gpus& gpus, const std::vector<unsigned>& indices) {
+    EnergyMonitorOptions monitor_options;
+    monitor_options.gpu_indices = indices;
+    monitor_options.wait_for_counter_refresh = true;
+    return EnergyMonitor::open(gpus, nullptr, nullptr, monitor_options);
+}
+
+struct DemoMeasurement {
+    Measurement measured;
+    // The simulator's ground truth at the window's edges (empty for real GPUs).
+    std::map<unsigned, double> truth_start, truth_end;
+};
+
+Result<DemoMeasurement> measure_workload(EnergyMonitor& monitor, const DemoOptions& opts,
+                                         const std::vector<std::string>& workload, const std::vector<unsigned>& indices,
+                                         const std::optional<simulation::SimulatorApi>& simulator, const Gpus& gpus) {
+    if (auto begun = monitor.begin_window("demo", false); !begun) return begun.error();
+    DemoMeasurement out;
+    out.truth_start = ground_truth(simulator, gpus);
+    std::cout.flush();
+    if (auto ran = run_workload(opts, workload, indices); !ran) return ran.error();
+    auto measured = monitor.end_window("demo", false);
+    if (!measured) return measured.error();
+    out.truth_end = ground_truth(simulator, gpus);
+    out.measured = std::move(measured).value();
+    return out;
+}
+
+// One row per GPU; with the simulator, its ground truth and the measurement's error against it.
+void print_results(const DemoMeasurement& m, const Gpus& gpus, const std::vector<unsigned>& indices, bool with_truth) {
+    const double elapsed = m.measured.time.count();
+    std::cout << fmt::format("\n{:<4} {:<26} {:>9} {:>11} {:>10}  {:<17}", "GPU", "Name", "Time (s)", "Energy (J)",
+                             "Power (W)", "Source");
+    if (with_truth) std::cout << fmt::format(" {:>12} {:>8}", "Truth (J)", "Error");
+    std::cout << "\n";
+    for (const unsigned index : indices) {
+        const Gpu& gpu = gpus[index];
+        const EnergyValue& value = m.measured.gpu_energy.at(index);
+        const double joules = value.energy.count();
+        const char* source = value.source == EnergySource::HardwareCounter ? "energy counter" : "integrated power";
+        std::cout << fmt::format("{:<4} {:<26} {:>9.3f} {:>11.2f} {:>10.1f}  {:<17}", index, gpu.identity().name,
+                                 elapsed, joules, joules / elapsed, source);
+        const unsigned physical = gpu.identity().physical_index;
+        if (m.truth_start.contains(physical) && m.truth_end.contains(physical)) {
+            const double t = m.truth_end.at(physical) - m.truth_start.at(physical);
+            std::cout << fmt::format(" {:>12.2f} {:>7.2f}%", t, t > 0 ? 100.0 * (joules - t) / t : 0.0);
+        }
+        std::cout << "\n";
+    }
+}
+
 int run_demo(const DemoOptions& opts) {
     auto env_options = GpuOptions::from_environment();
     if (!env_options) {
@@ -132,75 +217,26 @@ int run_demo(const DemoOptions& opts) {
         return 1;
     }
     std::optional<Gpus> gpus(std::move(opened).value());
-
-    std::vector<unsigned> indices;
-    for (const auto& gpu : *gpus) {
-        if (!gpu->available()) {
-            std::cout << "GPU " << gpu->identity().index << " skipped: " << gpu->status().error().describe() << "\n";
-            continue;
-        }
-        indices.push_back(gpu->identity().index);
-    }
+    const std::vector<unsigned> indices = usable_gpus(*gpus);
 
     std::optional<simulation::SimulatorApi> simulator;
-    std::vector<std::string> workload;
     if (options.simulate) {
         if (auto api = simulation::SimulatorApi::open(*gpus)) simulator.emplace(std::move(api).value());
-        workload = {(own_directory() / "zeus-sim").string(), "burn",   "--gpu", "all", "--seconds",
-                    fmt::format("{}", opts.seconds),         "--util", fmt::format("{}", opts.utilization)};
-        std::cout << "Workload: " << fmt::format("{}", fmt::join(workload, " ")) << "\n";
-    } else {
-        std::cout << fmt::format("Workload: CUDA memset load for {} s on every visible GPU\n", opts.seconds);
     }
+    const std::vector<std::string> workload = announce_workload(opts, options.simulate);
 
-    // Each edge waits for the energy counters' next refreshes: the counter is
-    // then current, instead of up to a refresh period (~100 ms) stale. GPUs
-    // without a counter get their power integrated.
-    EnergyMonitorOptions monitor_options;
-    monitor_options.gpu_indices = indices;
-    monitor_options.wait_for_counter_refresh = true;
-    auto opened_monitor = EnergyMonitor::open(*gpus, nullptr, nullptr, monitor_options);
+    auto opened_monitor = open_monitor(*gpus, indices);
     if (!opened_monitor) {
         std::cerr << "zeus: " << opened_monitor.error().describe() << "\n";
         return 1;
     }
     std::unique_ptr<EnergyMonitor> monitor = std::move(opened_monitor).value();
-    if (auto begun = monitor->begin_window("demo", false); !begun) {
-        std::cerr << "zeus: " << begun.error().describe() << "\n";
-        return 1;
-    }
-    const auto truth_start = ground_truth(simulator, *gpus);
-    std::cout.flush();
-    if (auto ran = run_workload(opts, workload, indices); !ran) {
-        std::cerr << "zeus: " << ran.error().describe() << "\n";
-        return 1;
-    }
-    auto measured = monitor->end_window("demo", false);
+    auto measured = measure_workload(*monitor, opts, workload, indices, simulator, *gpus);
     if (!measured) {
         std::cerr << "zeus: " << measured.error().describe() << "\n";
         return 1;
     }
-    const auto truth_end = ground_truth(simulator, *gpus);
-    const double elapsed = measured->time.count();
-
-    std::cout << fmt::format("\n{:<4} {:<26} {:>9} {:>11} {:>10}  {:<17}", "GPU", "Name", "Time (s)", "Energy (J)",
-                             "Power (W)", "Source");
-    if (simulator) std::cout << fmt::format(" {:>12} {:>8}", "Truth (J)", "Error");
-    std::cout << "\n";
-    for (const unsigned index : indices) {
-        const Gpu& gpu = (*gpus)[index];
-        const EnergyValue& value = measured->gpu_energy.at(index);
-        const double joules = value.energy.count();
-        const char* source = value.source == EnergySource::HardwareCounter ? "energy counter" : "integrated power";
-        std::cout << fmt::format("{:<4} {:<26} {:>9.3f} {:>11.2f} {:>10.1f}  {:<17}", index, gpu.identity().name,
-                                 elapsed, joules, joules / elapsed, source);
-        const unsigned physical = gpu.identity().physical_index;
-        if (truth_start.contains(physical) && truth_end.contains(physical)) {
-            const double t = truth_end.at(physical) - truth_start.at(physical);
-            std::cout << fmt::format(" {:>12.2f} {:>7.2f}%", t, t > 0 ? 100.0 * (joules - t) / t : 0.0);
-        }
-        std::cout << "\n";
-    }
+    print_results(*measured, *gpus, indices, simulator.has_value());
     if (options.simulate) {
         std::cout << "\nThese GPUs are simulated. The error column compares the measurement with the energy the "
                      "simulator integrated; counters refresh every ~100 ms, as on real boards.\n";

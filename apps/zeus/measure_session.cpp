@@ -49,6 +49,85 @@ Result<std::vector<unsigned>> select(const Set& set, const std::optional<std::ve
     return selected;
 }
 
+Result<std::vector<unsigned>> select_gpus(const Gpus& gpus, const std::optional<std::vector<unsigned>>& wanted) {
+    return select(gpus, wanted, "--gpus", "GPU", [&](unsigned i) -> std::optional<std::string> {
+        const Gpu& gpu = gpus[i];
+        if (!gpu.available()) return gpu.status().error().describe();
+        return std::nullopt;
+    });
+}
+
+Result<std::vector<unsigned>> select_cpus(const Cpus& cpus, const std::optional<std::vector<unsigned>>& wanted) {
+    return select(cpus, wanted, "--cpus", "CPU", [&](unsigned i) -> std::optional<std::string> {
+        const Cpu& cpu = cpus[i];
+        if (!cpu.available()) return cpu.status().error().describe();
+        return std::nullopt;
+    });
+}
+
+// Files first: finding out that a path is wrong should not take opening every device.
+Status check_files(const MeasureOptions& options, bool want_trace) {
+    if (!options.output.empty() && options.output != "-") {
+        if (auto ok = check_writable("--output", options.output); !ok) return ok.error();
+    }
+    if (!options.log_file.empty()) {
+        if (auto ok = check_writable("--log-file", options.log_file); !ok) return ok.error();
+    }
+    if (want_trace && !options.trace.empty()) {
+        if (auto ok = check_writable("--trace", options.trace); !ok) return ok.error();
+    }
+    return {};
+}
+
+struct DeviceOptions {
+    GpuOptions gpus;
+    CpuOptions cpus;
+    SocOptions soc;
+};
+
+// The environment's device options, with --simulate.
+Result<DeviceOptions> device_options(const MeasureOptions& options) {
+    auto gpu_options = GpuOptions::from_environment();
+    if (!gpu_options) return gpu_options.error();
+    GpuOptions gopts = *gpu_options;
+    gopts.simulate = gopts.simulate || options.device.simulate;
+    auto cpu_options = CpuOptions::from_environment();
+    if (!cpu_options) return cpu_options.error();
+    auto soc_options = SocOptions::from_environment();
+    if (!soc_options) return soc_options.error();
+    return DeviceOptions{std::move(gopts), *cpu_options, *soc_options};
+}
+
+// Where the report goes: --output FILE, standard output with --output -, or
+// by default standard output (standard error when a command runs, so that the
+// command's output keeps standard output).
+struct ReportOutput {
+    std::ostream* stream = nullptr;  // null: `file`
+    std::unique_ptr<std::ofstream> file;
+    std::string name;  // for errors
+    bool command_stdout_to_stderr = false;
+};
+
+Result<ReportOutput> open_report_output(const MeasureOptions& options) {
+    ReportOutput out;
+    if (options.output.empty()) {
+        out.stream = options.runs_command ? &std::cerr : &std::cout;
+        out.name = options.runs_command ? "standard error" : "standard output";
+    } else if (options.output == "-") {
+        out.stream = &std::cout;
+        out.name = "standard output (--output -)";
+        out.command_stdout_to_stderr = options.runs_command;
+    } else {
+        out.name = "--output " + options.output;
+        out.file = std::make_unique<std::ofstream>(options.output, std::ios::out | std::ios::trunc);
+        if (!*out.file) {
+            return Error{ErrorCode::NoPermission, fmt::format("--output {}: cannot write the file", options.output),
+                         "give a path in an existing directory that you may write to"};
+        }
+    }
+    return out;
+}
+
 }  // namespace
 
 void add_measure_options(CLI::App& app, MeasureOptions& options, MeasureFlags which) {
@@ -116,49 +195,24 @@ Result<std::unique_ptr<MeasureSession>> MeasureSession::open(const MeasureOption
     if (!gpu_list) return gpu_list.error();
     auto cpu_list = parse_index_list("--cpus", options.cpus);
     if (!cpu_list) return cpu_list.error();
-
-    // Files first: finding out that a path is wrong should not take opening every device.
-    if (!options.output.empty() && options.output != "-") {
-        if (auto ok = check_writable("--output", options.output); !ok) return ok.error();
-    }
-    if (!options.log_file.empty()) {
-        if (auto ok = check_writable("--log-file", options.log_file); !ok) return ok.error();
-    }
-    if (want_trace && !options.trace.empty()) {
-        if (auto ok = check_writable("--trace", options.trace); !ok) return ok.error();
-        s->trace_path_ = options.trace;
-    }
-
-    auto gpu_options = GpuOptions::from_environment();
-    if (!gpu_options) return gpu_options.error();
-    GpuOptions gopts = *gpu_options;
-    gopts.simulate = gopts.simulate || options.device.simulate;
-    auto cpu_options = CpuOptions::from_environment();
-    if (!cpu_options) return cpu_options.error();
-    auto soc_options = SocOptions::from_environment();
-    if (!soc_options) return soc_options.error();
+    if (auto ok = check_files(options, want_trace); !ok) return ok.error();
+    if (want_trace) s->trace_path_ = options.trace;
+    auto device = device_options(options);
+    if (!device) return device.error();
 
     // GPUs are only opened when some may be measured: --gpus none must work without a driver.
-    if (!gpu_list->has_value() || !(*gpu_list)->empty()) s->gpus_ = Gpus::open(gopts);
+    if (!gpu_list->has_value() || !(*gpu_list)->empty()) s->gpus_ = Gpus::open(device->gpus);
     for (const auto& w : s->gpus_.warnings()) note(w);
-    auto gpus = select(s->gpus_, *gpu_list, "--gpus", "GPU", [&](unsigned i) -> std::optional<std::string> {
-        const Gpu& gpu = s->gpus_[i];
-        if (!gpu.available()) return gpu.status().error().describe();
-        return std::nullopt;
-    });
+    auto gpus = select_gpus(s->gpus_, *gpu_list);
     if (!gpus) return gpus.error();
     s->gpu_indices_ = *gpus;
 
-    if (!cpu_list->has_value() || !(*cpu_list)->empty()) s->cpus_ = Cpus::open(*cpu_options);
-    auto cpus = select(s->cpus_, *cpu_list, "--cpus", "CPU", [&](unsigned i) -> std::optional<std::string> {
-        const Cpu& cpu = s->cpus_[i];
-        if (!cpu.available()) return cpu.status().error().describe();
-        return std::nullopt;
-    });
+    if (!cpu_list->has_value() || !(*cpu_list)->empty()) s->cpus_ = Cpus::open(device->cpus);
+    auto cpus = select_cpus(s->cpus_, *cpu_list);
     if (!cpus) return cpus.error();
     s->cpu_indices_ = *cpus;
 
-    auto soc = open_soc(*soc_options);
+    auto soc = open_soc(device->soc);
     if (!soc) return soc.error();
     if ((*soc)->available()) s->soc_ = std::move(soc).value();
 
@@ -179,21 +233,13 @@ Result<std::unique_ptr<MeasureSession>> MeasureSession::open(const MeasureOption
     if (!charges) return charges.error();
     s->charges_ = std::move(charges).value();
 
-    if (options.output.empty()) {
-        s->out_ = options.runs_command ? &std::cerr : &std::cout;
-        s->out_name_ = options.runs_command ? "standard error" : "standard output";
-    } else if (options.output == "-") {
-        s->out_ = &std::cout;
-        s->out_name_ = "standard output (--output -)";
-        s->command_stdout_to_stderr_ = options.runs_command;
-    } else {
-        s->out_name_ = "--output " + options.output;
-        s->out_file_ = std::make_unique<std::ofstream>(options.output, std::ios::out | std::ios::trunc);
-        if (!*s->out_file_) {
-            return Error{ErrorCode::NoPermission, fmt::format("--output {}: cannot write the file", options.output),
-                         "give a path in an existing directory that you may write to"};
-        }
-    }
+    auto output = open_report_output(options);
+    if (!output) return output.error();
+    ReportOutput& out = output.value();
+    s->out_ = out.stream;
+    s->out_file_ = std::move(out.file);
+    s->out_name_ = std::move(out.name);
+    s->command_stdout_to_stderr_ = out.command_stdout_to_stderr;
     return s;
 }
 

@@ -124,6 +124,119 @@ Status write_text_file(std::string_view option, const std::string& path, const s
     return {};
 }
 
+MeasureOptions measure_options_for(const ProfileOptions& options) {
+    MeasureOptions measure;
+    measure.device = options.device;
+    measure.device.simulate = options.device.simulate || options.simulated_work.has_value();
+    measure.gpus = options.gpus;
+    measure.cpus = "none";  // the profiler measures GPU energy
+    // A trial's window begins right after its warm-up: waiting there would
+    // let the GPU cool, which is what the profiler controls.
+    measure.wait_for_counter_refresh = false;
+    measure.output = options.output;
+    measure.runs_command = !options.command.empty();
+    return measure;
+}
+
+// What one iteration runs: --simulated-work on the selected GPUs, or the command.
+Result<profile::Target> make_target(const ProfileOptions& options, MeasureSession& session) {
+    if (options.simulated_work) {
+        return simulated_target(session.gpus(), session.gpu_indices(), *options.simulated_work, options.simulated_util);
+    }
+    return command_target(options.command, session.command_stdout_to_stderr());
+}
+
+// What the sweeps found: the sweep reports and their recommendation, or,
+// with --mode measure, the one trial.
+struct ProfileOutcome {
+    std::vector<profile::SweepReport> reports;
+    std::optional<profile::Recommendation> recommendation;
+    std::optional<profile::TrialResult> single;
+};
+
+// Throws IterationFailed when an iteration's command fails.
+Result<ProfileOutcome> run_plan(const profile::ProfileContext& ctx, const profile::Target& target,
+                                const ProfilePlan& p) {
+    ProfileOutcome outcome;
+    switch (p.mode) {
+        case ProfileMode::Parameters: {
+            profile::ParameterProfileOptions o;
+            o.measurement_duration_search_range = p.measurement_range;
+            o.cooldown_duration_search_range = p.cooldown_range;
+            set_trial_options(o, p);
+            auto r = profile::profile_parameters(ctx, target, o);
+            if (!r) return r.error();
+            outcome.recommendation = profile::recommend(r->first, r->second, p.warmup_iterations);
+            outcome.reports = {r->first, r->second};
+            break;
+        }
+        case ProfileMode::Measurement: {
+            profile::MeasurementSweepOptions o;
+            o.measurement_duration_search_range = p.measurement_range;
+            o.cooldown_duration = p.cooldown_duration;
+            set_trial_options(o, p);
+            o.iteration_duration = p.iteration_duration;
+            auto r = profile::profile_measurement_duration(ctx, target, o);
+            if (!r) return r.error();
+            outcome.reports = {*r};
+            break;
+        }
+        case ProfileMode::Cooldown: {
+            profile::CooldownSweepOptions o;
+            o.cooldown_duration_search_range = p.cooldown_range;
+            o.measurement_duration = p.measurement_duration;
+            set_trial_options(o, p);
+            o.iteration_duration = p.iteration_duration;
+            auto r = profile::profile_cooldown_duration(ctx, target, o);
+            if (!r) return r.error();
+            outcome.reports = {*r};
+            break;
+        }
+        case ProfileMode::Measure: {
+            profile::MeasureOptions o;
+            o.measurement_duration = p.measurement_duration;
+            o.cooldown_duration = p.cooldown_duration;
+            o.num_warmup_iterations = p.warmup_iterations;
+            o.num_calibration_iterations = p.calibration_iterations;
+            auto r = profile::measure(ctx, target, o);
+            if (!r) return r.error();
+            outcome.single = *r;
+            break;
+        }
+    }
+    if (outcome.reports.size() == 1)
+        outcome.recommendation = profile::recommend(outcome.reports[0], p.warmup_iterations);
+    return outcome;
+}
+
+void print_outcome(std::ostream& out, const ProfilePlan& p, const ProfileOutcome& outcome, bool simulated) {
+    const auto& single = outcome.single;
+    if (p.format == ProfileFormat::Json) {
+        nlohmann::json j = single ? nlohmann::json{{"trial", trial_json(*single)},
+                                                   {"measurement_duration", p.measurement_duration},
+                                                   {"cooldown_duration", p.cooldown_duration},
+                                                   {"simulated", simulated}}
+                                  : reports_json(outcome.reports, outcome.recommendation, p.threshold, simulated);
+        out << j.dump(2) << "\n";
+    } else if (single) {
+        out << fmt::format(
+            "measurement={:.1f} s  cooldown={:.1f} s  energy_per_iter={:.4f} J  time_per_iter={:.4f} s  "
+            "iterations={}  temp_before={:.1f} \u00b0C  temp_after={:.1f} \u00b0C\n",
+            p.measurement_duration, p.cooldown_duration, single->energy_per_iter, single->time_per_iter,
+            single->iterations, single->temperature_before, single->temperature_after);
+    } else {
+        for (const auto& r : outcome.reports) out << r.to_string() << "\n\n";
+        if (outcome.recommendation) {
+            out << outcome.recommendation->to_string() << "\n";
+        } else {
+            out << "No recommendation: no swept value is VALID (std < " << p.threshold
+                << " J). Try longer durations, more trials or a larger --threshold.\n";
+        }
+    }
+    if (simulated && p.format == ProfileFormat::Human) out << "(GPUs simulated by the Zeus GPU simulator)\n";
+    out.flush();
+}
+
 int run_profile(const ProfileOptions& options) {
     auto plan = plan_profile(options);
     if (!plan) {
@@ -136,17 +249,7 @@ int run_profile(const ProfileOptions& options) {
             return 2;
         }
     }
-    MeasureOptions measure;
-    measure.device = options.device;
-    measure.device.simulate = options.device.simulate || options.simulated_work.has_value();
-    measure.gpus = options.gpus;
-    measure.cpus = "none";  // the profiler measures GPU energy
-    // A trial's window begins right after its warm-up: waiting there would
-    // let the GPU cool, which is what the profiler controls.
-    measure.wait_for_counter_refresh = false;
-    measure.output = options.output;
-    measure.runs_command = !options.command.empty();
-    auto opened = MeasureSession::open(measure, false);
+    auto opened = MeasureSession::open(measure_options_for(options), false);
     if (!opened) {
         std::cerr << "zeus: profile: " << opened.error().describe() << "\n";
         return setup_exit_code(opened.error());
@@ -157,17 +260,10 @@ int run_profile(const ProfileOptions& options) {
                      "zeus show-env)\n";
         return 2;
     }
-    profile::Target target;
-    if (options.simulated_work) {
-        auto t = simulated_target(session.gpus(), session.gpu_indices(), *options.simulated_work,
-                                  options.simulated_util);
-        if (!t) {
-            std::cerr << "zeus: profile: " << t.error().describe() << "\n";
-            return setup_exit_code(t.error());
-        }
-        target = std::move(t).value();
-    } else {
-        target = command_target(options.command, session.command_stdout_to_stderr());
+    auto target = make_target(options, session);
+    if (!target) {
+        std::cerr << "zeus: profile: " << target.error().describe() << "\n";
+        return setup_exit_code(target.error());
     }
 
     if (!options.quiet) std::cerr << "zeus: profile: " << describe_planned_work(*plan) << "\n" << std::flush;
@@ -176,104 +272,24 @@ int run_profile(const ProfileOptions& options) {
     ctx.progress = printer.function();
     const ProfilePlan& p = *plan;
 
-    std::vector<profile::SweepReport> reports;
-    std::optional<profile::Recommendation> recommendation;
-    std::optional<profile::TrialResult> single;
+    std::optional<ProfileOutcome> outcome;
     try {
-        Error error;
-        bool failed = false;
-        auto keep = [&](auto&& result) {
-            if (!result) {
-                error = result.error();
-                failed = true;
-            }
-            return std::forward<decltype(result)>(result);
-        };
-        switch (p.mode) {
-            case ProfileMode::Parameters: {
-                profile::ParameterProfileOptions o;
-                o.measurement_duration_search_range = p.measurement_range;
-                o.cooldown_duration_search_range = p.cooldown_range;
-                set_trial_options(o, p);
-                auto r = keep(profile::profile_parameters(ctx, target, o));
-                if (r) {
-                    recommendation = profile::recommend(r->first, r->second, p.warmup_iterations);
-                    reports = {r->first, r->second};
-                }
-                break;
-            }
-            case ProfileMode::Measurement: {
-                profile::MeasurementSweepOptions o;
-                o.measurement_duration_search_range = p.measurement_range;
-                o.cooldown_duration = p.cooldown_duration;
-                set_trial_options(o, p);
-                o.iteration_duration = p.iteration_duration;
-                auto r = keep(profile::profile_measurement_duration(ctx, target, o));
-                if (r) reports = {*r};
-                break;
-            }
-            case ProfileMode::Cooldown: {
-                profile::CooldownSweepOptions o;
-                o.cooldown_duration_search_range = p.cooldown_range;
-                o.measurement_duration = p.measurement_duration;
-                set_trial_options(o, p);
-                o.iteration_duration = p.iteration_duration;
-                auto r = keep(profile::profile_cooldown_duration(ctx, target, o));
-                if (r) reports = {*r};
-                break;
-            }
-            case ProfileMode::Measure: {
-                profile::MeasureOptions o;
-                o.measurement_duration = p.measurement_duration;
-                o.cooldown_duration = p.cooldown_duration;
-                o.num_warmup_iterations = p.warmup_iterations;
-                o.num_calibration_iterations = p.calibration_iterations;
-                auto r = keep(profile::measure(ctx, target, o));
-                if (r) single = *r;
-                break;
-            }
-        }
-        if (reports.size() == 1) recommendation = profile::recommend(reports[0], p.warmup_iterations);
+        auto swept = run_plan(ctx, *target, p);
         printer.finish();
-        if (failed) {
-            std::cerr << "zeus: profile: " << error.describe() << "\n";
+        if (!swept) {
+            std::cerr << "zeus: profile: " << swept.error().describe() << "\n";
             return 1;
         }
+        outcome = std::move(swept).value();
     } catch (const IterationFailed& e) {
         printer.finish();
         std::cerr << "zeus: profile: " << e.what << "\n";
         return e.exit_code;
     }
 
-    std::ostream& out = session.out();
-    if (p.format == ProfileFormat::Json) {
-        nlohmann::json j = single ? nlohmann::json{{"trial", trial_json(*single)},
-                                                   {"measurement_duration", p.measurement_duration},
-                                                   {"cooldown_duration", p.cooldown_duration},
-                                                   {"simulated", session.gpus().backend_info().simulated}}
-                                  : reports_json(reports, recommendation, p.threshold, session.gpus().backend_info().simulated);
-        out << j.dump(2) << "\n";
-    } else if (single) {
-        out << fmt::format("measurement={:.1f} s  cooldown={:.1f} s  energy_per_iter={:.4f} J  time_per_iter={:.4f} s  "
-                           "iterations={}  temp_before={:.1f} \u00b0C  temp_after={:.1f} \u00b0C\n",
-                           p.measurement_duration, p.cooldown_duration, single->energy_per_iter,
-                           single->time_per_iter, single->iterations, single->temperature_before,
-                           single->temperature_after);
-    } else {
-        for (const auto& r : reports) out << r.to_string() << "\n\n";
-        if (recommendation) {
-            out << recommendation->to_string() << "\n";
-        } else {
-            out << "No recommendation: no swept value is VALID (std < " << p.threshold
-                << " J). Try longer durations, more trials or a larger --threshold.\n";
-        }
-    }
-    if (session.gpus().backend_info().simulated && p.format == ProfileFormat::Human) {
-        out << "(GPUs simulated by the Zeus GPU simulator)\n";
-    }
-    out.flush();
+    print_outcome(session.out(), p, *outcome, session.gpus().backend_info().simulated);
     if (!options.plot.empty()) {
-        if (auto ok = write_text_file("--plot", options.plot, render_svg(reports, p.threshold)); !ok) {
+        if (auto ok = write_text_file("--plot", options.plot, render_svg(outcome->reports, p.threshold)); !ok) {
             std::cerr << "zeus: profile: " << ok.error().describe() << "\n";
             return 1;
         }

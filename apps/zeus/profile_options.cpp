@@ -128,8 +128,9 @@ Result<std::vector<double>> parse_duration_list(std::string_view option, std::st
     return values;
 }
 
-Result<ProfilePlan> plan_profile(const ProfileOptions& o) {
-    ProfilePlan p;
+namespace {
+
+Status plan_mode_and_format(const ProfileOptions& o, ProfilePlan& p) {
     if (o.mode == "parameters") {
         p.mode = ProfileMode::Parameters;
     } else if (o.mode == "measurement") {
@@ -148,7 +149,11 @@ Result<ProfilePlan> plan_profile(const ProfileOptions& o) {
     } else {
         return bad(fmt::format("--format {}: unknown format for profile reports", o.format), "use human or json");
     }
+    return {};
+}
 
+// Exactly one of a command and --simulated-work, the latter with a valid utilization.
+Status check_work(const ProfileOptions& o) {
     if (o.command.empty() && !o.simulated_work) {
         return bad("nothing to profile: no command and no --simulated-work",
                    "put the command after --, as in zeus profile -- ./step.sh, or use --simulated-work 0.05");
@@ -163,7 +168,11 @@ Result<ProfilePlan> plan_profile(const ProfileOptions& o) {
                        "give the fraction of the GPU the work uses, e.g. 1 or 0.5");
         }
     }
+    return {};
+}
 
+// The swept ranges, then the fixed durations the mode takes.
+Status plan_durations(const ProfileOptions& o, ProfilePlan& p) {
     auto m = parse_duration_list("--measurement-range", o.measurement_range, 0.0, true);
     if (!m) return m.error();
     p.measurement_range = std::move(m).value();
@@ -191,7 +200,11 @@ Result<ProfilePlan> plan_profile(const ProfileOptions& o) {
         if (!v) return v.error();
         p.iteration_duration = *v;
     }
+    return {};
+}
 
+// Trial and iteration counts, and the stability threshold.
+Status plan_trials(const ProfileOptions& o, ProfilePlan& p) {
     auto trials = count("--trials", o.trials, 1, "each swept value needs trials; 2 or more give a standard deviation");
     if (!trials) return trials.error();
     p.trials = *trials;
@@ -210,7 +223,17 @@ Result<ProfilePlan> plan_profile(const ProfileOptions& o) {
                    "give the largest acceptable standard deviation of energy per iteration, e.g. 0.01");
     }
     p.threshold = o.threshold;
+    return {};
+}
 
+}  // namespace
+
+Result<ProfilePlan> plan_profile(const ProfileOptions& o) {
+    ProfilePlan p;
+    if (auto ok = plan_mode_and_format(o, p); !ok) return ok.error();
+    if (auto ok = check_work(o); !ok) return ok.error();
+    if (auto ok = plan_durations(o, p); !ok) return ok.error();
+    if (auto ok = plan_trials(o, p); !ok) return ok.error();
     if (!o.plot.empty() && p.mode == ProfileMode::Measure) {
         return bad("--plot: --mode measure runs a single trial, there is nothing to plot",
                    "use --plot with --mode parameters, measurement or cooldown");

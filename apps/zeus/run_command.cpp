@@ -42,38 +42,135 @@ std::string command_line(const std::vector<std::string>& argv) {
     return line;
 }
 
-int run_command(const RunOptions& opts) {
-    if (opts.command.empty()) {
-        std::cerr << "zeus: run needs a command (zeus run [options] -- CMD ARGS...)\n";
-        return kZeusFailed;
-    }
-    auto gateway = open_run_push(opts.push);
-    if (!gateway) {
-        std::cerr << "zeus: " << gateway.error().describe() << "\n";
-        return kZeusFailed;
-    }
-    // Simulated GPUs: the command must run on the ones measured here.
-    std::optional<simulation::SimulatorSharedWithChildren> simulator;
-    if (auto env = GpuOptions::from_environment(); env && (opts.measure.device.simulate || env->simulate)) {
-        auto shared = simulation::SimulatorSharedWithChildren::arrange(env->simulator_library);
-        if (!shared) {
-            std::cerr << "zeus: " << shared.error().describe() << "\n";
-            return kZeusFailed;
+// Simulated GPUs: the command must run on the ones measured here.
+Result<std::optional<simulation::SimulatorSharedWithChildren>> share_simulator(const MeasureOptions& measure) {
+    using Shared = std::optional<simulation::SimulatorSharedWithChildren>;
+    auto env = GpuOptions::from_environment();
+    if (!env || !(measure.device.simulate || env->simulate)) return Shared{};
+    auto shared = simulation::SimulatorSharedWithChildren::arrange(env->simulator_library);
+    if (!shared) return shared.error();
+    return Shared{std::move(shared).value()};
+}
+
+// How the command ended: its status (none when it could not be waited for)
+// and the first SIGINT or SIGTERM that zeus received meanwhile.
+struct CommandEnd {
+    std::optional<ChildStatus> status;
+    std::optional<int> interrupted_by;
+};
+
+// Waits for the command, forwarding the signals sent to zeus alone, and
+// calls `sample` (when set: for a trace) every `period` from `start` on.
+CommandEnd wait_for_command(pid_t pid, SignalPipe& signals, Timestamp start, std::chrono::nanoseconds period,
+                            const std::function<void(Timestamp)>& sample) {
+    const bool tracing = static_cast<bool>(sample);
+    auto next = start + period;
+    CommandEnd ended;
+    while (!ended.status) {
+        const auto now = MonitorClock::now();
+        // Without a trace nothing is sampled: the loop only wakes for signals.
+        const auto timeout = tracing ? (next > now ? next - now : std::chrono::nanoseconds(0))
+                                     : std::chrono::nanoseconds(std::chrono::seconds(1));
+        for (const auto& s : signals.wait(timeout)) {
+            if (s.signal != SIGINT && s.signal != SIGTERM) continue;
+            if (!ended.interrupted_by) ended.interrupted_by = s.signal;
+            // A terminal's Ctrl-C already reached the command (same process group).
+            if (s.from_process) ::kill(pid, s.signal);
         }
-        simulator.emplace(std::move(shared).value());
+        int raw = 0;
+        const pid_t waited = ::waitpid(pid, &raw, WNOHANG);
+        if (waited == pid) {
+            ended.status = ChildStatus::from_wait_status(raw);
+            break;
+        }
+        if (waited < 0 && errno != EINTR) {
+            std::cerr << "zeus: cannot wait for the command: " << std::strerror(errno) << "\n";
+            break;
+        }
+        const auto after = MonitorClock::now();
+        if (tracing && after >= next) {
+            sample(after);
+            next += period;
+            if (next <= after) next = after + period;
+        }
     }
-    auto opened = MeasureSession::open(opts.measure, true);
-    if (!opened) {
-        std::cerr << "zeus: " << opened.error().describe() << "\n";
-        return kZeusFailed;
+    return ended;
+}
+
+// The --trace of a run: CPU power sampled while the command runs, then each
+// GPU's power timeline and the measured window.
+class RunTrace {
+  public:
+    // Starts the CPU tracks now, after begin_window (which may have waited).
+    RunTrace(MeasureSession& session, CpuPowerSampler& cpu_sampler, const std::vector<std::string>& command,
+             Timestamp start)
+        : recorder_("zeus run: " + command_line(command), start),
+          session_(session),
+          cpu_sampler_(cpu_sampler),
+          devices_(session.power_devices()),
+          gpu_count_(session.gpu_indices().size()),
+          last_cpu_(MonitorClock::now()) {
+        cpu_sampler_.sample(last_cpu_);
     }
-    MeasureSession& session = **opened;
-    // Installed before the command starts, so its SIGCHLD cannot be missed.
-    auto signals = SignalPipe::install({SIGINT, SIGTERM, SIGCHLD});
-    if (!signals) {
-        std::cerr << "zeus: " << signals.error().describe() << "\n";
-        return kZeusFailed;
+
+    void sample_cpus(Timestamp now) {
+        const auto cpu_watts = cpu_sampler_.sample(now);
+        for (std::size_t k = 0; k < cpu_watts.size(); ++k) {
+            if (cpu_watts[k]) recorder_.add_interval_power(devices_[gpu_count_ + k], last_cpu_, *cpu_watts[k]);
+        }
+        last_cpu_ = now;
     }
+
+    Status write(const std::vector<std::string>& command, const EnergyReport& report, Timestamp start, Timestamp end) {
+        finish_trace(recorder_, session_, cpu_sampler_, last_cpu_, end);
+        recorder_.add_window(command_line(command), start, end, report);
+        recorder_.writer().set_other_data("start_time", iso_utc(report.start_time));
+        recorder_.writer().set_other_data("command", command);
+        recorder_.writer().set_other_data("simulated", report.simulated);
+        return recorder_.writer().write_file(session_.trace_path());
+    }
+
+  private:
+    TraceRecorder recorder_;
+    MeasureSession& session_;
+    CpuPowerSampler& cpu_sampler_;
+    const std::vector<std::string> devices_;
+    const std::size_t gpu_count_;
+    Timestamp last_cpu_;
+};
+
+// Prints the report of the ended window, pushes it and writes the trace. The
+// exit code is the command's, or kZeusFailed where zeus failed after a
+// command that succeeded.
+int report_run(MeasureSession& session, const RunOptions& opts, metrics::Pushgateway* gateway,
+               const Measurement& measurement, const CommandEnd& ended, RunTrace* trace, Timestamp start,
+               Timestamp end) {
+    const int command_exit = ended.status ? ended.status->shell_exit_code() : kZeusFailed;
+    EnergyReport report = session.charged_report(measurement, "run");
+    report.command = opts.command;
+    report.child = ended.status;
+    report.interrupted_by = ended.interrupted_by;
+    std::ostream& out = session.out();
+    out << render_report(report, session.format());
+    if (auto written = session.flush_output(); !written) {
+        std::cerr << "zeus: run: the command ran, but " << written.error().describe() << "\n";
+        return command_exit != 0 ? command_exit : kZeusFailed;
+    }
+    if (gateway != nullptr) push_run_energy(*gateway, measurement, opts.command);
+
+    if (trace != nullptr) {
+        if (auto ok = trace->write(opts.command, report, start, end); !ok) {
+            std::cerr << "zeus: " << ok.error().describe() << "\n";
+            return command_exit != 0 ? command_exit : kZeusFailed;
+        }
+    }
+    return command_exit;
+}
+
+// Measures one window around the command's run; `signals` was installed
+// before it starts, so its SIGCHLD cannot be missed.
+int measure_command(const RunOptions& opts, MeasureSession& session, SignalPipe& signals,
+                    metrics::Pushgateway* gateway) {
     const bool tracing = !session.trace_path().empty();
     if (tracing) {
         if (auto ok = session.start_power_monitor(true); !ok) {
@@ -82,8 +179,6 @@ int run_command(const RunOptions& opts) {
         }
     }
     PowerMonitor* pm = session.power_monitor();
-    const auto devices = session.power_devices();
-    const auto gpu_count = session.gpu_indices().size();
     CpuPowerSampler cpu_sampler(session.cpus(), session.cpu_indices());
 
     // The window's edges: taken when begin/end_window are called (each may
@@ -94,10 +189,8 @@ int run_command(const RunOptions& opts) {
         return kZeusFailed;
     }
     session.begin_charges();
-    std::optional<TraceRecorder> trace;
-    if (tracing) trace.emplace("zeus run: " + command_line(opts.command), start);
-    auto last_cpu = MonitorClock::now();  // CPU power from here: begin_window may have waited
-    if (tracing) cpu_sampler.sample(last_cpu);
+    std::optional<RunTrace> trace;
+    if (tracing) trace.emplace(session, cpu_sampler, opts.command, start);
 
     std::cout.flush();
     std::cerr.flush();
@@ -108,79 +201,50 @@ int run_command(const RunOptions& opts) {
         std::cerr << "zeus: " << child.error().describe() << "\n";
         return spawn_failure_exit_code(child.error());
     }
-    const pid_t pid = *child;
-
+    std::function<void(Timestamp)> sample;
+    if (trace) sample = [&trace](Timestamp now) { trace->sample_cpus(now); };
     const auto period = std::chrono::duration_cast<std::chrono::nanoseconds>(
         std::chrono::duration<double>(opts.measure.interval_s));
-    auto next = start + period;
-    std::optional<int> interrupted_by;
-    std::optional<ChildStatus> status;
-    while (!status) {
-        const auto now = MonitorClock::now();
-        // Without a trace nothing is sampled: the loop only wakes for signals.
-        const auto timeout = tracing ? (next > now ? next - now : std::chrono::nanoseconds(0))
-                                     : std::chrono::nanoseconds(std::chrono::seconds(1));
-        for (const auto& s : (*signals)->wait(timeout)) {
-            if (s.signal != SIGINT && s.signal != SIGTERM) continue;
-            if (!interrupted_by) interrupted_by = s.signal;
-            // A terminal's Ctrl-C already reached the command (same process group).
-            if (s.from_process) ::kill(pid, s.signal);
-        }
-        int raw = 0;
-        const pid_t waited = ::waitpid(pid, &raw, WNOHANG);
-        if (waited == pid) {
-            status = ChildStatus::from_wait_status(raw);
-            break;
-        }
-        if (waited < 0 && errno != EINTR) {
-            std::cerr << "zeus: cannot wait for the command: " << std::strerror(errno) << "\n";
-            break;
-        }
-        const auto after = MonitorClock::now();
-        if (tracing && after >= next) {
-            const auto cpu_watts = cpu_sampler.sample(after);
-            for (std::size_t k = 0; k < cpu_watts.size(); ++k) {
-                if (cpu_watts[k]) trace->add_interval_power(devices[gpu_count + k], last_cpu, *cpu_watts[k]);
-            }
-            last_cpu = after;
-            next += period;
-            if (next <= after) next = after + period;
-        }
-    }
+    const CommandEnd ended = wait_for_command(*child, signals, start, period, sample);
 
     const auto end = MonitorClock::now();
     auto measurement = session.monitor().end_window("zeus.run", false);
     if (pm != nullptr) pm->stop();
-    const int command_exit = status ? status->shell_exit_code() : kZeusFailed;
     if (!measurement) {
+        const int command_exit = ended.status ? ended.status->shell_exit_code() : kZeusFailed;
         std::cerr << "zeus: the command ran, but its energy could not be measured: "
                   << measurement.error().describe() << "\n";
         return command_exit != 0 ? command_exit : kZeusFailed;
     }
-    EnergyReport report = session.charged_report(*measurement, "run");
-    report.command = opts.command;
-    report.child = status;
-    report.interrupted_by = interrupted_by;
-    std::ostream& out = session.out();
-    out << render_report(report, session.format());
-    if (auto written = session.flush_output(); !written) {
-        std::cerr << "zeus: run: the command ran, but " << written.error().describe() << "\n";
-        return command_exit != 0 ? command_exit : kZeusFailed;
-    }
-    if (*gateway) push_run_energy(**gateway, *measurement, opts.command);
+    return report_run(session, opts, gateway, *measurement, ended, trace ? &*trace : nullptr, start, end);
+}
 
-    if (trace) {
-        finish_trace(*trace, session, cpu_sampler, last_cpu, end);
-        trace->add_window(command_line(opts.command), start, end, report);
-        trace->writer().set_other_data("start_time", iso_utc(report.start_time));
-        trace->writer().set_other_data("command", opts.command);
-        trace->writer().set_other_data("simulated", report.simulated);
-        if (auto ok = trace->writer().write_file(session.trace_path()); !ok) {
-            std::cerr << "zeus: " << ok.error().describe() << "\n";
-            return command_exit != 0 ? command_exit : kZeusFailed;
-        }
+int run_command(const RunOptions& opts) {
+    if (opts.command.empty()) {
+        std::cerr << "zeus: run needs a command (zeus run [options] -- CMD ARGS...)\n";
+        return kZeusFailed;
     }
-    return command_exit;
+    auto gateway = open_run_push(opts.push);
+    if (!gateway) {
+        std::cerr << "zeus: " << gateway.error().describe() << "\n";
+        return kZeusFailed;
+    }
+    auto simulator = share_simulator(opts.measure);
+    if (!simulator) {
+        std::cerr << "zeus: " << simulator.error().describe() << "\n";
+        return kZeusFailed;
+    }
+    auto opened = MeasureSession::open(opts.measure, true);
+    if (!opened) {
+        std::cerr << "zeus: " << opened.error().describe() << "\n";
+        return kZeusFailed;
+    }
+    auto signals = SignalPipe::install({SIGINT, SIGTERM, SIGCHLD});
+    if (!signals) {
+        std::cerr << "zeus: " << signals.error().describe() << "\n";
+        return kZeusFailed;
+    }
+    return measure_command(opts, **opened, **signals, gateway->get());
 }
 
 }  // namespace

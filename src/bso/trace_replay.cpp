@@ -193,21 +193,24 @@ double cheapest_limit(const LimitTable& limits, double eta_knob) {
     return best_limit;
 }
 
-Result<ReplayResult> replay_recurring_job(const TraceJob& job, const TrainTrace& train, const PowerTrace& power,
-                                          const std::string& gpu_name, const ReplayOptions& options,
-                                          const PowerLimitChooser& choose_limit) {
-    const auto fail = [&](const std::string& message, const std::string& hint) {
-        return Error{ErrorCode::InvalidConfig, fmt::format("{} on {}: {}", job.name(), gpu_name, message), hint, 0};
-    };
-    // Batch sizes traced in both files (with runs for the job's target).
-    const auto traced = power.batch_sizes(job);
-    if (traced.empty())
-        return fail(fmt::format("the power trace has no rows for {} with {}", job.name(), job.optimizer),
-                    "give the power trace this workload was measured in (data/power-traces/)");
-    ReplayResult result;
+namespace {
+
+using PathsByBatchSize = std::map<std::int64_t, std::vector<TrainPath>>;
+
+// "<job> on <gpu>: <message>", as every replay error reads.
+Error replay_error(const TraceJob& job, const std::string& gpu_name, const std::string& message,
+                   const std::string& hint) {
+    return Error{ErrorCode::InvalidConfig, fmt::format("{} on {}: {}", job.name(), gpu_name, message), hint, 0};
+}
+
+// The batch sizes traced in both files (with runs for the job's target) and
+// their runs; fills the result's batch sizes, power limits and recurrences.
+Result<PathsByBatchSize> traced_paths(const TraceJob& job, const TrainTrace& train, const PowerTrace& power,
+                                      const std::map<std::int64_t, LimitTable>& traced, const std::string& gpu_name,
+                                      const ReplayOptions& options, ReplayResult& result) {
     result.job = job;
     result.job.default_batch_size = std::min(job.default_batch_size, traced.rbegin()->first);
-    std::map<std::int64_t, std::vector<TrainPath>> paths;
+    PathsByBatchSize paths;
     for (const auto& [bs, limits] : traced) {
         auto p = train.paths(job, bs);
         if (!p.empty()) {
@@ -217,37 +220,47 @@ Result<ReplayResult> replay_recurring_job(const TraceJob& job, const TrainTrace&
     }
     const std::int64_t b0 = result.job.default_batch_size;
     if (!paths.contains(b0))
-        return fail(fmt::format("the train trace has no runs of the default batch size {} for target {}", b0,
-                                job.target_metric),
-                    "give the train trace of this workload (data/summary_train.csv) or another --target");
-    const LimitTable& default_limits = traced.at(b0);
-    result.power_limits = default_limits.size();
+        return replay_error(job, gpu_name,
+                            fmt::format("the train trace has no runs of the default batch size {} for target {}", b0,
+                                        job.target_metric),
+                            "give the train trace of this workload (data/summary_train.csv) or another --target");
+    result.power_limits = traced.at(b0).size();
     result.max_power_limit_w = power.max_power_limit();
     result.recurrences = options.recurrences > 0
                              ? options.recurrences
                              : 2 * static_cast<std::int64_t>(result.batch_sizes.size() * result.power_limits);
+    return paths;
+}
 
-    // Baseline: the default batch size at its highest traced limit.
+// Baseline: the default batch size at its highest traced limit, for its runs' mean epochs.
+Status set_baseline(const std::vector<TrainPath>& default_paths, const LimitTable& default_limits,
+                    const std::string& gpu_name, ReplayResult& result) {
+    const std::int64_t b0 = result.job.default_batch_size;
     double epochs_sum = 0;
-    for (const auto& p : paths.at(b0)) {
+    for (const auto& p : default_paths) {
         if (!p.target_epoch)
-            return fail(fmt::format("run {} of the default batch size {} never reaches the target {}", p.run, b0,
-                                    job.target_metric),
-                        "the baseline needs a default batch size that always reaches the target: choose another target");
+            return replay_error(
+                result.job, gpu_name,
+                fmt::format("run {} of the default batch size {} never reaches the target {}", p.run, b0,
+                            result.job.target_metric),
+                "the baseline needs a default batch size that always reaches the target: choose another target");
         epochs_sum += static_cast<double>(*p.target_epoch);
     }
     const auto& at_max = default_limits.rbegin()->second;
-    result.baseline_epochs = epochs_sum / static_cast<double>(paths.at(b0).size());
+    result.baseline_epochs = epochs_sum / static_cast<double>(default_paths.size());
     result.baseline_time_s = result.baseline_epochs * at_max.time_s;
     result.baseline_energy_j = result.baseline_epochs * at_max.energy_j();
+    return {};
+}
 
-    // The server's service, in memory.
-    Service service(Database::open(":memory:"), [] { return 0.0; });
+// The job as the server's service registers it.
+JobSpec trace_job_spec(const ReplayResult& result, const ReplayOptions& options, const std::string& gpu_name) {
+    const TraceJob& job = result.job;
     JobSpec spec;
     spec.job_id = "trace-" + job.dataset + "-" + job.network;
     spec.job_id_prefix = "trace";
     spec.batch_sizes = result.batch_sizes;
-    spec.default_batch_size = b0;
+    spec.default_batch_size = job.default_batch_size;
     spec.eta_knob = options.eta_knob;
     spec.beta_knob = options.beta_knob;
     spec.target_metric = job.target_metric;
@@ -257,70 +270,143 @@ Result<ReplayResult> replay_recurring_job(const TraceJob& job, const TrainTrace&
     spec.max_power = result.max_power_limit_w;
     spec.number_of_gpus = 1;
     spec.gpu_model = gpu_name;
-    service.register_job(spec);
+    return spec;
+}
 
-    // A metric short of the target, for the epochs before it is reached.
-    const double short_of_target = job.higher_is_better ? job.target_metric - 1.0 : job.target_metric + 1.0;
-    Pcg64 sampler = Pcg64::from_seed(options.seed);
-    std::map<std::int64_t, double> chosen_limit;
+// Runs the training runs the optimizer asks for, each along a training path
+// of its batch size drawn from the seeded sampler. The service's BsoError
+// passes through.
+class RunReplayer {
+  public:
+    RunReplayer(Service& service, std::string job_id, const TraceJob& job, const std::string& gpu_name,
+                const std::map<std::int64_t, LimitTable>& traced, const PathsByBatchSize& paths,
+                const ReplayOptions& options, const PowerLimitChooser& choose_limit)
+        : service_(service),
+          job_id_(std::move(job_id)),
+          job_(job),
+          gpu_name_(gpu_name),
+          traced_(traced),
+          paths_(paths),
+          choose_limit_(choose_limit),
+          sampler_(Pcg64::from_seed(options.seed)),
+          // A metric short of the target, for the epochs before it is reached.
+          short_of_target_(job.higher_is_better ? job.target_metric - 1.0 : job.target_metric + 1.0) {}
+
+    Result<ReplayRun> next_run(std::int64_t recurrence) {
+        const TrialIdentity trial = service_.predict(job_id_);
+        const LimitTable& limits = traced_.at(trial.batch_size);
+        ReplayRun run;
+        run.recurrence = recurrence;
+        run.batch_size = trial.batch_size;
+        if (auto limited = set_power_limit(run, limits); !limited) return limited.error();
+        // One training path of this batch size, uniformly.
+        const auto& candidates = paths_.at(trial.batch_size);
+        const TrainPath& path = candidates[sampler_.bounded(candidates.size() - 1)];
+        train(run, trial, limits, path);
+        return run;
+    }
+
+  private:
+    // The limit chosen the first time a batch size runs (that run profiles), kept after.
+    Status set_power_limit(ReplayRun& run, const LimitTable& limits) {
+        if (auto known = chosen_limit_.find(run.batch_size); known != chosen_limit_.end()) {
+            run.power_limit_w = known->second;
+            return {};
+        }
+        auto limit = choose_limit_(run.batch_size, limits);
+        if (!limit) return limit.error();
+        if (!limits.contains(*limit))
+            return replay_error(job_, gpu_name_,
+                                fmt::format("the power-limit optimizer chose {} W, which batch size {} was not "
+                                            "traced at",
+                                            *limit, run.batch_size),
+                                "profile only the traced limits");
+        run.power_limit_w = chosen_limit_[run.batch_size] = *limit;
+        run.profiled = true;
+        return {};
+    }
+
+    // Epochs along `path`, reported to the service until it stops the run.
+    void train(ReplayRun& run, const TrialIdentity& trial, const LimitTable& limits, const TrainPath& path) {
+        // The profiling epoch: every limit an equal share.
+        double profiling_time = 0, profiling_energy = 0;
+        for (const auto& [w, e] : limits) {
+            profiling_time += e.time_s / static_cast<double>(limits.size());
+            profiling_energy += e.energy_j() / static_cast<double>(limits.size());
+        }
+        const EpochAtLimit& steady = limits.at(run.power_limit_w);
+        for (std::int64_t epoch = 1;; ++epoch) {
+            const bool profiling_epoch = run.profiled && epoch == 1;
+            run.time_s += profiling_epoch ? profiling_time : steady.time_s;
+            run.energy_j += profiling_epoch ? profiling_energy : steady.energy_j();
+            run.epochs = epoch;
+            const bool reached = path.target_epoch && epoch >= *path.target_epoch;
+            TrainingResult report;
+            report.trial = trial;
+            report.progress = ReportedProgress{trial.batch_size, run.time_s, run.energy_j,
+                                               reached ? job_.target_metric : short_of_target_, epoch};
+            const auto answer = service_.report(report);
+            if (answer.stop_train) {
+                run.converged = answer.converged;
+                return;
+            }
+        }
+    }
+
+    Service& service_;
+    const std::string job_id_;
+    const TraceJob& job_;
+    const std::string& gpu_name_;
+    const std::map<std::int64_t, LimitTable>& traced_;
+    const PathsByBatchSize& paths_;
+    const PowerLimitChooser& choose_limit_;
+    Pcg64 sampler_;
+    const double short_of_target_;
+    std::map<std::int64_t, double> chosen_limit_;
+};
+
+}  // namespace
+
+Result<ReplayResult> replay_recurring_job(const TraceJob& job, const TrainTrace& train, const PowerTrace& power,
+                                          const std::string& gpu_name, const ReplayOptions& options,
+                                          const PowerLimitChooser& choose_limit) {
+    const auto traced = power.batch_sizes(job);
+    if (traced.empty())
+        return replay_error(job, gpu_name,
+                            fmt::format("the power trace has no rows for {} with {}", job.name(), job.optimizer),
+                            "give the power trace this workload was measured in (data/power-traces/)");
+    ReplayResult result;
+    auto paths = traced_paths(job, train, power, traced, gpu_name, options, result);
+    if (!paths) return paths.error();
+    const std::int64_t b0 = result.job.default_batch_size;
+    if (auto baseline = set_baseline(paths->at(b0), traced.at(b0), gpu_name, result); !baseline) {
+        return baseline.error();
+    }
+
+    // The server's service, in memory.
+    Service service(Database::open(":memory:"), [] { return 0.0; });
+    const JobSpec spec = trace_job_spec(result, options, gpu_name);
+    service.register_job(spec);
+    RunReplayer replayer(service, *spec.job_id, job, gpu_name, traced, *paths, options, choose_limit);
     try {
         for (std::int64_t recurrence = 1; recurrence <= result.recurrences; ++recurrence) {
             bool converged = false;
             for (std::int64_t attempt = 0; attempt < options.max_tries && !converged; ++attempt) {
-                const TrialIdentity trial = service.predict(*spec.job_id);
-                const LimitTable& limits = traced.at(trial.batch_size);
-                ReplayRun run;
-                run.recurrence = recurrence;
-                run.batch_size = trial.batch_size;
-                if (auto known = chosen_limit.find(trial.batch_size); known != chosen_limit.end()) {
-                    run.power_limit_w = known->second;
-                } else {
-                    auto limit = choose_limit(trial.batch_size, limits);
-                    if (!limit) return limit.error();
-                    if (!limits.contains(*limit))
-                        return fail(fmt::format("the power-limit optimizer chose {} W, which batch size {} was not "
-                                                "traced at",
-                                                *limit, trial.batch_size),
-                                    "profile only the traced limits");
-                    run.power_limit_w = chosen_limit[trial.batch_size] = *limit;
-                    run.profiled = true;
-                }
-                // One training path of this batch size, uniformly.
-                const auto& candidates = paths.at(trial.batch_size);
-                const TrainPath& path = candidates[sampler.bounded(candidates.size() - 1)];
-                // The profiling epoch: every limit an equal share.
-                double profiling_time = 0, profiling_energy = 0;
-                for (const auto& [w, e] : limits) {
-                    profiling_time += e.time_s / static_cast<double>(limits.size());
-                    profiling_energy += e.energy_j() / static_cast<double>(limits.size());
-                }
-                const EpochAtLimit& steady = limits.at(run.power_limit_w);
-                for (std::int64_t epoch = 1;; ++epoch) {
-                    const bool profiling_epoch = run.profiled && epoch == 1;
-                    run.time_s += profiling_epoch ? profiling_time : steady.time_s;
-                    run.energy_j += profiling_epoch ? profiling_energy : steady.energy_j();
-                    run.epochs = epoch;
-                    const bool reached = path.target_epoch && epoch >= *path.target_epoch;
-                    TrainingResult report;
-                    report.trial = trial;
-                    report.progress = ReportedProgress{trial.batch_size, run.time_s, run.energy_j,
-                                                       reached ? job.target_metric : short_of_target, epoch};
-                    const auto answer = service.report(report);
-                    if (answer.stop_train) {
-                        run.converged = answer.converged;
-                        break;
-                    }
-                }
-                converged = run.converged;
-                result.runs.push_back(run);
+                auto run = replayer.next_run(recurrence);
+                if (!run) return run.error();
+                converged = run->converged;
+                result.runs.push_back(*run);
             }
             if (!converged)
-                return fail(fmt::format("recurrence {} did not reach the target in {} runs", recurrence, options.max_tries),
-                            "the target may be unreachable at these batch sizes; lower --beta or choose another target");
+                return replay_error(
+                    job, gpu_name,
+                    fmt::format("recurrence {} did not reach the target in {} runs", recurrence, options.max_tries),
+                    "the target may be unreachable at these batch sizes; lower --beta or choose another target");
         }
     } catch (const BsoError& e) {
-        return fail(fmt::format("the batch-size optimizer answered {}: {}", e.status(), e.what()),
-                    "see docs/batch-size-optimizer.md for what the optimizer refuses");
+        return replay_error(job, gpu_name,
+                            fmt::format("the batch-size optimizer answered {}: {}", e.status(), e.what()),
+                            "see docs/batch-size-optimizer.md for what the optimizer refuses");
     }
     return result;
 }

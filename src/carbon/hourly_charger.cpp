@@ -211,6 +211,101 @@ Result<ChargedWindow> HourlyCharger::end(std::string_view key, bool sync, const 
     return charge(std::move(window), std::move(measurement));
 }
 
+std::optional<Error> HourlyCharger::look_up_missing_rates(const std::vector<UtcTime>& hours) {
+    bool missing = false;
+    {
+        std::lock_guard lock(rates_mutex_);
+        missing = std::any_of(hours.begin(), hours.end(), [&](UtcTime h) { return !known_.contains(h); });
+    }
+    if (!missing) return std::nullopt;
+    auto rates = source_.lookup(hours);
+    if (!rates) return rates.error();
+    remember(*rates);
+    return std::nullopt;
+}
+
+std::optional<HourlyRate> HourlyCharger::nearest_known_rate(UtcTime hour) const {
+    for (int d = 1; d <= options_.max_gap_hours; ++d) {
+        for (const auto candidate : {hour - std::chrono::hours(d), hour + std::chrono::hours(d)}) {
+            if (const auto it = known_.find(candidate); it != known_.end()) return it->second;
+        }
+    }
+    return std::nullopt;
+}
+
+std::map<UtcTime, HourCharge> HourlyCharger::rate_hours(const std::vector<UtcTime>& hours,
+                                                        const std::optional<Error>& provider_error,
+                                                        const std::string& provider,
+                                                        std::vector<std::string>& without_value) {
+    std::map<UtcTime, HourCharge> charges;
+    std::lock_guard lock(rates_mutex_);
+    for (const UtcTime hour : hours) {
+        HourCharge& c = charges[hour];
+        c.hour = hour;
+        if (const auto it = known_.find(hour); it != known_.end()) {
+            c.rate = it->second;
+            continue;
+        }
+        const std::optional<HourlyRate> nearest = nearest_known_rate(hour);
+        const std::string why = provider_error
+                                    ? provider_error->describe()
+                                    : fmt::format("{} has no {} for {}", provider, source_.what, hour_text(hour));
+        if (nearest) {
+            c.rate = HourlyRate{hour, nearest->per_kwh, nearest->data_time, nearest->estimated};
+            c.fallback = true;
+            c.fallback_reason =
+                fmt::format("{}; used the value of {} ({} per kWh)", why, hour_text(nearest->hour), nearest->per_kwh);
+        } else if (options_.fallback_per_kwh) {
+            c.rate = HourlyRate{hour, *options_.fallback_per_kwh, hour, false};
+            c.fallback = true;
+            c.fallback_reason = fmt::format("{}; used the configured fallback {} per kWh for {}", why,
+                                            *options_.fallback_per_kwh, hour_text(hour));
+        } else {
+            without_value.push_back(hour_text(hour));
+        }
+    }
+    return charges;
+}
+
+// The window's own energy is the total; the segments only say how it divides
+// between hours (time shares when they measured nothing), so the hours add up
+// to it exactly.
+std::map<unsigned, double> HourlyCharger::split_by_hour(const Window& window, const std::vector<UtcTime>& hours,
+                                                        const std::map<unsigned, double>& energies,
+                                                        std::map<unsigned, double> Slice::*member,
+                                                        std::map<UtcTime, HourCharge>& charges) {
+    double total_time = 0;
+    for (const auto& [hour, slice] : window.slices) total_time += slice.time.count();
+    std::map<unsigned, double> amounts;
+    for (const auto& [index, joules] : energies) {
+        double weight_sum = 0;
+        for (const auto& [hour, slice] : window.slices) {
+            const auto& m = slice.*member;
+            if (const auto it = m.find(index); it != m.end()) weight_sum += it->second;
+        }
+        double amount = 0;
+        for (const UtcTime hour : hours) {
+            double share = 1.0;
+            if (const auto s = window.slices.find(hour); s != window.slices.end()) {
+                const auto& m = s->second.*member;
+                const auto it = m.find(index);
+                if (weight_sum > 0) {
+                    share = it != m.end() ? it->second / weight_sum : 0.0;
+                } else if (total_time > 0) {
+                    share = s->second.time.count() / total_time;
+                } else {
+                    share = 1.0 / static_cast<double>(hours.size());
+                }
+            }
+            HourCharge& c = charges[hour];
+            c.energy += Joules(joules * share);
+            if (c.rate) amount += joules * share / kJoulesPerKwh * c.rate->per_kwh;
+        }
+        amounts[index] = amount;
+    }
+    return amounts;
+}
+
 ChargedWindow HourlyCharger::charge(Window window, Measurement measurement) {
     ChargedWindow out;
     out.provenance = source_.describe();
@@ -220,58 +315,9 @@ ChargedWindow HourlyCharger::charge(Window window, Measurement measurement) {
     if (hours.empty()) hours.push_back(hour_floor(measurement.start_time));
 
     // Rates: what is known already, else ask the provider for the window's hours.
-    std::optional<Error> provider_error;
-    bool missing = false;
-    {
-        std::lock_guard lock(rates_mutex_);
-        missing = std::any_of(hours.begin(), hours.end(), [&](UtcTime h) { return !known_.contains(h); });
-    }
-    if (missing) {
-        if (auto rates = source_.lookup(hours)) {
-            remember(*rates);
-        } else {
-            provider_error = rates.error();
-        }
-    }
-    std::map<UtcTime, HourCharge> charges;
+    const std::optional<Error> provider_error = look_up_missing_rates(hours);
     std::vector<std::string> without_value;
-    {
-        std::lock_guard lock(rates_mutex_);
-        for (const UtcTime hour : hours) {
-            HourCharge& c = charges[hour];
-            c.hour = hour;
-            if (const auto it = known_.find(hour); it != known_.end()) {
-                c.rate = it->second;
-                continue;
-            }
-            // The nearest hour the provider has, within max_gap_hours (the earlier on a tie).
-            std::optional<HourlyRate> nearest;
-            for (int d = 1; d <= options_.max_gap_hours && !nearest; ++d) {
-                for (const auto candidate : {hour - std::chrono::hours(d), hour + std::chrono::hours(d)}) {
-                    if (const auto it = known_.find(candidate); it != known_.end()) {
-                        nearest = it->second;
-                        break;
-                    }
-                }
-            }
-            const std::string why = provider_error ? provider_error->describe()
-                                                   : fmt::format("{} has no {} for {}", out.provenance.provider,
-                                                                 source_.what, hour_text(hour));
-            if (nearest) {
-                c.rate = HourlyRate{hour, nearest->per_kwh, nearest->data_time, nearest->estimated};
-                c.fallback = true;
-                c.fallback_reason = fmt::format("{}; used the value of {} ({} per kWh)", why,
-                                                hour_text(nearest->hour), nearest->per_kwh);
-            } else if (options_.fallback_per_kwh) {
-                c.rate = HourlyRate{hour, *options_.fallback_per_kwh, hour, false};
-                c.fallback = true;
-                c.fallback_reason = fmt::format("{}; used the configured fallback {} per kWh for {}", why,
-                                                *options_.fallback_per_kwh, hour_text(hour));
-            } else {
-                without_value.push_back(hour_text(hour));
-            }
-        }
-    }
+    std::map<UtcTime, HourCharge> charges = rate_hours(hours, provider_error, out.provenance.provider, without_value);
     if (!without_value.empty()) {
         out.provenance.unavailable_reason =
             provider_error ? fmt::format("{} unavailable: {}", source_.what, provider_error->describe())
@@ -279,45 +325,10 @@ ChargedWindow HourlyCharger::charge(Window window, Measurement measurement) {
                                          fmt::join(without_value, ", "), out.provenance.zone);
     }
 
-    // Each device's energy, split by hour. The window's own energy is the
-    // total; the segments only say how it divides between hours (time
-    // shares when they measured nothing), so the hours add up to it exactly.
-    double total_time = 0;
-    for (const auto& [hour, slice] : window.slices) total_time += slice.time.count();
-    const auto split = [&](const std::map<unsigned, double>& energies,
-                           std::map<unsigned, double> Slice::*member) -> std::map<unsigned, double> {
-        std::map<unsigned, double> amounts;
-        for (const auto& [index, joules] : energies) {
-            double weight_sum = 0;
-            for (const auto& [hour, slice] : window.slices) {
-                const auto& m = slice.*member;
-                if (const auto it = m.find(index); it != m.end()) weight_sum += it->second;
-            }
-            double amount = 0;
-            for (const UtcTime hour : hours) {
-                double share = 1.0;
-                if (const auto s = window.slices.find(hour); s != window.slices.end()) {
-                    const auto& m = s->second.*member;
-                    const auto it = m.find(index);
-                    if (weight_sum > 0) {
-                        share = it != m.end() ? it->second / weight_sum : 0.0;
-                    } else if (total_time > 0) {
-                        share = s->second.time.count() / total_time;
-                    } else {
-                        share = 1.0 / static_cast<double>(hours.size());
-                    }
-                }
-                HourCharge& c = charges[hour];
-                c.energy += Joules(joules * share);
-                if (c.rate) amount += joules * share / kJoulesPerKwh * c.rate->per_kwh;
-            }
-            amounts[index] = amount;
-        }
-        return amounts;
-    };
-    auto gpu = split(measured(measurement.gpu_energy), &Slice::gpu);
-    auto cpu = split(measured(measurement.cpu_energy), &Slice::cpu);
-    auto dram = split(measured(measurement.dram_energy), &Slice::dram);
+    // Each device's energy, split by hour.
+    auto gpu = split_by_hour(window, hours, measured(measurement.gpu_energy), &Slice::gpu, charges);
+    auto cpu = split_by_hour(window, hours, measured(measurement.cpu_energy), &Slice::cpu, charges);
+    auto dram = split_by_hour(window, hours, measured(measurement.dram_energy), &Slice::dram, charges);
 
     for (auto& [hour, c] : charges) {
         if (const auto s = window.slices.find(hour); s != window.slices.end()) c.time = s->second.time;

@@ -68,6 +68,22 @@ class HourlyCharger {
                    std::chrono::system_clock::time_point to) const;
     void remember(const std::vector<HourlyRate>& rates);
     ChargedWindow charge(Window window, Measurement measurement);
+    // Asks the provider for the hours it has not given yet; its error when it failed.
+    std::optional<Error> look_up_missing_rates(const std::vector<UtcTime>& hours);
+    // The provider's value of the nearest hour within max_gap_hours (the
+    // earlier on a tie). Called with rates_mutex_ held.
+    [[nodiscard]] std::optional<HourlyRate> nearest_known_rate(UtcTime hour) const;
+    // Each hour's rate: the provider's, the nearest hour's or the configured
+    // fallback (flagged with why), or none, listed in `without_value`.
+    std::map<UtcTime, HourCharge> rate_hours(const std::vector<UtcTime>& hours,
+                                             const std::optional<Error>& provider_error, const std::string& provider,
+                                             std::vector<std::string>& without_value);
+    // Each device's energy in `energies` split over `hours` into `charges`;
+    // returns each device's amount at the hours' rates.
+    static std::map<unsigned, double> split_by_hour(const Window& window, const std::vector<UtcTime>& hours,
+                                                    const std::map<unsigned, double>& energies,
+                                                    std::map<unsigned, double> Slice::*member,
+                                                    std::map<UtcTime, HourCharge>& charges);
     void run();
 
     EnergyMonitor& energy_;

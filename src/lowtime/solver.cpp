@@ -125,11 +125,7 @@ detail::BoundedArc bounds_of(const OperationState& op, int d, std::size_t from, 
     return {from, to, to_flow_units(lb), to_flow_units(ub)};
 }
 
-}  // namespace
-
-Frontier solve_frontier(const OperationDag& dag, const SolverOptions& options) {
-    if (!dag.finalized()) throw std::invalid_argument("finalize() the DAG before solving it");
-    const AoaDag aoa = to_activity_on_arc(dag);
+std::vector<OperationState> operation_states(const OperationDag& dag) {
     std::vector<OperationState> ops(dag.node_count());
     for (std::size_t v = 0; v < dag.node_count(); ++v) {
         if (dag.is_dummy(v)) continue;
@@ -140,127 +136,178 @@ Frontier solve_frontier(const OperationDag& dag, const SolverOptions& options) {
         op.max_duration = spec.options.max_quant_time();
         for (int d = op.min_duration; d <= op.max_duration; ++d) op.costs.push_back(spec.cost_model->cost(d));
     }
+    return ops;
+}
+
+void sync_arc_durations(const AoaDag& aoa, const std::vector<int>& duration, std::vector<int>& arc_duration) {
+    for (std::size_t i = 0; i < aoa.arcs.size(); ++i)
+        arc_duration[i] = aoa.arcs[i].operation == AoaArc::kNoOperation ? 0 : duration[aoa.arcs[i].operation];
+}
+
+double total_cost(const std::vector<OperationState>& ops, const std::vector<int>& duration) {
+    double cost = 0.0;
+    for (std::size_t v = 0; v < ops.size(); ++v)
+        if (!ops[v].dummy) cost += ops[v].cost(duration[v]);
+    return cost;
+}
+
+// AOA arcs whose operations one iteration changes.
+struct CrossArcs {
+    std::vector<std::size_t> speed_up, slow_down;
+};
+
+// The critical arcs as a flow network with lowtime's capacities, over dense
+// ids for the nodes they touch; its buffers are kept from one iteration to the next.
+class CriticalFlowNetwork {
+  public:
+    CriticalFlowNetwork(const AoaDag& aoa, const std::vector<OperationState>& ops)
+        : aoa_(aoa), ops_(ops), local_(aoa.node_count, kNoId) {}
+
+    // The arcs across a minimum cut: S->T are sped up, T->S slowed down
+    // (lowtime's reduce_durations); nullopt when no flow meets the lower bounds.
+    std::optional<CrossArcs> cut(const std::vector<std::size_t>& critical, const std::vector<int>& arc_duration) {
+        build(critical, arc_duration);
+        const auto source_side =
+            detail::find_min_cut(touched_.size(), bounded_, local_[aoa_.source], local_[aoa_.sink]);
+        if (!source_side) return std::nullopt;
+        CrossArcs cross;
+        for (std::size_t k = 0; k < critical.size(); ++k) {
+            const bool from_s = (*source_side)[bounded_[k].from];
+            const bool to_s = (*source_side)[bounded_[k].to];
+            if (from_s && !to_s) cross.speed_up.push_back(critical[k]);
+            if (!from_s && to_s) cross.slow_down.push_back(critical[k]);
+        }
+        return cross;
+    }
+
+  private:
+    static constexpr std::size_t kNoId = static_cast<std::size_t>(-1);
+
+    void build(const std::vector<std::size_t>& critical, const std::vector<int>& arc_duration) {
+        for (std::size_t u : touched_) local_[u] = kNoId;
+        touched_.clear();
+        local_id(aoa_.source);
+        local_id(aoa_.sink);
+        bounded_.clear();
+        for (std::size_t i : critical) {
+            const auto& arc = aoa_.arcs[i];
+            const bool dummy = arc.operation == AoaArc::kNoOperation;
+            static const OperationState kDummy{};
+            bounded_.push_back(
+                bounds_of(dummy ? kDummy : ops_[arc.operation], arc_duration[i], local_id(arc.from), local_id(arc.to)));
+        }
+    }
+
+    std::size_t local_id(std::size_t u) {
+        if (local_[u] == kNoId) {
+            local_[u] = touched_.size();
+            touched_.push_back(u);
+        }
+        return local_[u];
+    }
+
+    const AoaDag& aoa_;
+    const std::vector<OperationState>& ops_;
+    std::vector<std::size_t> local_;
+    std::vector<std::size_t> touched_;
+    std::vector<detail::BoundedArc> bounded_;
+};
+
+// The cost change of the cut's moves: each sped-up operation a quantum
+// shorter, each slowed-down one a quantum longer; nullopt when one of them is
+// already at its limit.
+std::optional<double> cost_change_of(const CrossArcs& cross, const AoaDag& aoa, const std::vector<OperationState>& ops,
+                                     const std::vector<int>& duration) {
+    double cost_change = 0.0;
+    for (std::size_t i : cross.speed_up) {
+        const std::size_t v = aoa.arcs[i].operation;
+        if (v == AoaArc::kNoOperation || duration[v] - 1 < ops[v].min_duration) return std::nullopt;
+        cost_change += std::abs(ops[v].cost(duration[v] - 1) - ops[v].cost(duration[v]));
+    }
+    for (std::size_t i : cross.slow_down) {
+        const std::size_t v = aoa.arcs[i].operation;
+        if (v == AoaArc::kNoOperation) continue;  // dummies absorb slack
+        if (duration[v] + 1 > ops[v].max_duration) return std::nullopt;
+        cost_change -= std::abs(ops[v].cost(duration[v]) - ops[v].cost(duration[v] + 1));
+    }
+    return cost_change;
+}
+
+// Makes the cut's moves; `changes` gets (operation, new duration) of each.
+void apply_cross_arcs(const CrossArcs& cross, const AoaDag& aoa, std::vector<int>& duration,
+                      std::vector<std::pair<std::uint32_t, int>>& changes) {
+    changes.clear();
+    for (std::size_t i : cross.speed_up) {
+        const std::size_t v = aoa.arcs[i].operation;
+        changes.emplace_back(static_cast<std::uint32_t>(v), --duration[v]);
+    }
+    for (std::size_t i : cross.slow_down) {
+        const std::size_t v = aoa.arcs[i].operation;
+        if (v != AoaArc::kNoOperation) changes.emplace_back(static_cast<std::uint32_t>(v), ++duration[v]);
+    }
+}
+
+}  // namespace
+
+Frontier solve_frontier(const OperationDag& dag, const SolverOptions& options) {
+    if (!dag.finalized()) throw std::invalid_argument("finalize() the DAG before solving it");
+    const AoaDag aoa = to_activity_on_arc(dag);
+    const std::vector<OperationState> ops = operation_states(dag);
     std::vector<int> duration(dag.node_count(), 0);
     std::vector<int> arc_duration(aoa.arcs.size(), 0);
-    auto sync_arcs = [&] {
-        for (std::size_t i = 0; i < aoa.arcs.size(); ++i)
-            arc_duration[i] = aoa.arcs[i].operation == AoaArc::kNoOperation ? 0 : duration[aoa.arcs[i].operation];
-    };
-    auto total_cost = [&] {
-        double cost = 0.0;
-        for (std::size_t v = 0; v < ops.size(); ++v)
-            if (!ops[v].dummy) cost += ops[v].cost(duration[v]);
-        return cost;
-    };
 
     Frontier frontier;
     frontier.unit_time_ = dag.spec(2).options.unit_time();
     CriticalPath cpm(aoa);
     std::vector<std::size_t> critical;
     for (std::size_t v = 0; v < ops.size(); ++v) duration[v] = ops[v].min_duration;
-    sync_arcs();
+    sync_arc_durations(aoa, duration, arc_duration);
     frontier.min_quant_time_ = cpm.run(arc_duration, critical);
     for (std::size_t v = 0; v < ops.size(); ++v) duration[v] = ops[v].max_duration;
-    sync_arcs();
+    sync_arc_durations(aoa, duration, arc_duration);
     int makespan = cpm.run(arc_duration, critical);
     frontier.start_durations_ = duration;
     if (options.on_start) options.on_start(makespan, frontier.min_quant_time_);
     auto record = [&](std::size_t iteration, double cost_change) {
-        FrontierPoint point{iteration, makespan, makespan * frontier.unit_time_, total_cost(), cost_change};
+        FrontierPoint point{iteration, makespan, makespan * frontier.unit_time_, total_cost(ops, duration),
+                            cost_change};
         frontier.points_.push_back(point);
         if (options.on_point) options.on_point(point);
     };
     record(0, 0.0);
 
-    // Dense ids for the nodes the critical arcs touch.
-    std::vector<std::size_t> local(aoa.node_count, static_cast<std::size_t>(-1));
-    std::vector<std::size_t> touched;
-    std::vector<detail::BoundedArc> bounded;
+    CriticalFlowNetwork network(aoa, ops);
     std::vector<std::pair<std::uint32_t, int>> changes;
     for (std::size_t iteration = 1;; ++iteration) {
         if (iteration > options.max_iterations) {
             frontier.stop_reason_ = StopReason::kIterationLimit;
             break;
         }
-        for (std::size_t u : touched) local[u] = static_cast<std::size_t>(-1);
-        touched.clear();
-        auto local_id = [&](std::size_t u) {
-            if (local[u] == static_cast<std::size_t>(-1)) {
-                local[u] = touched.size();
-                touched.push_back(u);
-            }
-            return local[u];
-        };
-        local_id(aoa.source);
-        local_id(aoa.sink);
-        bounded.clear();
-        for (std::size_t i : critical) {
-            const auto& arc = aoa.arcs[i];
-            const bool dummy = arc.operation == AoaArc::kNoOperation;
-            static const OperationState kDummy{};
-            bounded.push_back(bounds_of(dummy ? kDummy : ops[arc.operation], arc_duration[i], local_id(arc.from),
-                                        local_id(arc.to)));
-        }
-        const auto source_side = detail::find_min_cut(touched.size(), bounded, local[aoa.source], local[aoa.sink]);
-        if (!source_side) {
+        const auto cross = network.cut(critical, arc_duration);
+        if (!cross) {
             frontier.stop_reason_ = StopReason::kInfeasibleFlow;
             break;
         }
-        // Cross arcs: S->T are sped up, T->S slowed down (lowtime's reduce_durations).
-        std::vector<std::size_t> speed_up, slow_down;
-        for (std::size_t k = 0; k < critical.size(); ++k) {
-            const bool from_s = (*source_side)[bounded[k].from];
-            const bool to_s = (*source_side)[bounded[k].to];
-            if (from_s && !to_s) speed_up.push_back(critical[k]);
-            if (!from_s && to_s) slow_down.push_back(critical[k]);
-        }
-        if (speed_up.empty()) {
+        if (cross->speed_up.empty()) {
             frontier.stop_reason_ = StopReason::kNoSpeedUpEdge;
             break;
         }
-        bool blocked = false;
-        double cost_change = 0.0;
-        for (std::size_t i : speed_up) {
-            const std::size_t v = aoa.arcs[i].operation;
-            if (v == AoaArc::kNoOperation || duration[v] - 1 < ops[v].min_duration) {
-                blocked = true;
-                break;
-            }
-            cost_change += std::abs(ops[v].cost(duration[v] - 1) - ops[v].cost(duration[v]));
-        }
-        for (std::size_t i : slow_down) {
-            if (blocked) break;
-            const std::size_t v = aoa.arcs[i].operation;
-            if (v == AoaArc::kNoOperation) continue;  // dummies absorb slack
-            if (duration[v] + 1 > ops[v].max_duration) {
-                blocked = true;
-                break;
-            }
-            cost_change -= std::abs(ops[v].cost(duration[v]) - ops[v].cost(duration[v] + 1));
-        }
+        const auto cost_change = cost_change_of(*cross, aoa, ops, duration);
         // lowtime would have changed some durations before noticing; this
         // port stops with the last recorded plan intact.
-        if (blocked) {
+        if (!cost_change) {
             frontier.stop_reason_ = StopReason::kReachedMinimum;
             break;
         }
-        changes.clear();
-        for (std::size_t i : speed_up) {
-            const std::size_t v = aoa.arcs[i].operation;
-            changes.emplace_back(static_cast<std::uint32_t>(v), --duration[v]);
-        }
-        for (std::size_t i : slow_down) {
-            const std::size_t v = aoa.arcs[i].operation;
-            if (v != AoaArc::kNoOperation) changes.emplace_back(static_cast<std::uint32_t>(v), ++duration[v]);
-        }
-        if (options.stop_on_flat_cost && std::abs(cost_change) < kFpError) {
+        apply_cross_arcs(*cross, aoa, duration, changes);
+        if (options.stop_on_flat_cost && std::abs(*cost_change) < kFpError) {
             frontier.stop_reason_ = StopReason::kFlatCost;
             break;
         }
-        sync_arcs();
+        sync_arc_durations(aoa, duration, arc_duration);
         makespan = cpm.run(arc_duration, critical);
         frontier.changes_.push_back(changes);
-        record(iteration, cost_change);
+        record(iteration, *cost_change);
     }
     return frontier;
 }

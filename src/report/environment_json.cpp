@@ -248,6 +248,8 @@ bool anything_measurable(const nlohmann::ordered_json& report) {
     return false;
 }
 
+namespace {
+
 std::string render_zeusd(const nlohmann::ordered_json& z) {
     std::string out = "\n## zeusd (privileged daemon)\n";
     if (z.is_null()) {
@@ -288,10 +290,9 @@ std::string render_zeusd(const nlohmann::ordered_json& z) {
     return out;
 }
 
-std::string render_human(const nlohmann::ordered_json& r) {
-    std::string out = fmt::format("Zeus {}\n", r.at("zeus_version").get<std::string>());
-    if (r.contains("zeusd")) out += render_zeusd(r.at("zeusd"));
-    out += "\n## GPUs\n";
+// The GPU backend, the visible-devices variables, and why there are no GPUs when there are none.
+std::string render_gpu_backend(const nlohmann::ordered_json& r) {
+    std::string out = "\n## GPUs\n";
     const auto& b = r.at("gpu_backend");
     out += fmt::format("Backend: {}{}\n", b.at("name").get<std::string>(),
                        b.at("simulated").get<bool>() ? " (SIMULATED: the Zeus GPU simulator, not real hardware)" : "");
@@ -308,83 +309,101 @@ std::string render_human(const nlohmann::ordered_json& r) {
     }
     if (r.contains("gpu_error")) out += "No GPUs available: " + error_line(r.at("gpu_error")) + "\n";
     for (const auto& w : r.at("warnings")) out += "Warning: " + w.get<std::string>() + "\n";
+    return out;
+}
+
+std::string render_power_limit(const nlohmann::ordered_json& pl) {
+    if (!pl.at("supported").get<bool>()) return fmt::format("    power limit:       {}\n", capability_line(pl));
+    std::string out =
+        fmt::format("    power limit:       {} W (range {}–{} W, default {} W)\n", pl.value("current_w", 0.0),
+                    pl.value("min_w", 0.0), pl.value("max_w", 0.0), pl.value("default_w", 0.0));
+    const std::string basis = pl.value("settable_basis", "");
+    out += fmt::format("    set power limit:   {}{}\n",
+                       pl.value("settable", false) ? std::string("permitted")
+                                                   : "not permitted: " + error_line(pl.at("not_settable_reason")),
+                       basis == "probe"   ? " (probed)"
+                       : basis == "zeusd" ? " (through zeusd, from its groups and this token's scopes)"
+                                          : " (from process capabilities; --check-control to probe)");
+    return out;
+}
+
+// One GPU: its physical and Zeus indices, then what can be measured and controlled.
+std::string render_gpu(const nlohmann::ordered_json& g) {
+    const auto idx = g.at("index").get<unsigned>();
+    const auto phys = g.at("physical_index").get<unsigned>();
+    if (!g.at("available").get<bool>()) {
+        return fmt::format("  GPU {} -> GPU {}: UNAVAILABLE: {}\n", phys, idx, error_line(g.at("error")));
+    }
+    std::string out = fmt::format("  GPU {} -> GPU {} ({}, {}, {}, {})\n", phys, idx, g.at("name").get<std::string>(),
+                                  g.at("architecture").get<std::string>(), g.at("uuid").get<std::string>(),
+                                  g.at("pci_bus_id").get<std::string>());
+    out += fmt::format("    energy counter:    {}\n", capability_line(g.at("energy_counter")));
+    for (const auto& [domain, label] :
+         {std::pair{"device_instant", "instant power:"}, std::pair{"device_average", "average power:"},
+          std::pair{"memory_average", "memory power:"}}) {
+        out += fmt::format("    {:<18} {}\n", label, capability_line(g.at("power").at(domain)));
+    }
+    out += render_power_limit(g.at("power_limit"));
+    if (g.contains("temperature_c"))
+        out += fmt::format("    temperature:       {} °C\n", g.at("temperature_c").get<double>());
+    if (g.contains("persistence_mode")) {
+        out += fmt::format("    persistence mode:  {}\n", g.at("persistence_mode").get<bool>() ? "on" : "off");
+    }
+    return out;
+}
+
+std::string render_cpus(const nlohmann::ordered_json& c) {
+    std::string out =
+        c.value("powercap_root", "").starts_with("zeusd ") ? "\n## CPUs (RAPL, through zeusd)\n" : "\n## CPUs (RAPL)\n";
+    if (c.contains("error")) out += "No CPU energy: " + error_line(c.at("error")) + "\n";
+    for (const auto& w : c.at("warnings")) out += "Warning: " + w.get<std::string>() + "\n";
+    for (const auto& p : c.at("packages")) {
+        out += fmt::format(
+            "  CPU {} ({}, {}): {}\n", p.at("index").get<unsigned>(), p.at("zone").get<std::string>(),
+            p.at("name").get<std::string>(),
+            p.at("available").get<bool>() ? "package energy available" : "UNAVAILABLE: " + error_line(p.at("error")));
+        const auto& d = p.at("dram");
+        out += fmt::format("    DRAM: {}\n", d.at("available").get<bool>() ? "available" : error_line(d.at("error")));
+    }
+    return out;
+}
+
+std::string render_soc(const nlohmann::ordered_json& s) {
+    std::string out = "\n## SoC\n";
+    if (!s.at("available").get<bool>()) {
+        out += "No SoC available: " + error_line(s.at("error")) + "\n";
+    } else {
+        out += fmt::format("{} (energy from {})\n", s.at("name").get<std::string>(),
+                           s.value("energy_source", std::string("?")));
+    }
+    if (s.contains("metrics")) {
+        for (const auto& m : s.at("metrics")) {
+            out += fmt::format("  {:<6} {}\n", m.at("metric").get<std::string>() + ":", capability_line(m));
+        }
+        for (const auto& rail : s.at("rails")) {
+            out += fmt::format("  rail {} ({}): {}\n", rail.at("name").get<std::string>(),
+                               rail.at("metric").is_null() ? "no metric" : rail.at("metric").get<std::string>(),
+                               rail.at("available").get<bool>() ? fmt::format("{:.2f} W", rail.value("power_w", 0.0))
+                                                                : error_line(rail.at("error")));
+        }
+    }
+    return out;
+}
+
+}  // namespace
+
+std::string render_human(const nlohmann::ordered_json& r) {
+    std::string out = fmt::format("Zeus {}\n", r.at("zeus_version").get<std::string>());
+    if (r.contains("zeusd")) out += render_zeusd(r.at("zeusd"));
+    out += render_gpu_backend(r);
     if (!r.at("gpus").empty()) out += "Device index mapping: physical (nvidia-smi) -> Zeus (any CUDA application)\n";
-    for (const auto& g : r.at("gpus")) {
-        const auto idx = g.at("index").get<unsigned>();
-        const auto phys = g.at("physical_index").get<unsigned>();
-        if (!g.at("available").get<bool>()) {
-            out += fmt::format("  GPU {} -> GPU {}: UNAVAILABLE: {}\n", phys, idx, error_line(g.at("error")));
-            continue;
-        }
-        out += fmt::format("  GPU {} -> GPU {} ({}, {}, {}, {})\n", phys, idx, g.at("name").get<std::string>(),
-                           g.at("architecture").get<std::string>(), g.at("uuid").get<std::string>(),
-                           g.at("pci_bus_id").get<std::string>());
-        out += fmt::format("    energy counter:    {}\n", capability_line(g.at("energy_counter")));
-        for (const auto& [domain, label] : {std::pair{"device_instant", "instant power:"},
-                                             std::pair{"device_average", "average power:"},
-                                             std::pair{"memory_average", "memory power:"}}) {
-            out += fmt::format("    {:<18} {}\n", label, capability_line(g.at("power").at(domain)));
-        }
-        const auto& pl = g.at("power_limit");
-        if (pl.at("supported").get<bool>()) {
-            out += fmt::format("    power limit:       {} W (range {}–{} W, default {} W)\n", pl.value("current_w", 0.0),
-                               pl.value("min_w", 0.0), pl.value("max_w", 0.0), pl.value("default_w", 0.0));
-            const std::string basis = pl.value("settable_basis", "");
-            out += fmt::format("    set power limit:   {}{}\n",
-                               pl.value("settable", false)
-                                   ? std::string("permitted")
-                                   : "not permitted: " + error_line(pl.at("not_settable_reason")),
-                               basis == "probe"   ? " (probed)"
-                               : basis == "zeusd" ? " (through zeusd, from its groups and this token's scopes)"
-                                                  : " (from process capabilities; --check-control to probe)");
-        } else {
-            out += fmt::format("    power limit:       {}\n", capability_line(pl));
-        }
-        if (g.contains("temperature_c")) out += fmt::format("    temperature:       {} °C\n", g.at("temperature_c").get<double>());
-        if (g.contains("persistence_mode")) {
-            out += fmt::format("    persistence mode:  {}\n", g.at("persistence_mode").get<bool>() ? "on" : "off");
-        }
-    }
-    if (r.contains("cpus")) {
-        const auto& c = r.at("cpus");
-        out += c.value("powercap_root", "").starts_with("zeusd ") ? "\n## CPUs (RAPL, through zeusd)\n"
-                                                                 : "\n## CPUs (RAPL)\n";
-        if (c.contains("error")) out += "No CPU energy: " + error_line(c.at("error")) + "\n";
-        for (const auto& w : c.at("warnings")) out += "Warning: " + w.get<std::string>() + "\n";
-        for (const auto& p : c.at("packages")) {
-            out += fmt::format("  CPU {} ({}, {}): {}\n", p.at("index").get<unsigned>(), p.at("zone").get<std::string>(),
-                               p.at("name").get<std::string>(),
-                               p.at("available").get<bool>() ? "package energy available"
-                                                             : "UNAVAILABLE: " + error_line(p.at("error")));
-            const auto& d = p.at("dram");
-            out += fmt::format("    DRAM: {}\n", d.at("available").get<bool>() ? "available"
-                                                                               : error_line(d.at("error")));
-        }
-    }
-    if (r.contains("soc")) {
-        const auto& s = r.at("soc");
-        out += "\n## SoC\n";
-        if (!s.at("available").get<bool>()) {
-            out += "No SoC available: " + error_line(s.at("error")) + "\n";
-        } else {
-            out += fmt::format("{} (energy from {})\n", s.at("name").get<std::string>(),
-                               s.value("energy_source", std::string("?")));
-        }
-        if (s.contains("metrics")) {
-            for (const auto& m : s.at("metrics")) {
-                out += fmt::format("  {:<6} {}\n", m.at("metric").get<std::string>() + ":", capability_line(m));
-            }
-            for (const auto& rail : s.at("rails")) {
-                out += fmt::format("  rail {} ({}): {}\n", rail.at("name").get<std::string>(),
-                                   rail.at("metric").is_null() ? "no metric" : rail.at("metric").get<std::string>(),
-                                   rail.at("available").get<bool>() ? fmt::format("{:.2f} W", rail.value("power_w", 0.0))
-                                                                    : error_line(rail.at("error")));
-            }
-        }
-    }
+    for (const auto& g : r.at("gpus")) out += render_gpu(g);
+    if (r.contains("cpus")) out += render_cpus(r.at("cpus"));
+    if (r.contains("soc")) out += render_soc(r.at("soc"));
     if (!anything_measurable(r)) {
         out += "\nNothing measurable was found.";
-        if (!b.at("simulated").get<bool>()) out += " To try Zeus without a GPU: zeus show-env --simulate";
+        if (!r.at("gpu_backend").at("simulated").get<bool>())
+            out += " To try Zeus without a GPU: zeus show-env --simulate";
         out += "\n";
     }
     return out;

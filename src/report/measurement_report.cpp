@@ -172,77 +172,74 @@ nlohmann::ordered_json report_json(const EnergyReport& r) {
     return j;
 }
 
-}  // namespace
+std::string render_json(const EnergyReport& r, bool json_line) {
+    if (!json_line) return report_json(r).dump(2) + "\n";
+    nlohmann::ordered_json line;
+    line["type"] = "summary";
+    const nlohmann::ordered_json full = report_json(r);
+    for (auto it = full.begin(); it != full.end(); ++it) line[it.key()] = *it;
+    return line.dump() + "\n";
+}
 
-std::string render_report(const EnergyReport& r, OutputFormat format, bool json_line) {
-    switch (format) {
-        case OutputFormat::Json: {
-            if (!json_line) return report_json(r).dump(2) + "\n";
-            nlohmann::ordered_json line;
-            line["type"] = "summary";
-            const nlohmann::ordered_json full = report_json(r);
-            for (auto it = full.begin(); it != full.end(); ++it) line[it.key()] = *it;
-            return line.dump() + "\n";
-        }
-        case OutputFormat::Csv: {
-            // Carbon and cost columns only when asked for; an empty cell is "unavailable", never 0.
-            std::string out = fmt::format("device,kind,index,name,time_s,energy_j,average_power_w,source,warnings,"
-                                          "simulated{}{}\n",
-                                          r.carbon ? ",carbon_gco2eq" : "", r.cost ? ",cost" : "");
-            const auto amount_cell = [](const std::optional<double>& v) {
-                return v ? fmt::format(",{:.9g}", *v) : std::string(",");
-            };
-            for (const auto& d : r.devices) {
-                std::string warnings;
-                for (const auto& w : d.warnings) warnings += (warnings.empty() ? "" : "; ") + w;
-                // A lost device has no energy: empty fields, source "lost".
-                const std::string energy = d.lost ? std::string() : fmt::format("{:.6f}", d.energy_j);
-                const std::string power =
-                    d.lost ? std::string() : fmt::format("{:.6f}", average_power(d.energy_j, r.time_s));
-                out += fmt::format("{},{},{},{},{:.6f},{},{},{},{},{}{}{}\n", csv_field(d.device), d.kind,
-                                   d.index ? std::to_string(*d.index) : std::string(), csv_field(d.name), r.time_s,
-                                   energy, power, d.lost ? "lost" : d.source, csv_field(warnings),
-                                   d.kind == "gpu" && r.simulated ? "true" : "false",
-                                   r.carbon ? amount_cell(r.carbon->of(d.device)) : "",
-                                   r.cost ? amount_cell(r.cost->of(d.device)) : "");
-            }
-            return out;
-        }
-        case OutputFormat::Human: break;
+std::string render_csv(const EnergyReport& r) {
+    // Carbon and cost columns only when asked for; an empty cell is "unavailable", never 0.
+    std::string out = fmt::format(
+        "device,kind,index,name,time_s,energy_j,average_power_w,source,warnings,"
+        "simulated{}{}\n",
+        r.carbon ? ",carbon_gco2eq" : "", r.cost ? ",cost" : "");
+    const auto amount_cell = [](const std::optional<double>& v) {
+        return v ? fmt::format(",{:.9g}", *v) : std::string(",");
+    };
+    for (const auto& d : r.devices) {
+        std::string warnings;
+        for (const auto& w : d.warnings) warnings += (warnings.empty() ? "" : "; ") + w;
+        // A lost device has no energy: empty fields, source "lost".
+        const std::string energy = d.lost ? std::string() : fmt::format("{:.6f}", d.energy_j);
+        const std::string power = d.lost ? std::string() : fmt::format("{:.6f}", average_power(d.energy_j, r.time_s));
+        out += fmt::format(
+            "{},{},{},{},{:.6f},{},{},{},{},{}{}{}\n", csv_field(d.device), d.kind,
+            d.index ? std::to_string(*d.index) : std::string(), csv_field(d.name), r.time_s, energy, power,
+            d.lost ? "lost" : d.source, csv_field(warnings), d.kind == "gpu" && r.simulated ? "true" : "false",
+            r.carbon ? amount_cell(r.carbon->of(d.device)) : "", r.cost ? amount_cell(r.cost->of(d.device)) : "");
     }
+    return out;
+}
+
+// The argv as one line, arguments with blanks or quotes in single quotes.
+std::string quoted_command(const std::vector<std::string>& command) {
+    std::string line;
+    for (const auto& a : command) {
+        if (!line.empty()) line += ' ';
+        line += a.find_first_of(" \t\"'") == std::string::npos ? a : "'" + a + "'";
+    }
+    return line;
+}
+
+// One row per device and the total, the names' column as wide as the longest.
+std::string device_table(const EnergyReport& r) {
+    if (r.devices.empty()) return "No device was measured.\n";
+    std::size_t name_width = 4;
+    for (const auto& d : r.devices) name_width = std::max(name_width, d.name.size());
+    std::string out = fmt::format("{:<8} {:<{}} {:>12} {:>14}  {}\n", "Device", "Name", name_width, "Energy (J)",
+                                  "Avg power (W)", "Source");
+    for (const auto& d : r.devices) {
+        if (d.lost) {
+            out += fmt::format("{:<8} {:<{}} {:>12} {:>14}  {}\n", d.device, d.name, name_width, "lost", "-",
+                               "lost (see warnings; not in the total)");
+            continue;
+        }
+        out += fmt::format("{:<8} {:<{}} {:>12.3f} {:>14.2f}  {}\n", d.device, d.name, name_width, d.energy_j,
+                           average_power(d.energy_j, r.time_s), source_label(d.source));
+    }
+    const double total = r.total_energy_j();
+    out += fmt::format("{:<8} {:<{}} {:>12.3f} {:>14.2f}\n", "Total", "", name_width, total,
+                       average_power(total, r.time_s));
+    return out;
+}
+
+// "Carbon:   12.3 gCO2eq (ElectricityMaps, zone DE; 10:00Z 419 g/kWh, ...)"
+std::string charge_lines(const EnergyReport& r) {
     std::string out;
-    if (!r.command.empty()) {
-        std::string line;
-        for (const auto& a : r.command) {
-            if (!line.empty()) line += ' ';
-            line += a.find_first_of(" \t\"'") == std::string::npos ? a : "'" + a + "'";
-        }
-        out += fmt::format("Command:  {}\n", line);
-    }
-    if (const auto status = status_line(r); !status.empty()) out += fmt::format("Status:   {}\n", status);
-    out += fmt::format("Time:     {:.3f} s\n", r.time_s);
-    if (r.simulated) out += "GPUs:     simulated (the Zeus GPU simulator, not real hardware)\n";
-    if (r.devices.empty()) {
-        out += "No device was measured.\n";
-    } else {
-        std::size_t name_width = 4;
-        for (const auto& d : r.devices) name_width = std::max(name_width, d.name.size());
-        out += fmt::format("{:<8} {:<{}} {:>12} {:>14}  {}\n", "Device", "Name", name_width, "Energy (J)",
-                           "Avg power (W)", "Source");
-        for (const auto& d : r.devices) {
-            if (d.lost) {
-                out += fmt::format("{:<8} {:<{}} {:>12} {:>14}  {}\n", d.device, d.name, name_width, "lost", "-",
-                                   "lost (see warnings; not in the total)");
-                continue;
-            }
-            out += fmt::format("{:<8} {:<{}} {:>12.3f} {:>14.2f}  {}\n", d.device, d.name, name_width, d.energy_j,
-                               average_power(d.energy_j, r.time_s), source_label(d.source));
-        }
-        const double total = r.total_energy_j();
-        out += fmt::format("{:<8} {:<{}} {:>12.3f} {:>14.2f}\n", "Total", "", name_width, total,
-                           average_power(total, r.time_s));
-    }
-    // "Carbon:   12.3 gCO2eq (ElectricityMaps, zone DE; 10:00Z 419 g/kWh, ...)"
     for (const auto* charge : {&r.carbon, &r.cost}) {
         if (!*charge) continue;
         std::string line = carbon::charge_human(**charge);
@@ -250,6 +247,11 @@ std::string render_report(const EnergyReport& r, OutputFormat format, bool json_
         const auto colon = line.find(": ");
         out += fmt::format("{:<10}{}\n", line.substr(0, colon + 1), line.substr(colon + 2));
     }
+    return out;
+}
+
+// The report's warnings, then the charges', then each device's.
+std::string warning_lines(const EnergyReport& r) {
     std::vector<std::string> warnings = r.warnings;
     for (const auto* charge : {&r.carbon, &r.cost}) {
         if (*charge) warnings.insert(warnings.end(), (*charge)->provenance.warnings.begin(),
@@ -258,11 +260,36 @@ std::string render_report(const EnergyReport& r, OutputFormat format, bool json_
     for (const auto& d : r.devices) {
         for (const auto& w : d.warnings) warnings.push_back(d.device + ": " + w);
     }
-    if (!warnings.empty()) {
-        out += "Warnings:\n";
-        for (const auto& w : warnings) out += "  " + w + "\n";
-    }
+    if (warnings.empty()) return {};
+    std::string out = "Warnings:\n";
+    for (const auto& w : warnings) out += "  " + w + "\n";
     return out;
+}
+
+std::string render_human_report(const EnergyReport& r) {
+    std::string out;
+    if (!r.command.empty()) out += fmt::format("Command:  {}\n", quoted_command(r.command));
+    if (const auto status = status_line(r); !status.empty()) out += fmt::format("Status:   {}\n", status);
+    out += fmt::format("Time:     {:.3f} s\n", r.time_s);
+    if (r.simulated) out += "GPUs:     simulated (the Zeus GPU simulator, not real hardware)\n";
+    out += device_table(r);
+    out += charge_lines(r);
+    out += warning_lines(r);
+    return out;
+}
+
+}  // namespace
+
+std::string render_report(const EnergyReport& r, OutputFormat format, bool json_line) {
+    switch (format) {
+        case OutputFormat::Json:
+            return render_json(r, json_line);
+        case OutputFormat::Csv:
+            return render_csv(r);
+        case OutputFormat::Human:
+            break;
+    }
+    return render_human_report(r);
 }
 
 std::string render_power_header(const std::vector<std::string>& devices, OutputFormat format) {

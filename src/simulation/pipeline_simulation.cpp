@@ -179,44 +179,49 @@ class LocalPfoServer {
     perseus::Server server_;
 };
 
-}  // namespace
+using InstructionOrders = std::vector<std::vector<lowtime::Instruction>>;
+using UnitsFunction = std::function<double(std::size_t, InstructionKind)>;
+using Clients = std::vector<std::unique_ptr<perseus::PipelineFrequencyOptimizer>>;
 
-Result<PipelineSimulationReport> simulate_pipeline(const PipelineSimulationPlan& plan) {
-    if (plan.stages < 1 || plan.microbatches < 1) return failed("a pipeline needs at least one stage and one microbatch");
-    PipelineSimulationReport report;
-    report.plan = plan;
-    auto scratch = ScratchDirectory::create("zeus-perseus-simulate");
-    if (!scratch) return scratch.error();
-    auto opened = open_private_simulator(
-        scratch->path(), fmt::format(R"({{"clock": "virtual", "gpus": [{{"model": "{}", "count": {}}}]}})", plan.gpu_model,
-                                     plan.stages));
-    if (!opened) return opened.error();
-    const Gpus gpus = std::move(opened).value();
-    if (gpus.size() != plan.stages) return failed(fmt::format("the simulator has {} GPUs, not {}", gpus.size(), plan.stages));
-    auto api = SimulatorApi::open(gpus);
-    if (!api) return api.error();
+// Work of one instruction: later stages carry up to `imbalance` more, and a
+// backward pass twice a forward one.
+UnitsFunction instruction_units(const PipelineSimulationPlan& plan) {
+    return [&plan](std::size_t stage, InstructionKind kind) {
+        const double scale =
+            plan.stages > 1 ? 1.0 + plan.imbalance * static_cast<double>(stage) / static_cast<double>(plan.stages - 1)
+                            : 1.0;
+        return plan.forward_units * scale * (kind == InstructionKind::kBackward ? 2.0 : 1.0);
+    };
+}
 
-    auto clocks = gpus[0].supported_graphics_clocks();
+Result<std::vector<long long>> graphics_clocks_descending(const Gpu& gpu) {
+    auto clocks = gpu.supported_graphics_clocks();
     if (!clocks || clocks->empty()) return clocks ? failed("the simulated GPU lists no graphics clocks") : clocks.error();
     std::vector<long long> all;
     for (const auto c : *clocks) all.push_back(c.count());
     std::sort(all.begin(), all.end(), std::greater<>());
-    const long long max_clock = all.front();
-    for (std::size_t i = 0; i < all.size(); i += std::max<std::size_t>(1, plan.frequency_stride))
-        if (static_cast<double>(all[i]) >= plan.min_frequency_fraction * static_cast<double>(max_clock))
-            report.frequencies.push_back(all[i]);
+    return all;
+}
 
-    const auto units = [&plan](std::size_t stage, InstructionKind kind) {
-        const double scale = plan.stages > 1 ? 1.0 + plan.imbalance * static_cast<double>(stage) / static_cast<double>(plan.stages - 1) : 1.0;
-        return plan.forward_units * scale * (kind == InstructionKind::kBackward ? 2.0 : 1.0);
-    };
-    PipelineExecutor executor(gpus, *api, static_cast<double>(max_clock), plan.utilization);
+// Every `frequency_stride`-th clock from the top, down to `min_frequency_fraction` of the maximum.
+std::vector<long long> frequencies_to_profile(const std::vector<long long>& descending,
+                                              const PipelineSimulationPlan& plan) {
+    std::vector<long long> frequencies;
+    const long long max_clock = descending.front();
+    for (std::size_t i = 0; i < descending.size(); i += std::max<std::size_t>(1, plan.frequency_stride))
+        if (static_cast<double>(descending[i]) >= plan.min_frequency_fraction * static_cast<double>(max_clock))
+            frequencies.push_back(descending[i]);
+    return frequencies;
+}
 
-    // 1. Profile every stage's instructions at every frequency (descending, as the original scans).
+// Every stage's instructions at every frequency (descending, as the original scans).
+Result<lowtime::InstructionProfile> profile_instructions(const Gpus& gpus, PipelineExecutor& executor,
+                                                         const std::vector<long long>& frequencies,
+                                                         const UnitsFunction& units, std::size_t stages) {
     lowtime::InstructionProfile profile;
-    profile.stages = plan.stages;
-    for (std::size_t s = 0; s < plan.stages; ++s) {
-        for (const auto f : report.frequencies) {
+    profile.stages = stages;
+    for (std::size_t s = 0; s < stages; ++s) {
+        for (const auto f : frequencies) {
             if (auto set = gpus[s].set_gpu_locked_clocks(Megahertz(f), Megahertz(f)); !set) return set.error();
             for (const auto kind : {InstructionKind::kForward, InstructionKind::kBackward}) {
                 auto run = executor.single(s, kind, units(s, kind));
@@ -226,14 +231,16 @@ Result<PipelineSimulationReport> simulate_pipeline(const PipelineSimulationPlan&
         }
         if (auto reset = gpus[s].reset_gpu_locked_clocks(); !reset) return reset.error();
     }
-    auto idle = executor.idle_power(plan.stages, 1.0);
-    if (!idle) return idle.error();
-    report.p2p_power_w = *idle;
+    return profile;
+}
 
-    // 2. Solve; the fastest frontier point removes intrinsic bloat without slowing the iteration.
+// Solves the profile, serves the fastest frontier point (it removes intrinsic
+// bloat without slowing the iteration) and writes its schedule to `solution`.
+Status solve_schedule(const lowtime::InstructionProfile& profile, const std::filesystem::path& solution,
+                      PipelineSimulationReport& report) {
     lowtime::PerseusOptions solve;
-    solve.microbatches = plan.microbatches;
-    solve.unit_time = plan.unit_time;
+    solve.microbatches = report.plan.microbatches;
+    solve.unit_time = report.plan.unit_time;
     solve.p2p_power = report.p2p_power_w;
     lowtime::PerseusPlan solved;
     try {
@@ -246,53 +253,61 @@ Result<PipelineSimulationReport> simulate_pipeline(const PipelineSimulationPlan&
     report.chosen_point = points.size() - 1;
     report.predicted_time_s = points.back().real_time;
     report.predicted_energy_j = solved.energy_with_p2p(report.chosen_point);
-    const auto solution = scratch->path() / "schedule.json";
     std::ofstream(solution) << lowtime::schedule_json(solved, report.chosen_point);
+    return {};
+}
 
-    std::vector<std::vector<lowtime::Instruction>> orders;
-    for (std::size_t s = 0; s < plan.stages; ++s) orders.push_back(lowtime::synchronous_1f1b_order(plan.stages, plan.microbatches, s));
+// Runs one warm-up and `iterations` measured 1F1B iterations and averages the measured ones.
+struct IterationMeasurement {
+    PipelineExecutor& executor;
+    InstructionOrders orders;
+    UnitsFunction units;
+    std::size_t iterations;
 
-    const auto measure = [&](const PipelineExecutor::Hook& begin, const std::function<void()>& step_end,
-                             const std::function<std::size_t()>& changes) -> Result<MeasuredRun> {
+    Result<MeasuredRun> measure(const PipelineExecutor::Hook& begin, const std::function<void()>& step_end,
+                                const std::function<std::size_t()>& changes) const {
         MeasuredRun measured;
-        for (std::size_t i = 0; i <= plan.iterations; ++i) {
+        for (std::size_t i = 0; i <= iterations; ++i) {
             const std::size_t before = changes();
             auto run = executor.iteration(orders, units, begin);
             if (!run) return run.error();
             step_end();
             if (i == 0) continue;  // warm-up
-            measured.iteration_time_s += run->time_s / static_cast<double>(plan.iterations);
-            measured.iteration_energy_j += run->energy_j / static_cast<double>(plan.iterations);
+            measured.iteration_time_s += run->time_s / static_cast<double>(iterations);
+            measured.iteration_energy_j += run->energy_j / static_cast<double>(iterations);
             measured.clock_changes += changes() - before;
         }
-        measured.clock_changes /= std::max<std::size_t>(1, plan.iterations);
+        measured.clock_changes /= std::max<std::size_t>(1, iterations);
         return measured;
-    };
+    }
+};
 
-    // 3. All stages at the maximum clock.
-    for (std::size_t s = 0; s < plan.stages; ++s)
+Result<MeasuredRun> measure_all_at_max_clock(const Gpus& gpus, long long max_clock, std::size_t stages,
+                                             const IterationMeasurement& iterations) {
+    for (std::size_t s = 0; s < stages; ++s)
         if (auto set = gpus[s].set_gpu_locked_clocks(Megahertz(max_clock), Megahertz(max_clock)); !set) return set.error();
-    auto all_max = measure([](std::size_t, const char*) { return Status{}; }, [] {}, [] { return std::size_t{0}; });
+    auto all_max =
+        iterations.measure([](std::size_t, const char*) { return Status{}; }, [] {}, [] { return std::size_t{0}; });
     if (!all_max) return all_max.error();
-    report.all_max = *all_max;
-    for (std::size_t s = 0; s < plan.stages; ++s) (void)gpus[s].reset_gpu_locked_clocks();
+    for (std::size_t s = 0; s < stages; ++s) (void)gpus[s].reset_gpu_locked_clocks();
+    return all_max;
+}
 
-    // 4. Serve the schedule; every stage's client fetches it and runs it.
-    LocalPfoServer server(solution);
-    auto url = server.start();
-    if (!url) return url.error();
+// One PFO client per stage, created at once on threads of their own as the
+// ranks of a job would be: rank 0 registers the job and shares its id.
+Result<Clients> create_clients(const Gpus& gpus, const std::string& url, std::size_t stages) {
     std::promise<std::string> job_id;
     std::shared_future<std::string> shared = job_id.get_future().share();
-    std::vector<std::unique_ptr<perseus::PipelineFrequencyOptimizer>> clients(plan.stages);
-    std::vector<std::optional<Error>> errors(plan.stages);
+    Clients clients(stages);
+    std::vector<std::optional<Error>> errors(stages);
     {
         std::vector<std::thread> ranks;
-        for (std::size_t s = 0; s < plan.stages; ++s) {
+        for (std::size_t s = 0; s < stages; ++s) {
             ranks.emplace_back([&, s] {
                 perseus::PipelineFrequencyOptions o;
-                o.server_url = *url;
+                o.server_url = url;
                 o.rank = o.pp_rank = s;
-                o.pp_degree = o.world_size = plan.stages;
+                o.pp_degree = o.world_size = stages;
                 o.job_metadata = "simulated";
                 o.share_job_id = [&](std::optional<std::string> id) -> Result<std::string> {
                     if (id) job_id.set_value(*id);
@@ -308,22 +323,83 @@ Result<PipelineSimulationReport> simulate_pipeline(const PipelineSimulationPlan&
     }
     for (const auto& e : errors)
         if (e) return *e;
-    report.job_id = clients[0]->job_id();
-    for (const auto& c : clients) {
+    return clients;
+}
+
+// Each stage's client runs the served schedule, changing clocks at instruction boundaries.
+Result<MeasuredRun> measure_perseus(Clients& clients, const IterationMeasurement& iterations) {
+    return iterations.measure([&](std::size_t s, const char* name) { return clients[s]->on_instruction_begin(name); },
+                              [&] {
+                                  for (auto& c : clients) (void)c->on_step_end();
+                              },
+                              [&] {
+                                  std::size_t n = 0;
+                                  for (auto& c : clients) n += c->frequency_controller().changes();
+                                  return n;
+                              });
+}
+
+}  // namespace
+
+Result<PipelineSimulationReport> simulate_pipeline(const PipelineSimulationPlan& plan) {
+    if (plan.stages < 1 || plan.microbatches < 1)
+        return failed("a pipeline needs at least one stage and one microbatch");
+    PipelineSimulationReport report;
+    report.plan = plan;
+    auto scratch = ScratchDirectory::create("zeus-perseus-simulate");
+    if (!scratch) return scratch.error();
+    auto opened = open_private_simulator(
+        scratch->path(), fmt::format(R"({{"clock": "virtual", "gpus": [{{"model": "{}", "count": {}}}]}})",
+                                     plan.gpu_model, plan.stages));
+    if (!opened) return opened.error();
+    const Gpus gpus = std::move(opened).value();
+    if (gpus.size() != plan.stages)
+        return failed(fmt::format("the simulator has {} GPUs, not {}", gpus.size(), plan.stages));
+    auto api = SimulatorApi::open(gpus);
+    if (!api) return api.error();
+
+    auto clocks = graphics_clocks_descending(gpus[0]);
+    if (!clocks) return clocks.error();
+    const long long max_clock = clocks->front();
+    report.frequencies = frequencies_to_profile(*clocks, plan);
+    const UnitsFunction units = instruction_units(plan);
+    PipelineExecutor executor(gpus, *api, static_cast<double>(max_clock), plan.utilization);
+
+    // 1. Profile.
+    auto profile = profile_instructions(gpus, executor, report.frequencies, units, plan.stages);
+    if (!profile) return profile.error();
+    auto idle = executor.idle_power(plan.stages, 1.0);
+    if (!idle) return idle.error();
+    report.p2p_power_w = *idle;
+
+    // 2. Solve.
+    const auto solution = scratch->path() / "schedule.json";
+    if (auto solved = solve_schedule(*profile, solution, report); !solved) return solved.error();
+
+    InstructionOrders orders;
+    for (std::size_t s = 0; s < plan.stages; ++s)
+        orders.push_back(lowtime::synchronous_1f1b_order(plan.stages, plan.microbatches, s));
+    const IterationMeasurement iterations{executor, std::move(orders), units, plan.iterations};
+
+    // 3. All stages at the maximum clock.
+    auto all_max = measure_all_at_max_clock(gpus, max_clock, plan.stages, iterations);
+    if (!all_max) return all_max.error();
+    report.all_max = *all_max;
+
+    // 4. Serve the schedule; every stage's client fetches it and runs it.
+    LocalPfoServer server(solution);
+    auto url = server.start();
+    if (!url) return url.error();
+    auto clients = create_clients(gpus, *url, plan.stages);
+    if (!clients) return clients.error();
+    Clients& stage_clients = clients.value();
+    report.job_id = stage_clients[0]->job_id();
+    for (const auto& c : stage_clients) {
         std::vector<std::pair<std::string, long long>> stage;
         for (const auto& [name, f] : c->schedule()) stage.emplace_back(name, f);
         report.schedule.push_back(std::move(stage));
     }
-    auto perseus = measure(
-        [&](std::size_t s, const char* name) { return clients[s]->on_instruction_begin(name); },
-        [&] {
-            for (auto& c : clients) (void)c->on_step_end();
-        },
-        [&] {
-            std::size_t n = 0;
-            for (auto& c : clients) n += c->frequency_controller().changes();
-            return n;
-        });
+    auto perseus = measure_perseus(stage_clients, iterations);
     if (!perseus) return perseus.error();
     report.perseus = *perseus;
     return report;

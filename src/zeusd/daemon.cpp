@@ -120,6 +120,212 @@ Result<Cpus> open_cpus() {
     return cpus;
 }
 
+Result<std::optional<CommandOverrides>> load_overrides(const ServeConfig& config, const ApiGroups& enabled) {
+    if (!config.gpu_command_overrides) return std::optional<CommandOverrides>{};
+    if (!enabled.contains(ApiGroup::GpuControl)) {
+        log::warn("ignoring --gpu-command-overrides: gpu-control is not enabled");
+        return std::optional<CommandOverrides>{};
+    }
+    auto overrides = CommandOverrides::load(*config.gpu_command_overrides, ::geteuid());
+    if (!overrides) return overrides.error();
+    for (const auto& warning : overrides.value().warnings()) log::warn("{}", warning);
+    return std::optional<CommandOverrides>{std::move(overrides).value()};
+}
+
+// Without GPUs the default groups go on serving CPUs, and drop gpu-read and
+// gpu-control from `enabled`; groups the user named fail instead.
+Result<std::optional<Gpus>> open_wanted_gpus(const ServeConfig& config, ApiGroups& enabled, bool groups_named) {
+    if (!wants_gpus(enabled)) return std::optional<Gpus>{};
+    auto opened = open_gpus(config);
+    const bool only_metrics = !enabled.contains(ApiGroup::GpuControl) && !enabled.contains(ApiGroup::GpuRead);
+    if (opened) return std::optional<Gpus>{std::move(opened).value()};
+    if (only_metrics) {
+        log::warn("metrics: serving no GPU metrics: {}", opened.error().describe());
+    } else if (groups_named || config.gpu_backend != GpuBackendChoice::Auto) {
+        // A backend named with --gpu-backend is a promise too.
+        return opened.error();
+    } else {
+        log::warn(
+            "serving without GPUs: {}. gpu-read and gpu-control are off and /discover lists no GPUs; to "
+            "fix it, install the GPU driver (NVML or AMD SMI) and restart zeusd, or pass --enable cpu-read "
+            "to make this the intended setup",
+            opened.error().describe());
+        enabled.erase(ApiGroup::GpuRead);
+        enabled.erase(ApiGroup::GpuControl);
+    }
+    return std::optional<Gpus>{};
+}
+
+Status check_control_privileges(const ApiGroups& enabled, const std::optional<CommandOverrides>& overrides,
+                                const std::optional<Gpus>& gpus) {
+    if (::geteuid() == 0 || !enabled.contains(ApiGroup::GpuControl)) return {};
+    const bool overridden = overrides && !overrides->empty();
+    const bool simulated = gpus && gpus->backend_info().simulated;
+    if (!overridden && !simulated) {
+        return Error{ErrorCode::NoPermission, "gpu-control needs zeusd to run as root",
+                     "run zeusd as root (the systemd unit does), configure --gpu-command-overrides, or leave "
+                     "gpu-control out of --enable"};
+    }
+    return {};
+}
+
+Result<RouterOptions> make_router_options(const ServeConfig& config, const ApiGroups& enabled) {
+    RouterOptions router_options;
+    router_options.enabled = enabled;
+    router_options.control_users = config.control_users;
+    router_options.control_groups = config.control_groups;
+    router_options.cpu_power_window =
+        std::chrono::microseconds(static_cast<std::int64_t>(1e6 / config.cpu_power_poll_hz));
+    if (config.signing_key_path) {
+        auto key = load_signing_key(*config.signing_key_path);
+        if (!key) return key.error();
+        router_options.signing_key = std::move(key).value();
+    }
+    return router_options;
+}
+
+// Empty when no command is overridden: the fleet then drives the GPUs itself.
+OverrideRunner make_override_runner(const std::optional<CommandOverrides>& overrides) {
+    if (!overrides || overrides->empty()) return {};
+    return [overrides = *overrides](const ControlCommand& command) -> std::optional<Status> {
+        if (!overrides.has(command.kind)) return std::nullopt;
+        CommandArguments arguments;
+        arguments.gpu_id = command.gpu;
+        arguments.power_limit_mw = command.power_limit_mw;
+        arguments.min_clock_mhz = command.min_clock_mhz;
+        arguments.max_clock_mhz = command.max_clock_mhz;
+        arguments.enabled = command.enabled;
+        return overrides.run(command.kind, arguments);
+    };
+}
+
+Status check_ledger_directory(const std::filesystem::path& ledger_path) {
+    std::error_code error;
+    if (ledger_path.has_parent_path()) std::filesystem::create_directories(ledger_path.parent_path(), error);
+    const auto directory = ledger_path.has_parent_path() ? ledger_path.parent_path() : ".";
+    if (error || ::access(directory.c_str(), W_OK) != 0) {
+        return Error{ErrorCode::NoPermission,
+                     fmt::format("cannot write the restore ledger's directory {}", directory.string()),
+                     "zeusd records GPU changes there before applying them, so that they are undone even "
+                     "after a crash; pass a writable --restore-ledger PATH"};
+    }
+    return {};
+}
+
+// Puts back what a crashed zeusd left changed before serving anyone.
+Result<std::unique_ptr<GpuFleet>> start_gpu_fleet(Gpus gpus, const ServeConfig& config, const ApiGroups& enabled,
+                                                  const std::optional<CommandOverrides>& overrides,
+                                                  const asio::any_io_executor& control_executor) {
+    OverrideRunner runner = make_override_runner(overrides);
+    const std::filesystem::path ledger_path = config.restore_ledger_path.value_or(default_ledger_path(config));
+    if (enabled.contains(ApiGroup::GpuControl)) {
+        if (auto writable = check_ledger_directory(ledger_path); !writable) return writable.error();
+    }
+    auto fleet = std::make_unique<GpuFleet>(std::move(gpus), control_executor, runner, ledger_path);
+    for (const auto& info : fleet->info()) {
+        log::info("GPU {}: {} at {} (cumulative energy {})", info.id, info.name, info.pci_address,
+                  info.cumulative_energy_available ? "available" : "unavailable");
+    }
+    fleet->restore_leftovers();
+    return fleet;
+}
+
+// Null when the default groups find no RAPL; groups the user named fail instead.
+Result<std::unique_ptr<CpuFleet>> open_cpu_fleet(bool groups_named) {
+    auto cpus = open_cpus();
+    if (cpus) {
+        auto fleet = std::make_unique<CpuFleet>(std::move(cpus).value());
+        log::info("{} CPU package(s) from {}", fleet->size(), fleet->cpus().powercap_root());
+        return fleet;
+    }
+    if (groups_named) return cpus.error();
+    // Most cloud VMs and many containers: as the original, CPU routes
+    // are served and find no CPU.
+    log::warn(
+        "serving without CPUs: {}. /discover lists no CPUs and /cpu routes find none; to fix it, run "
+        "zeusd as root on a machine with Intel/AMD RAPL (/sys/class/powercap, or /zeus_sys/class/"
+        "powercap in a container), or pass --enable gpu-control,gpu-read to make this the intended "
+        "setup",
+        cpus.error().describe());
+    return std::unique_ptr<CpuFleet>{};
+}
+
+// Reads RAPL through the cpu-read fleet when there is one, else opens the
+// CPUs into `metrics_cpus` for the metrics group alone.
+Result<std::unique_ptr<MetricsGroup>> start_metrics(const GpuFleet* gpus, const CpuFleet* cpus,
+                                                    std::optional<Cpus>& metrics_cpus) {
+    const Cpus* rapl = cpus != nullptr ? &cpus->cpus() : nullptr;
+    if (rapl == nullptr) {
+        if (auto opened = open_cpus()) {
+            metrics_cpus = std::move(opened).value();
+            rapl = &*metrics_cpus;
+        } else {
+            log::warn("metrics: serving no CPU metrics: {}", opened.error().describe());
+        }
+    }
+    return MetricsGroup::start(gpus != nullptr ? &gpus->gpus() : nullptr, rapl);
+}
+
+// Requests are served on --num-workers threads of the server's own, one
+// io_context each, every connection staying on the thread it was dealt
+// to; the daemon's `io` keeps one thread for accepting, timers and watching
+// clients. By default two per logical CPU: a thread that the scheduler holds off
+// its core for a tick (4 ms at HZ=250; the clients themselves are enough)
+// stalls only its share of the connections, and the smaller that share the
+// lower the p99. Measured on 2 CPUs against the original (docs/benchmarks.md,
+// zeusd load, 2026-11-28): with CPUs + 1 threads p99 was 1.4-2.1 ms where
+// the original's was 0.7-1.5; with 2 x CPUs it is lower than or equal to
+// the original's on every route and transport, at 1.1-1.6x its requests/s.
+// (One io_context shared by all threads, each connection on a strand,
+// cut the tails as well but lost a tenth of the throughput to hand-offs.)
+unsigned session_threads(const ServeConfig& config) {
+    return config.num_workers > 0 ? config.num_workers : 2 * std::max(1U, std::thread::hardware_concurrency());
+}
+
+std::unique_ptr<http_server::Server> make_server(asio::io_context& io, const Router& router,
+                                                 const ServeConfig& config) {
+    http_server::ServerOptions server_options;
+    server_options.name = "zeusd";
+    server_options.limits.request_timeout = config.request_timeout;
+    server_options.limits.max_connections_per_peer = config.max_connections_per_peer;
+    server_options.limits.max_event_streams_per_peer = config.max_streams_per_peer;
+    server_options.limits.max_queued_events = config.max_queued_events;
+    server_options.log = log_server_message;
+    server_options.session_threads = session_threads(config);
+    return std::make_unique<http_server::Server>(
+        io,
+        [router = &router](const Request& request, const Peer& peer, Respond respond) {
+            router->handle(request, peer, std::move(respond));
+        },
+        server_options);
+}
+
+Status listen_unix(http_server::Server& server, const ServeConfig& config) {
+    if (auto prepared = http_server::prepare_socket_path(config.socket_path, log_server_message); !prepared) {
+        return prepared.error();
+    }
+    if (auto listening = server.listen_unix(config.socket_path); !listening) return listening.error();
+    if (auto access = http_server::set_socket_access(config.socket_path, config.socket_permissions, config.socket_uid,
+                                                     config.socket_gid);
+        !access) {
+        return access.error();
+    }
+    log::info("listening on {} (mode {:o})", config.socket_path, config.socket_permissions);
+    return {};
+}
+
+Status listen_tcp(http_server::Server& server, const ServeConfig& config, bool authenticated) {
+    auto listening = server.listen_tcp(config.tcp_bind_address);
+    if (!listening) return listening.error();
+    const std::string address = listening_address(config.tcp_bind_address, *listening);
+    log::info("listening on {}", address);
+    if (!authenticated) {
+        log::warn("serving TCP without --signing-key-path: anyone who can reach {} can use every enabled API group",
+                  address);
+    }
+    return {};
+}
+
 }  // namespace
 
 Daemon::Daemon(std::unique_ptr<Parts> parts) : parts_(std::move(parts)) {}
@@ -134,122 +340,30 @@ Result<std::unique_ptr<Daemon>> Daemon::start(const ServeConfig& config) {
     // stops start-up. The default groups serve whatever this machine has.
     const bool groups_named = config.enable.has_value();
 
-    if (config.gpu_command_overrides) {
-        if (!enabled.contains(ApiGroup::GpuControl)) {
-            log::warn("ignoring --gpu-command-overrides: gpu-control is not enabled");
-        } else {
-            auto overrides = CommandOverrides::load(*config.gpu_command_overrides, ::geteuid());
-            if (!overrides) return overrides.error();
-            for (const auto& warning : overrides.value().warnings()) log::warn("{}", warning);
-            parts->overrides = std::move(overrides).value();
-        }
-    }
-
-    std::optional<Gpus> gpus;
-    if (wants_gpus(enabled)) {
-        auto opened = open_gpus(config);
-        const bool only_metrics = !enabled.contains(ApiGroup::GpuControl) && !enabled.contains(ApiGroup::GpuRead);
-        if (opened) {
-            gpus = std::move(opened).value();
-        } else if (only_metrics) {
-            log::warn("metrics: serving no GPU metrics: {}", opened.error().describe());
-        } else if (groups_named || config.gpu_backend != GpuBackendChoice::Auto) {
-            // A backend named with --gpu-backend is a promise too.
-            return opened.error();
-        } else {
-            log::warn("serving without GPUs: {}. gpu-read and gpu-control are off and /discover lists no GPUs; to "
-                      "fix it, install the GPU driver (NVML or AMD SMI) and restart zeusd, or pass --enable cpu-read "
-                      "to make this the intended setup",
-                      opened.error().describe());
-            enabled.erase(ApiGroup::GpuRead);
-            enabled.erase(ApiGroup::GpuControl);
-        }
-    }
-
-    if (::geteuid() != 0 && enabled.contains(ApiGroup::GpuControl)) {
-        const bool overridden = parts->overrides && !parts->overrides->empty();
-        const bool simulated = gpus && gpus->backend_info().simulated;
-        if (!overridden && !simulated) {
-            return Error{ErrorCode::NoPermission, "gpu-control needs zeusd to run as root",
-                         "run zeusd as root (the systemd unit does), configure --gpu-command-overrides, or leave "
-                         "gpu-control out of --enable"};
-        }
-    }
-
-    RouterOptions router_options;
-    router_options.enabled = enabled;
-    router_options.control_users = config.control_users;
-    router_options.control_groups = config.control_groups;
-    router_options.cpu_power_window =
-        std::chrono::microseconds(static_cast<std::int64_t>(1e6 / config.cpu_power_poll_hz));
-    if (config.signing_key_path) {
-        auto key = load_signing_key(*config.signing_key_path);
-        if (!key) return key.error();
-        router_options.signing_key = std::move(key).value();
-    }
+    auto overrides = load_overrides(config, enabled);
+    if (!overrides) return overrides.error();
+    parts->overrides = std::move(overrides).value();
+    auto wanted_gpus = open_wanted_gpus(config, enabled, groups_named);
+    if (!wanted_gpus) return wanted_gpus.error();
+    std::optional<Gpus> gpus = std::move(wanted_gpus).value();
+    if (auto allowed = check_control_privileges(enabled, parts->overrides, gpus); !allowed) return allowed.error();
+    auto made_router_options = make_router_options(config, enabled);
+    if (!made_router_options) return made_router_options.error();
+    RouterOptions router_options = std::move(made_router_options).value();
 
     if (gpus) {
-        OverrideRunner runner;
-        if (parts->overrides && !parts->overrides->empty()) {
-            runner = [overrides = *parts->overrides](const ControlCommand& command) -> std::optional<Status> {
-                if (!overrides.has(command.kind)) return std::nullopt;
-                CommandArguments arguments;
-                arguments.gpu_id = command.gpu;
-                arguments.power_limit_mw = command.power_limit_mw;
-                arguments.min_clock_mhz = command.min_clock_mhz;
-                arguments.max_clock_mhz = command.max_clock_mhz;
-                arguments.enabled = command.enabled;
-                return overrides.run(command.kind, arguments);
-            };
-        }
-        const std::filesystem::path ledger_path = config.restore_ledger_path.value_or(default_ledger_path(config));
-        if (enabled.contains(ApiGroup::GpuControl)) {
-            std::error_code error;
-            if (ledger_path.has_parent_path()) std::filesystem::create_directories(ledger_path.parent_path(), error);
-            const auto directory = ledger_path.has_parent_path() ? ledger_path.parent_path() : ".";
-            if (error || ::access(directory.c_str(), W_OK) != 0) {
-                return Error{ErrorCode::NoPermission,
-                             fmt::format("cannot write the restore ledger's directory {}", directory.string()),
-                             "zeusd records GPU changes there before applying them, so that they are undone even "
-                             "after a crash; pass a writable --restore-ledger PATH"};
-            }
-        }
-        parts->gpus = std::make_unique<GpuFleet>(std::move(*gpus), parts->control_pool.get_executor(), runner,
-                                                 ledger_path);
-        for (const auto& info : parts->gpus->info()) {
-            log::info("GPU {}: {} at {} (cumulative energy {})", info.id, info.name, info.pci_address,
-                      info.cumulative_energy_available ? "available" : "unavailable");
-        }
-        parts->gpus->restore_leftovers();
+        auto fleet =
+            start_gpu_fleet(std::move(*gpus), config, enabled, parts->overrides, parts->control_pool.get_executor());
+        if (!fleet) return fleet.error();
+        parts->gpus = std::move(fleet).value();
     }
     if (enabled.contains(ApiGroup::CpuRead)) {
-        auto cpus = open_cpus();
-        if (cpus) {
-            parts->cpus = std::make_unique<CpuFleet>(std::move(cpus).value());
-            log::info("{} CPU package(s) from {}", parts->cpus->size(), parts->cpus->cpus().powercap_root());
-        } else if (groups_named) {
-            return cpus.error();
-        } else {
-            // Most cloud VMs and many containers: as the original, CPU routes
-            // are served and find no CPU.
-            log::warn("serving without CPUs: {}. /discover lists no CPUs and /cpu routes find none; to fix it, run "
-                      "zeusd as root on a machine with Intel/AMD RAPL (/sys/class/powercap, or /zeus_sys/class/"
-                      "powercap in a container), or pass --enable gpu-control,gpu-read to make this the intended "
-                      "setup",
-                      cpus.error().describe());
-        }
+        auto fleet = open_cpu_fleet(groups_named);
+        if (!fleet) return fleet.error();
+        parts->cpus = std::move(fleet).value();
     }
     if (enabled.contains(ApiGroup::Metrics)) {
-        const Cpus* rapl = parts->cpus ? &parts->cpus->cpus() : nullptr;
-        if (rapl == nullptr) {
-            if (auto cpus = open_cpus()) {
-                parts->metrics_cpus = std::move(cpus).value();
-                rapl = &*parts->metrics_cpus;
-            } else {
-                log::warn("metrics: serving no CPU metrics: {}", cpus.error().describe());
-            }
-        }
-        auto metrics = MetricsGroup::start(parts->gpus ? &parts->gpus->gpus() : nullptr, rapl);
+        auto metrics = start_metrics(parts->gpus.get(), parts->cpus.get(), parts->metrics_cpus);
         if (!metrics) return metrics.error();
         parts->metrics = std::move(metrics).value();
         router_options.metrics = parts->metrics.get();
@@ -270,58 +384,13 @@ Result<std::unique_ptr<Daemon>> Daemon::start(const ServeConfig& config) {
             if (peer.pid) watcher->watch(*peer.pid);
         },
         parts->streams.get());
-    http_server::ServerOptions server_options;
-    server_options.name = "zeusd";
-    server_options.limits.request_timeout = config.request_timeout;
-    server_options.limits.max_connections_per_peer = config.max_connections_per_peer;
-    server_options.limits.max_event_streams_per_peer = config.max_streams_per_peer;
-    server_options.limits.max_queued_events = config.max_queued_events;
-    server_options.log = log_server_message;
-    // Requests are served on --num-workers threads of the server's own, one
-    // io_context each, every connection staying on the thread it was dealt
-    // to; `io` keeps one thread for accepting, timers and watching clients.
-    // By default two per logical CPU: a thread that the scheduler holds off
-    // its core for a tick (4 ms at HZ=250; the clients themselves are enough)
-    // stalls only its share of the connections, and the smaller that share the
-    // lower the p99. Measured on 2 CPUs against the original (docs/benchmarks.md,
-    // zeusd load, 2026-11-28): with CPUs + 1 threads p99 was 1.4-2.1 ms where
-    // the original's was 0.7-1.5; with 2 x CPUs it is lower than or equal to
-    // the original's on every route and transport, at 1.1-1.6x its requests/s.
-    // (One io_context shared by all threads, each connection on a strand,
-    // cut the tails as well but lost a tenth of the throughput to hand-offs.)
-    const unsigned workers =
-        config.num_workers > 0 ? config.num_workers : 2 * std::max(1U, std::thread::hardware_concurrency());
-    server_options.session_threads = workers;
-    parts->server = std::make_unique<http_server::Server>(
-        parts->io,
-        [router = parts->router.get()](const Request& request, const Peer& peer, Respond respond) {
-            router->handle(request, peer, std::move(respond));
-        },
-        server_options);
+    parts->server = make_server(parts->io, *parts->router, config);
 
-    if (config.mode == ListenMode::UnixSocket) {
-        if (auto prepared = http_server::prepare_socket_path(config.socket_path, log_server_message); !prepared) {
-            return prepared.error();
-        }
-        if (auto listening = parts->server->listen_unix(config.socket_path); !listening) return listening.error();
-        if (auto access = http_server::set_socket_access(config.socket_path, config.socket_permissions,
-                                                         config.socket_uid, config.socket_gid);
-            !access) {
-            return access.error();
-        }
-        log::info("listening on {} (mode {:o})", config.socket_path, config.socket_permissions);
-    } else {
-        auto listening = parts->server->listen_tcp(config.tcp_bind_address);
-        if (!listening) return listening.error();
-        const std::string address = listening_address(config.tcp_bind_address, *listening);
-        log::info("listening on {}", address);
-        if (!router_options.signing_key) {
-            log::warn("serving TCP without --signing-key-path: anyone who can reach {} can use every enabled API group",
-                      address);
-        }
-    }
-    log::info("enabled API groups: {}; authentication {}", join(enabled),
-              router_options.signing_key ? "required" : "off");
+    const bool authenticated = router_options.signing_key.has_value();
+    auto listening = config.mode == ListenMode::UnixSocket ? listen_unix(*parts->server, config)
+                                                           : listen_tcp(*parts->server, config, authenticated);
+    if (!listening) return listening.error();
+    log::info("enabled API groups: {}; authentication {}", join(enabled), authenticated ? "required" : "off");
 
     parts->work.emplace(parts->io.get_executor());
     parts->workers.emplace_back([io = &parts->io] { io->run(); });

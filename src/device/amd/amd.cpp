@@ -116,15 +116,83 @@ HipOrder hip_order(const Library& lib, const std::vector<amdsmi_processor_handle
 
 std::string format_power(Milliwatts mw) { return fmt::format("{:g} W", quantity_cast<Watts>(mw).count()); }
 
+struct PendingValidation {
+    AmdGpu* gpu;
+    std::optional<Milliwatts> power;  // at start-up
+    EnergySample first;
+};
+
+// MI250/MI250X: the odd die of each pair reports no power; the even one
+// reports both dies. True when `gpu` is an odd die, now without readings.
+bool disable_silent_die(AmdGpu& gpu, double expected_mj, std::vector<std::string>& warnings) {
+    const unsigned index = gpu.identity().index;
+    const bool mi250 = gpu.identity().name.find("MI250") != std::string::npos;
+    const unsigned hip = gpu.identity().physical_index;
+    if (mi250 && hip % 2 == 1 && expected_mj < kMinExpectedMillijoules) {
+        gpu.disable_power(fmt::format(
+            "GPU {} (HIP {}) is the second die of a dual-die MI250/MI250X: AMD's driver reports the power of "
+            "both dies on HIP {} only, so this die has no power or energy reading of its own; measure HIP {} "
+            "(its numbers include both dies)",
+            index, hip, hip - 1, hip - 1));
+        return true;
+    }
+    if (mi250 && hip % 2 == 0 && expected_mj >= kMinExpectedMillijoules) {
+        warnings.push_back(fmt::format(
+            "GPU {} (HIP {}) is a dual-die MI250/MI250X: its power and energy are those of both dies (HIP {} and "
+            "{}); work on either die is included and cannot be separated",
+            index, hip, hip, hip + 1));
+    }
+    return false;
+}
+
+// Keeps the counter when the energy it counted over the window agrees with
+// what the start-up power implies.
+void judge_energy_counter(const PendingValidation& p, std::vector<std::string>& warnings) {
+    AmdGpu& gpu = *p.gpu;
+    const Milliwatts power = p.power.value_or(Milliwatts(0));
+    auto second = gpu.read_energy_sample();
+    if (!second) {
+        gpu.set_energy_counter(Capability::no("could not be validated at start-up (" + second.error().describe() +
+                                              "); integrate power instead"),
+                               0.0);
+        return;
+    }
+    const double seconds = std::chrono::duration<double>(second->taken_at - p.first.taken_at).count();
+    const double expected_mj = static_cast<double>(power.count()) * seconds;  // mW x s
+    const double measured_mj =
+        second->counts >= p.first.counts
+            ? static_cast<double>(second->counts - p.first.counts) * second->microjoules_per_count / 1000.0
+            : -static_cast<double>(p.first.counts - second->counts) * second->microjoules_per_count / 1000.0;
+    if (disable_silent_die(gpu, expected_mj, warnings)) return;
+
+    if (!p.power || expected_mj < kMinExpectedMillijoules) {
+        gpu.set_energy_counter(
+            Capability::no(fmt::format(
+                "the energy counter could not be validated: the GPU reported {} power at start-up, so {:.3f} mJ "
+                "were expected in {:.3f} s and the counter ({:.3f} mJ) cannot be checked against it; integrate "
+                "power instead",
+                p.power ? format_power(*p.power) : std::string("no"), expected_mj, seconds, measured_mj)),
+            0.0);
+        return;
+    }
+    const double ratio = measured_mj / expected_mj;
+    if (ratio > kMinRatio && ratio < kMaxRatio) {
+        gpu.set_energy_counter(Capability::yes(), second->microjoules_per_count);
+    } else {
+        gpu.set_energy_counter(
+            Capability::no(fmt::format(
+                "the energy counter is inaccurate and was disabled: it measured {:.1f} mJ in {:.3f} s where "
+                "{} of power implies {:.1f} mJ (ratio {:.3g}, accepted between {:g} and {:g}); a known AMD SMI "
+                "problem on some GPUs and ROCm versions (ROCm/amdsmi#38); integrate power instead",
+                measured_mj, seconds, format_power(power), expected_mj, ratio, kMinRatio, kMaxRatio)),
+            0.0);
+    }
+}
+
 // Watches every candidate counter over one shared window.
 void validate_energy_counters(const std::vector<AmdGpu*>& gpus, std::chrono::milliseconds window,
                               std::vector<std::string>& warnings) {
-    struct Pending {
-        AmdGpu* gpu;
-        std::optional<Milliwatts> power;
-        EnergySample first;
-    };
-    std::vector<Pending> pending;
+    std::vector<PendingValidation> pending;
     for (AmdGpu* gpu : gpus) {
         auto first = gpu->read_energy_sample();
         if (!first) {
@@ -139,66 +207,68 @@ void validate_energy_counters(const std::vector<AmdGpu*>& gpus, std::chrono::mil
     }
     if (pending.empty()) return;
     std::this_thread::sleep_for(window);
-    for (auto& p : pending) {
-        AmdGpu& gpu = *p.gpu;
-        const unsigned index = gpu.identity().index;
-        const Milliwatts power = p.power.value_or(Milliwatts(0));
-        auto second = gpu.read_energy_sample();
-        if (!second) {
-            gpu.set_energy_counter(Capability::no("could not be validated at start-up (" + second.error().describe() +
-                                                  "); integrate power instead"),
-                                   0.0);
-            continue;
-        }
-        const double seconds = std::chrono::duration<double>(second->taken_at - p.first.taken_at).count();
-        const double expected_mj = static_cast<double>(power.count()) * seconds;  // mW x s
-        const double measured_mj =
-            second->counts >= p.first.counts
-                ? static_cast<double>(second->counts - p.first.counts) * second->microjoules_per_count / 1000.0
-                : -static_cast<double>(p.first.counts - second->counts) * second->microjoules_per_count / 1000.0;
+    for (const auto& p : pending) judge_energy_counter(p, warnings);
+}
 
-        // MI250/MI250X: the odd die of each pair reports no power; the even
-        // one reports both dies.
-        const bool mi250 = gpu.identity().name.find("MI250") != std::string::npos;
-        const unsigned hip = gpu.identity().physical_index;
-        if (mi250 && hip % 2 == 1 && expected_mj < kMinExpectedMillijoules) {
-            gpu.disable_power(fmt::format(
-                "GPU {} (HIP {}) is the second die of a dual-die MI250/MI250X: AMD's driver reports the power of "
-                "both dies on HIP {} only, so this die has no power or energy reading of its own; measure HIP {} "
-                "(its numbers include both dies)",
-                index, hip, hip - 1, hip - 1));
-            continue;
-        }
-        if (mi250 && hip % 2 == 0 && expected_mj >= kMinExpectedMillijoules) {
-            warnings.push_back(fmt::format(
-                "GPU {} (HIP {}) is a dual-die MI250/MI250X: its power and energy are those of both dies (HIP {} and "
-                "{}); work on either die is included and cannot be separated",
-                index, hip, hip, hip + 1));
-        }
-
-        if (!p.power || expected_mj < kMinExpectedMillijoules) {
-            gpu.set_energy_counter(
-                Capability::no(fmt::format(
-                    "the energy counter could not be validated: the GPU reported {} power at start-up, so {:.3f} mJ "
-                    "were expected in {:.3f} s and the counter ({:.3f} mJ) cannot be checked against it; integrate "
-                    "power instead",
-                    p.power ? format_power(*p.power) : std::string("no"), expected_mj, seconds, measured_mj)),
-                0.0);
-            continue;
-        }
-        const double ratio = measured_mj / expected_mj;
-        if (ratio > kMinRatio && ratio < kMaxRatio) {
-            gpu.set_energy_counter(Capability::yes(), second->microjoules_per_count);
-        } else {
-            gpu.set_energy_counter(
-                Capability::no(fmt::format(
-                    "the energy counter is inaccurate and was disabled: it measured {:.1f} mJ in {:.3f} s where "
-                    "{} of power implies {:.1f} mJ (ratio {:.3g}, accepted between {:g} and {:g}); a known AMD SMI "
-                    "problem on some GPUs and ROCm versions (ROCm/amdsmi#38); integrate power instead",
-                    measured_mj, seconds, format_power(power), expected_mj, ratio, kMinRatio, kMaxRatio)),
-                0.0);
-        }
+// Every GPU of every socket, in AMD SMI's order.
+Result<std::vector<amdsmi_processor_handle>> processor_handles(const Library& lib) {
+    const Functions& f = lib.fn();
+    std::vector<amdsmi_processor_handle> handles;
+    auto guard = lib.lock();
+    std::uint32_t sockets = 0;
+    amdsmi_status_t rc = f.get_socket_handles(&sockets, nullptr);
+    std::vector<amdsmi_socket_handle> socket_handles(sockets);
+    if (rc == AMDSMI_STATUS_SUCCESS && sockets > 0) rc = f.get_socket_handles(&sockets, socket_handles.data());
+    if (rc != AMDSMI_STATUS_SUCCESS) {
+        guard.unlock();
+        return lib.error(rc, "amdsmi_get_socket_handles failed");
     }
+    socket_handles.resize(sockets);
+    for (auto* socket : socket_handles) {
+        std::uint32_t count = 0;
+        rc = f.get_processor_handles(socket, &count, nullptr);
+        std::vector<amdsmi_processor_handle> here(count);
+        if (rc == AMDSMI_STATUS_SUCCESS && count > 0) rc = f.get_processor_handles(socket, &count, here.data());
+        if (rc != AMDSMI_STATUS_SUCCESS) {
+            guard.unlock();
+            return lib.error(rc, "amdsmi_get_processor_handles failed");
+        }
+        here.resize(count);
+        handles.insert(handles.end(), here.begin(), here.end());
+    }
+    return handles;
+}
+
+// The GPUs in HIP order, with UUIDs as "GPU-<AMD SMI uuid>" for GPU-... entries.
+std::vector<PhysicalGpu> physical_gpus(const Library& lib, const std::vector<amdsmi_processor_handle>& hip_ordered) {
+    const Functions& f = lib.fn();
+    std::vector<PhysicalGpu> physical;
+    for (unsigned i = 0; i < hip_ordered.size(); ++i) {
+        PhysicalGpu gpu{i, {}};
+        if (f.get_gpu_device_uuid != nullptr) {
+            std::array<char, 128> uuid{};
+            auto length = static_cast<unsigned>(uuid.size() - 1);
+            auto guard = lib.lock();
+            if (f.get_gpu_device_uuid(hip_ordered[i], &length, uuid.data()) == AMDSMI_STATUS_SUCCESS) {
+                uuid.back() = '\0';
+                std::string s = uuid.data();
+                if (!s.empty()) gpu.uuid = s.rfind("GPU-", 0) == 0 ? s : "GPU-" + s;
+            }
+        }
+        physical.push_back(std::move(gpu));
+    }
+    return physical;
+}
+
+// Why no GPU is left: AMD SMI found none, or the visible-devices variable hid them all.
+Error no_gpu_error(const Library& lib, std::size_t found, const char* variable,
+                   const std::optional<std::string>& value) {
+    return found == 0
+               ? Error{ErrorCode::NotFound, fmt::format("AMD SMI ({}) found no AMD GPU on this machine", lib.path()),
+                       "check `amd-smi list` and that the amdgpu driver is loaded", 0}
+               : Error{ErrorCode::NotFound,
+                       fmt::format("{}=\"{}\" hides all {} AMD GPUs", variable, value.value_or(""), found),
+                       fmt::format("unset {} or list the GPUs to use", variable), 0};
 }
 
 }  // namespace
@@ -239,58 +309,18 @@ Gpus open_gpus(const GpuOptions& options, const AmdOpenOptions& amd_options) {
     auto opened = Library::open(candidates);
     if (!opened) return empty_set(opened.error(), info);
     std::shared_ptr<Library> lib = std::move(opened).value();
-    const Functions& f = lib->fn();
     info.backend = "amdsmi";
     info.library_path = lib->path();
     std::vector<std::string> warnings = lib->warnings();
 
-    // Every GPU of every socket, in AMD SMI's order.
-    std::vector<amdsmi_processor_handle> handles;
-    {
-        auto guard = lib->lock();
-        std::uint32_t sockets = 0;
-        amdsmi_status_t rc = f.get_socket_handles(&sockets, nullptr);
-        std::vector<amdsmi_socket_handle> socket_handles(sockets);
-        if (rc == AMDSMI_STATUS_SUCCESS && sockets > 0) rc = f.get_socket_handles(&sockets, socket_handles.data());
-        if (rc != AMDSMI_STATUS_SUCCESS) {
-            guard.unlock();
-            return empty_set(lib->error(rc, "amdsmi_get_socket_handles failed"), info, warnings, lib);
-        }
-        socket_handles.resize(sockets);
-        for (auto* socket : socket_handles) {
-            std::uint32_t count = 0;
-            rc = f.get_processor_handles(socket, &count, nullptr);
-            std::vector<amdsmi_processor_handle> here(count);
-            if (rc == AMDSMI_STATUS_SUCCESS && count > 0) rc = f.get_processor_handles(socket, &count, here.data());
-            if (rc != AMDSMI_STATUS_SUCCESS) {
-                guard.unlock();
-                return empty_set(lib->error(rc, "amdsmi_get_processor_handles failed"), info, warnings, lib);
-            }
-            here.resize(count);
-            handles.insert(handles.end(), here.begin(), here.end());
-        }
-    }
+    auto found = processor_handles(*lib);
+    if (!found) return empty_set(found.error(), info, warnings, lib);
+    const std::vector<amdsmi_processor_handle>& handles = *found;
     info.physical_gpu_count = static_cast<unsigned>(handles.size());
 
     HipOrder order = hip_order(*lib, handles);
     warnings.insert(warnings.end(), order.warnings.begin(), order.warnings.end());
-
-    // UUIDs as "GPU-<AMD SMI uuid>" for GPU-... entries.
-    std::vector<PhysicalGpu> physical;
-    for (unsigned i = 0; i < order.handles.size(); ++i) {
-        PhysicalGpu gpu{i, {}};
-        if (f.get_gpu_device_uuid != nullptr) {
-            std::array<char, 128> uuid{};
-            auto length = static_cast<unsigned>(uuid.size() - 1);
-            auto guard = lib->lock();
-            if (f.get_gpu_device_uuid(order.handles[i], &length, uuid.data()) == AMDSMI_STATUS_SUCCESS) {
-                uuid.back() = '\0';
-                std::string s = uuid.data();
-                if (!s.empty()) gpu.uuid = s.rfind("GPU-", 0) == 0 ? s : "GPU-" + s;
-            }
-        }
-        physical.push_back(std::move(gpu));
-    }
+    const std::vector<PhysicalGpu> physical = physical_gpus(*lib, order.handles);
 
     const bool hip_set = options.hip_visible_devices.has_value();
     const char* variable = hip_set ? "HIP_VISIBLE_DEVICES" : "CUDA_VISIBLE_DEVICES";
@@ -311,15 +341,7 @@ Gpus open_gpus(const GpuOptions& options, const AmdOpenOptions& amd_options) {
     validate_energy_counters(working, amd_options.validation_window, warnings);
 
     Status status;
-    if (gpus.empty()) {
-        status = handles.empty()
-                     ? Error{ErrorCode::NotFound, fmt::format("AMD SMI ({}) found no AMD GPU on this machine", lib->path()),
-                             "check `amd-smi list` and that the amdgpu driver is loaded", 0}
-                     : Error{ErrorCode::NotFound,
-                             fmt::format("{}=\"{}\" hides all {} AMD GPUs", variable, value.value_or(""),
-                                         handles.size()),
-                             fmt::format("unset {} or list the GPUs to use", variable), 0};
-    }
+    if (gpus.empty()) status = no_gpu_error(*lib, handles.size(), variable, value);
     return Gpus(std::move(gpus), std::move(status), std::move(warnings), std::move(info), lib);
 }
 

@@ -33,6 +33,105 @@ unsigned abi_from_file_name(const std::string& path) {
     return any ? value : 0;
 }
 
+struct LoadedLibrary {
+    DynamicLibrary library;
+    std::string path;
+};
+
+// The first candidate that loads.
+Result<LoadedLibrary> load_first(const std::vector<std::string>& candidates) {
+    std::string failures;
+    for (const auto& candidate : candidates) {
+        auto attempt = DynamicLibrary::open(candidate);
+        if (attempt) return LoadedLibrary{std::move(attempt).value(), candidate};
+        if (candidates.size() == 1) failures = attempt.error().message;
+    }
+    std::string looked;
+    for (const auto& c : candidates) looked += (looked.empty() ? "" : ", ") + c;
+    return Error{ErrorCode::LibraryNotFound,
+                 candidates.size() == 1 ? fmt::format("AMD SMI could not be loaded: {}", failures)
+                                        : fmt::format("AMD SMI (libamd_smi) was not found (tried {})", looked),
+                 kInstallHint, 0};
+}
+
+// The functions every AMD SMI has; without one of them this is not AMD SMI.
+Status resolve_required_functions(const DynamicLibrary& dl, const std::string& path, Functions& f) {
+    f.init = dl.function<amdsmi_init_fn>("amdsmi_init");
+    f.shut_down = dl.function<amdsmi_shut_down_fn>("amdsmi_shut_down");
+    f.get_socket_handles = dl.function<amdsmi_get_socket_handles_fn>("amdsmi_get_socket_handles");
+    f.get_processor_handles = dl.function<amdsmi_get_processor_handles_fn>("amdsmi_get_processor_handles");
+    for (auto [ptr, name] : {std::pair<void*, const char*>{reinterpret_cast<void*>(f.init), "amdsmi_init"},
+                             {reinterpret_cast<void*>(f.shut_down), "amdsmi_shut_down"},
+                             {reinterpret_cast<void*>(f.get_socket_handles), "amdsmi_get_socket_handles"},
+                             {reinterpret_cast<void*>(f.get_processor_handles), "amdsmi_get_processor_handles"}}) {
+        if (ptr == nullptr) {
+            return Error{ErrorCode::FunctionNotFound,
+                         fmt::format("{} does not export {}, which every AMD SMI has", path, name),
+                         "ZEUS_AMDSMI_LIBRARY probably names something that is not libamd_smi", 0};
+        }
+    }
+    return {};
+}
+
+// Functions that older versions lack: null until a feature needs them (Library::missing_function).
+void resolve_optional_functions(const DynamicLibrary& dl, Functions& f) {
+    f.status_code_to_string = dl.function<amdsmi_status_code_to_string_fn>("amdsmi_status_code_to_string");
+    f.get_lib_version = dl.function<amdsmi_get_lib_version_fn>("amdsmi_get_lib_version");
+    f.get_gpu_asic_info = dl.function<amdsmi_get_gpu_asic_info_fn>("amdsmi_get_gpu_asic_info");
+    f.get_gpu_device_uuid = dl.function<amdsmi_get_gpu_device_uuid_fn>("amdsmi_get_gpu_device_uuid");
+    f.get_gpu_device_bdf = dl.function<amdsmi_get_gpu_device_bdf_fn>("amdsmi_get_gpu_device_bdf");
+    f.get_gpu_enumeration_info = dl.function<amdsmi_get_gpu_enumeration_info_fn>("amdsmi_get_gpu_enumeration_info");
+    f.get_gpu_kfd_info = dl.function<amdsmi_get_gpu_kfd_info_fn>("amdsmi_get_gpu_kfd_info");
+    f.get_energy_count = dl.function<amdsmi_get_energy_count_fn>("amdsmi_get_energy_count");
+    f.get_power_info = dl.function<amdsmi_get_power_info_fn>("amdsmi_get_power_info");
+    f.get_power_cap_info = dl.function<amdsmi_get_power_cap_info_fn>("amdsmi_get_power_cap_info");
+    f.set_power_cap = dl.function<amdsmi_set_power_cap_fn>("amdsmi_set_power_cap");
+    f.get_clock_info = dl.function<amdsmi_get_clock_info_fn>("amdsmi_get_clock_info");
+    f.set_gpu_clk_range = dl.function<amdsmi_set_gpu_clk_range_fn>("amdsmi_set_gpu_clk_range");
+    f.set_gpu_clk_limit = dl.function<amdsmi_set_gpu_clk_limit_fn>("amdsmi_set_gpu_clk_limit");
+    f.get_temp_metric = dl.function<amdsmi_get_temp_metric_fn>("amdsmi_get_temp_metric");
+    f.set_gpu_perf_level = dl.function<amdsmi_set_gpu_perf_level_fn>("amdsmi_set_gpu_perf_level");
+}
+
+// The ABI decides where power fields are: the version's first field, else
+// the soname; 0 when neither tells. Asked before amdsmi_init so that an
+// unusable library is not initialised.
+unsigned detect_abi(const Functions& f, const DynamicLibrary& dl) {
+    unsigned abi = 0;
+    if (f.get_lib_version != nullptr) {
+        std::array<unsigned char, ZEUS_AMDSMI_OUT_BUFFER_SIZE> version{};
+        if (f.get_lib_version(version.data()) == AMDSMI_STATUS_SUCCESS) {
+            std::uint32_t first = 0;
+            std::memcpy(&first, version.data() + ZEUS_AMDSMI_VERSION_ABI_OFFSET, sizeof first);
+            abi = first;
+        }
+    }
+    if (abi == 0 || abi > 1000) abi = abi_from_file_name(dl.resolved_path());
+    return abi;
+}
+
+// An ABI older than Zeus supports is refused; a newer one only warns.
+Status check_abi(unsigned abi, const std::string& path, std::vector<std::string>& warnings) {
+    if (abi == 0) {
+        return Error{ErrorCode::NotSupported,
+                     fmt::format("cannot tell which AMD SMI version {} is (no amdsmi_get_lib_version and no "
+                                 "version in the file name)",
+                                 path),
+                     kInstallHint, 0};
+    }
+    if (abi < kOldestAbi) {
+        return Error{ErrorCode::NotSupported,
+                     fmt::format("{} is AMD SMI {}, older than the {} (ROCm 6.2) Zeus needs", path, abi, kOldestAbi),
+                     "update ROCm to 6.3 or newer", 0};
+    }
+    if (abi > kNewestKnownAbi) {
+        warnings.push_back(fmt::format(
+            "AMD SMI {} is newer than the versions Zeus was written against ({}-{}); readings assume the layout of {}",
+            abi, kOldestAbi, kNewestKnownAbi, kNewestKnownAbi));
+    }
+    return {};
+}
+
 }  // namespace
 
 ErrorCode to_error_code(amdsmi_status_t status) {
@@ -113,91 +212,17 @@ bool definitive_failure(amdsmi_status_t status) {
 }
 
 Result<std::shared_ptr<Library>> Library::open(const std::vector<std::string>& candidates) {
-    std::optional<DynamicLibrary> loaded;
-    std::string path;
-    std::string failures;
-    for (const auto& candidate : candidates) {
-        auto attempt = DynamicLibrary::open(candidate);
-        if (attempt) {
-            loaded.emplace(std::move(attempt).value());
-            path = candidate;
-            break;
-        }
-        if (candidates.size() == 1) failures = attempt.error().message;
-    }
-    if (!loaded) {
-        std::string looked;
-        for (const auto& c : candidates) looked += (looked.empty() ? "" : ", ") + c;
-        return Error{ErrorCode::LibraryNotFound,
-                     candidates.size() == 1 ? fmt::format("AMD SMI could not be loaded: {}", failures)
-                                            : fmt::format("AMD SMI (libamd_smi) was not found (tried {})", looked),
-                     kInstallHint, 0};
-    }
-    std::shared_ptr<Library> lib(new Library(std::move(*loaded), path));
+    auto loaded = load_first(candidates);
+    if (!loaded) return loaded.error();
+    LoadedLibrary found = std::move(loaded).value();
+    std::shared_ptr<Library> lib(new Library(std::move(found.library), found.path));
+    const std::string& path = lib->path_;
     const DynamicLibrary& dl = lib->lib_;
     Functions& f = lib->fn_;
-    f.init = dl.function<amdsmi_init_fn>("amdsmi_init");
-    f.shut_down = dl.function<amdsmi_shut_down_fn>("amdsmi_shut_down");
-    f.get_socket_handles = dl.function<amdsmi_get_socket_handles_fn>("amdsmi_get_socket_handles");
-    f.get_processor_handles = dl.function<amdsmi_get_processor_handles_fn>("amdsmi_get_processor_handles");
-    for (auto [ptr, name] : {std::pair<void*, const char*>{reinterpret_cast<void*>(f.init), "amdsmi_init"},
-                             {reinterpret_cast<void*>(f.shut_down), "amdsmi_shut_down"},
-                             {reinterpret_cast<void*>(f.get_socket_handles), "amdsmi_get_socket_handles"},
-                             {reinterpret_cast<void*>(f.get_processor_handles), "amdsmi_get_processor_handles"}}) {
-        if (ptr == nullptr) {
-            return Error{ErrorCode::FunctionNotFound,
-                         fmt::format("{} does not export {}, which every AMD SMI has", path, name),
-                         "ZEUS_AMDSMI_LIBRARY probably names something that is not libamd_smi", 0};
-        }
-    }
-    f.status_code_to_string = dl.function<amdsmi_status_code_to_string_fn>("amdsmi_status_code_to_string");
-    f.get_lib_version = dl.function<amdsmi_get_lib_version_fn>("amdsmi_get_lib_version");
-    f.get_gpu_asic_info = dl.function<amdsmi_get_gpu_asic_info_fn>("amdsmi_get_gpu_asic_info");
-    f.get_gpu_device_uuid = dl.function<amdsmi_get_gpu_device_uuid_fn>("amdsmi_get_gpu_device_uuid");
-    f.get_gpu_device_bdf = dl.function<amdsmi_get_gpu_device_bdf_fn>("amdsmi_get_gpu_device_bdf");
-    f.get_gpu_enumeration_info =
-        dl.function<amdsmi_get_gpu_enumeration_info_fn>("amdsmi_get_gpu_enumeration_info");
-    f.get_gpu_kfd_info = dl.function<amdsmi_get_gpu_kfd_info_fn>("amdsmi_get_gpu_kfd_info");
-    f.get_energy_count = dl.function<amdsmi_get_energy_count_fn>("amdsmi_get_energy_count");
-    f.get_power_info = dl.function<amdsmi_get_power_info_fn>("amdsmi_get_power_info");
-    f.get_power_cap_info = dl.function<amdsmi_get_power_cap_info_fn>("amdsmi_get_power_cap_info");
-    f.set_power_cap = dl.function<amdsmi_set_power_cap_fn>("amdsmi_set_power_cap");
-    f.get_clock_info = dl.function<amdsmi_get_clock_info_fn>("amdsmi_get_clock_info");
-    f.set_gpu_clk_range = dl.function<amdsmi_set_gpu_clk_range_fn>("amdsmi_set_gpu_clk_range");
-    f.set_gpu_clk_limit = dl.function<amdsmi_set_gpu_clk_limit_fn>("amdsmi_set_gpu_clk_limit");
-    f.get_temp_metric = dl.function<amdsmi_get_temp_metric_fn>("amdsmi_get_temp_metric");
-    f.set_gpu_perf_level = dl.function<amdsmi_set_gpu_perf_level_fn>("amdsmi_set_gpu_perf_level");
-
-    // The ABI decides where power fields are: the version's first field,
-    // else the soname. Checked before amdsmi_init so that an unusable
-    // library is not initialised.
-    if (f.get_lib_version != nullptr) {
-        std::array<unsigned char, ZEUS_AMDSMI_OUT_BUFFER_SIZE> version{};
-        if (f.get_lib_version(version.data()) == AMDSMI_STATUS_SUCCESS) {
-            std::uint32_t first = 0;
-            std::memcpy(&first, version.data() + ZEUS_AMDSMI_VERSION_ABI_OFFSET, sizeof first);
-            lib->abi_ = first;
-        }
-    }
-    if (lib->abi_ == 0 || lib->abi_ > 1000) lib->abi_ = abi_from_file_name(dl.resolved_path());
-    if (lib->abi_ == 0) {
-        return Error{ErrorCode::NotSupported,
-                     fmt::format("cannot tell which AMD SMI version {} is (no amdsmi_get_lib_version and no "
-                                 "version in the file name)",
-                                 path),
-                     kInstallHint, 0};
-    }
-    if (lib->abi_ < kOldestAbi) {
-        return Error{ErrorCode::NotSupported,
-                     fmt::format("{} is AMD SMI {}, older than the {} (ROCm 6.2) Zeus needs", path, lib->abi_,
-                                 kOldestAbi),
-                     "update ROCm to 6.3 or newer", 0};
-    }
-    if (lib->abi_ > kNewestKnownAbi) {
-        lib->warnings_.push_back(fmt::format(
-            "AMD SMI {} is newer than the versions Zeus was written against ({}-{}); readings assume the layout of {}",
-            lib->abi_, kOldestAbi, kNewestKnownAbi, kNewestKnownAbi));
-    }
+    if (auto resolved = resolve_required_functions(dl, path, f); !resolved) return resolved.error();
+    resolve_optional_functions(dl, f);
+    lib->abi_ = detect_abi(f, dl);
+    if (auto supported = check_abi(lib->abi_, path, lib->warnings_); !supported) return supported.error();
 
     const amdsmi_status_t rc = f.init(AMDSMI_INIT_AMD_GPUS);
     if (rc != AMDSMI_STATUS_SUCCESS) return lib->error(rc, fmt::format("amdsmi_init failed ({})", path));
