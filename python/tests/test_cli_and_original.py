@@ -57,6 +57,29 @@ def test_monitor_power_cli_under_sigint(sim):
     assert "Monitoring power usage of GPUs [0, 1]" in err
 
 
+@pytest.mark.parametrize("command", ["power", "energy"])
+def test_monitor_cli_ends_on_sigint_even_when_started_with_it_ignored(sim, command):
+    """A shell starts background jobs (`cmd &` in a script) with SIGINT
+    ignored, and Python then installs no KeyboardInterrupt for it: the module
+    takes SIGINT itself, as `zeus power|energy` do, so it still ends with its
+    totals (the wheel's drop-in check hung 30 s on this in a CI run started
+    that way)."""
+    sim.start(a100s(2, clock="real"))
+    args = ["-m", "zeus_native.monitor", command] + (["--update-period", "0.2"] if command == "power" else [])
+    proc = subprocess.Popen([sys.executable, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=_env(), preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
+    assert "Monitoring" in proc.stderr.readline()  # printed once the window is open
+    time.sleep(0.5)
+    proc.send_signal(signal.SIGINT)
+    try:
+        out, err = proc.communicate(timeout=30)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        pytest.fail("SIGINT did not end the monitor started with SIGINT ignored")
+    assert proc.returncode == 0, err
+    assert "Total energy (J):" in out
+
+
 def test_monitor_energy_cli_under_sigint(sim):
     sim.start(a100s(1, clock="real"))
     proc = subprocess.Popen([sys.executable, "-m", "zeus_native.monitor", "energy"], stdout=subprocess.PIPE,

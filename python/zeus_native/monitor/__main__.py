@@ -2,8 +2,9 @@
 
 --format json|csv writes what `zeus power|energy --format json|csv` writes: one
 document on standard output (JSON Lines for power), messages on standard error.
-The loop is the library's (the one `zeus power|energy` runs); Ctrl-C or SIGTERM
-ends it with the totals.
+The loop is the library's (the one `zeus power|energy` runs); Ctrl-C (SIGINT,
+even in a background job that a shell started with it ignored) or SIGTERM ends
+it with the totals.
 """
 
 from __future__ import annotations
@@ -104,6 +105,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "power" and not args.update_period > 0:
         parser.error(f"--update-period must be positive seconds, got {args.update_period}")
     signal.signal(signal.SIGTERM, _interrupt)  # SIGTERM ends the measurement with its report, as Ctrl-C does
+    # SIGINT even when this process was started with it ignored (a shell's
+    # background job): Python then installs no KeyboardInterrupt of its own,
+    # and `zeus power|energy` take SIGINT in that case too.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     from zeus_native.exception import ZeusBaseError
 
     try:
