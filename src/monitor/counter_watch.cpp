@@ -42,8 +42,28 @@ void CounterWatch::sweep() {
     for (unsigned i : indices_) observe(i, gpus_[i].energy_snapshot());
 }
 
-void CounterWatch::observe(unsigned i, const Result<EnergySnapshot>& snapshot) {
+// One good read: the counter, the power (the snapshot's, or an instant
+// reading), the counter's restarts so far and its lag behind the read.
+CounterWatch::Reading CounterWatch::reading_of(unsigned i, const EnergySnapshot& snapshot) const {
     const Gpu& gpu = gpus_[i];
+    const auto read_wall = std::chrono::system_clock::now();
+    Reading r;
+    if (snapshot.power) {
+        r.power = quantity_cast<Watts>(*snapshot.power);
+    } else if (auto p = gpu.instant_power()) {
+        r.power = quantity_cast<Watts>(p->power);
+    }
+    const auto stats = gpu.energy_counter_stats();
+    r.resets = stats ? stats->resets : 0;
+    r.counter = quantity_cast<Joules>(snapshot.energy);
+    if (snapshot.refreshed_at) {
+        const auto age = read_wall - *snapshot.refreshed_at;
+        if (age > std::chrono::system_clock::duration::zero() && age < kMaxRefreshAge) r.lag = r.power * age;
+    }
+    return r;
+}
+
+void CounterWatch::observe(unsigned i, const Result<EnergySnapshot>& snapshot) {
     const Timestamp now = MonitorClock::now();
     if (!snapshot) {
         // A GPU lost at a window's end is the window's to report; one
@@ -53,79 +73,83 @@ void CounterWatch::observe(unsigned i, const Result<EnergySnapshot>& snapshot) {
         if (!s.unanswered_since) s.unanswered_since = now;
         return;
     }
-    const auto read_wall = std::chrono::system_clock::now();
-    Watts power{0.0};
-    if (snapshot->power) {
-        power = quantity_cast<Watts>(*snapshot->power);
-    } else if (auto p = gpu.instant_power()) {
-        power = quantity_cast<Watts>(p->power);
-    }
-    const auto stats = gpu.energy_counter_stats();
-    const std::uint64_t resets = stats ? stats->resets : 0;
-    const Joules counter = quantity_cast<Joules>(snapshot->energy);
-    Joules lag{0.0};
-    if (snapshot->refreshed_at) {
-        const auto age = read_wall - *snapshot->refreshed_at;
-        if (age > std::chrono::system_clock::duration::zero() && age < kMaxRefreshAge) lag = power * age;
-    }
-
+    const Reading r = reading_of(i, *snapshot);
     std::lock_guard lock(mutex_);
     State& s = states_[i];
-    if (s.unanswered_since) {
-        ++s.view.outages;
-        s.view.longest_outage = std::max(s.view.longest_outage, now - *s.unanswered_since);
-        s.unanswered_since.reset();
-    }
+    s.note_answered(now);
     if (!s.have_read) {
-        const GpuView kept = s.view;  // outages before the first good read
-        s = State{};
-        s.view.outages = kept.outages;
-        s.view.longest_outage = kept.longest_outage;
-        s.have_read = true;
-        s.counter_moved_at = now;
-        s.lag_at_move = lag;
-        s.resets = resets;
-        s.remember_read(counter, power, now);
+        s.first_read(r, now);
         return;
     }
     // Readings in between are unknown: the mean of the two ends.
-    const Joules drawn = (s.power + power) * 0.5 * (now - s.read_at);
-    const Joules counted = counter - s.counter;
-    if (resets > s.resets) {
-        // Restarted since the last read: what it counted is what it drew
-        // since the restart; the rest of the period is lost to it.
-        s.view.compensation += std::max(Joules(0.0), drawn - counted);
-        s.view.restarts_covered += resets - s.resets;
-        s.resets = resets;
-        s.counter_moved_at = now;
-        s.lag_at_move = lag;
-        s.power_since_move = Joules(0.0);
+    const Joules drawn = (s.power + r.power) * 0.5 * (now - s.read_at);
+    const Joules counted = r.counter - s.counter;
+    if (r.resets > s.resets) {
+        s.restarted(r, now, drawn - counted);
     } else if (counted > Joules(0.0)) {
-        if (s.view.stuck_since) {
-            // Moving again: if it caught up with what it missed, the
-            // stand-in energy would count that twice.
-            if (counted >= s.stuck_compensation * 0.5) s.view.compensation -= s.stuck_compensation;
-            s.view.stuck_since.reset();
-            s.stuck_compensation = Joules(0.0);
-        }
-        s.counter_moved_at = now;
-        s.lag_at_move = lag;
-        s.power_since_move = Joules(0.0);
+        s.moved(r, now, counted);
     } else {
-        s.power_since_move += drawn;
-        if (s.view.stuck_since) {
-            s.view.compensation += drawn;
-            s.stuck_compensation += drawn;
-        } else if (now - s.counter_moved_at >= kStuckAfter && s.power_since_move >= kStuckEnergy) {
-            // Stopped at its last refresh before the last move: the
-            // windows' interpolation covered up to that read.
-            s.view.stuck_since = s.counter_moved_at;
-            const Joules missed = s.lag_at_move + s.power_since_move;
-            s.view.compensation += missed;
-            s.stuck_compensation = missed;
-        }
+        s.stood_still(now, drawn);
     }
-    s.remember_read(counter, power, now);
+    s.remember_read(r.counter, r.power, now);
+}
+
+void CounterWatch::State::note_answered(Timestamp now) {
+    if (!unanswered_since) return;
+    ++view.outages;
+    view.longest_outage = std::max(view.longest_outage, now - *unanswered_since);
+    unanswered_since.reset();
+}
+
+void CounterWatch::State::first_read(const Reading& r, Timestamp now) {
+    const GpuView kept = view;  // outages before the first good read
+    *this = State{};
+    view.outages = kept.outages;
+    view.longest_outage = kept.longest_outage;
+    have_read = true;
+    counter_moved_at = now;
+    lag_at_move = r.lag;
+    resets = r.resets;
+    remember_read(r.counter, r.power, now);
+}
+
+// Restarted since the last read: what it counted is what it drew since the
+// restart; the rest of the period (`uncounted`) is lost to it.
+void CounterWatch::State::restarted(const Reading& r, Timestamp now, Joules uncounted) {
+    view.compensation += std::max(Joules(0.0), uncounted);
+    view.restarts_covered += r.resets - resets;
+    resets = r.resets;
+    counter_moved_at = now;
+    lag_at_move = r.lag;
+    power_since_move = Joules(0.0);
+}
+
+void CounterWatch::State::moved(const Reading& r, Timestamp now, Joules counted) {
+    if (view.stuck_since) {
+        // Moving again: if it caught up with what it missed, the stand-in
+        // energy would count that twice.
+        if (counted >= stuck_compensation * 0.5) view.compensation -= stuck_compensation;
+        view.stuck_since.reset();
+        stuck_compensation = Joules(0.0);
+    }
+    counter_moved_at = now;
+    lag_at_move = r.lag;
+    power_since_move = Joules(0.0);
+}
+
+void CounterWatch::State::stood_still(Timestamp now, Joules drawn) {
+    power_since_move += drawn;
+    if (view.stuck_since) {
+        view.compensation += drawn;
+        stuck_compensation += drawn;
+    } else if (now - counter_moved_at >= kStuckAfter && power_since_move >= kStuckEnergy) {
+        // Stopped at its last refresh before the last move: the windows'
+        // interpolation covered up to that read.
+        view.stuck_since = counter_moved_at;
+        const Joules missed = lag_at_move + power_since_move;
+        view.compensation += missed;
+        stuck_compensation = missed;
+    }
 }
 
 }  // namespace zeus::monitor_detail

@@ -62,6 +62,13 @@ class CounterWatch {
     void stop() { thread_.stop(); }
 
   private:
+    // One good read of a GPU, taken without the lock.
+    struct Reading {
+        Joules counter{0.0};
+        Watts power{0.0};
+        std::uint64_t resets = 0;
+        Joules lag{0.0};  // the counter's lag behind the read (power × time since its refresh)
+    };
     struct State {
         bool have_read = false;
         Joules counter{0.0};         // accumulated counter at the last read
@@ -75,6 +82,12 @@ class CounterWatch {
         std::optional<Timestamp> unanswered_since;  // reads fail since then
         GpuView view;
 
+        // What a read tells, by what the counter did since the last one.
+        void note_answered(Timestamp now);  // a GPU that answers again ends an outage
+        void first_read(const Reading& r, Timestamp now);
+        void restarted(const Reading& r, Timestamp now, Joules uncounted);
+        void moved(const Reading& r, Timestamp now, Joules counted);
+        void stood_still(Timestamp now, Joules drawn);
         // What every good read leaves behind, the first included.
         void remember_read(Joules at_counter, Watts at_power, Timestamp at) {
             counter = at_counter;
@@ -85,6 +98,7 @@ class CounterWatch {
         }
     };
     void sweep();
+    [[nodiscard]] Reading reading_of(unsigned i, const EnergySnapshot& snapshot) const;
 
     const Gpus& gpus_;
     std::vector<unsigned> indices_;
