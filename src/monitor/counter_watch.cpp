@@ -13,7 +13,7 @@ using namespace std::chrono_literals;
 constexpr auto kStuckAfter = 500ms;
 constexpr Joules kStuckEnergy{0.5};
 // The counter's lag behind a read, as the windows interpolate it
-// (energy_monitor.cpp): power × time since its refresh, up to a second.
+// (counter_edges.cpp): power × time since its refresh, up to a second.
 constexpr auto kMaxRefreshAge = 1s;
 
 }  // namespace
