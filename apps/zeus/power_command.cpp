@@ -20,6 +20,36 @@
 namespace zeus::cli {
 namespace {
 
+// The totals after the readings: on the output, or on standard error where
+// the output is a CSV stream of readings only.
+void print_totals(MeasureSession& session, const EnergyReport& report) {
+    switch (session.format()) {
+        case OutputFormat::Human:
+            session.out() << "\n" << render_report(report, OutputFormat::Human);
+            break;
+        case OutputFormat::Json:
+            session.out() << render_report(report, OutputFormat::Json, true);
+            break;
+        case OutputFormat::Csv:
+            std::cerr << render_report(report, OutputFormat::Human);
+            break;
+    }
+}
+
+bool write_trace(TraceRecorder& trace, const MeasureSession& session, PowerReadings& readings, const WindowRun& run,
+                 const EnergyReport& report, const std::string& power_domain) {
+    finish_trace(trace, session, readings.cpu_sampler(), readings.last_read(), run.end);
+    trace.add_window("zeus power", run.start, run.end, report);
+    trace.writer().set_other_data("start_time", iso_utc(report.start_time));
+    trace.writer().set_other_data("power_domain", power_domain);
+    trace.writer().set_other_data("simulated", report.simulated);
+    if (auto ok = trace.writer().write_file(session.trace_path()); !ok) {
+        std::cerr << "zeus: " << ok.error().describe() << "\n";
+        return false;
+    }
+    return true;
+}
+
 int run_power(const MeasureOptions& opts) {
     auto opened = MeasureSession::open(opts, true);
     if (!opened) {
@@ -80,29 +110,13 @@ int run_power(const MeasureOptions& opts) {
         return 1;
     }
     const EnergyReport report = session.report(*run.measurement, "power");
-    switch (session.format()) {
-        case OutputFormat::Human: out << "\n" << render_report(report, OutputFormat::Human); break;
-        case OutputFormat::Json: out << render_report(report, OutputFormat::Json, true); break;
-        // The CSV stream holds readings only; the totals go to standard error.
-        case OutputFormat::Csv: std::cerr << render_report(report, OutputFormat::Human); break;
-    }
+    print_totals(session, report);
     if (auto written = session.flush_output(); !written && !output_failed) output_failed = written.error();
     if (output_failed) {
         std::cerr << "zeus: power: " << output_failed->describe() << "\n";
         return 1;
     }
-
-    if (trace) {
-        finish_trace(*trace, session, readings.cpu_sampler(), readings.last_read(), run.end);
-        trace->add_window("zeus power", run.start, run.end, report);
-        trace->writer().set_other_data("start_time", iso_utc(report.start_time));
-        trace->writer().set_other_data("power_domain", opts.power_domain);
-        trace->writer().set_other_data("simulated", report.simulated);
-        if (auto ok = trace->writer().write_file(session.trace_path()); !ok) {
-            std::cerr << "zeus: " << ok.error().describe() << "\n";
-            return 1;
-        }
-    }
+    if (trace && !write_trace(*trace, session, readings, run, report, opts.power_domain)) return 1;
     return 0;
 }
 

@@ -180,6 +180,103 @@ std::string saving_cell(const optimizer::SelectorChoice& c) {
                        -c.energy_saving * 100.0 + 0.0, c.slowdown * 100.0 + 0.0);  // + 0.0: no "-0.0%"
 }
 
+// Every workload fitted to the preset's range before anything runs; what a
+// fit changed is a warning (one line for the first and a count where many did).
+Result<std::vector<simulation::TraceWorkload>> fit_workloads(const std::vector<simulation::TraceWorkload>& workloads,
+                                                             const simulation::SimulatorPreset& preset,
+                                                             const std::vector<simulation::SimulatorPreset>& presets) {
+    std::vector<simulation::TraceWorkload> fitted;
+    std::vector<std::string> notes;
+    for (const auto& w : workloads) {
+        auto fit = simulation::fit_to_preset(w, preset, presets);
+        if (!fit) return fit.error();
+        if (!fit->note.empty()) notes.push_back(fit->note);
+        fitted.push_back(std::move(fit->workload));
+    }
+    if (notes.size() > 3) {
+        std::cerr << "zeus: power-limit simulate: warning: " << notes.front() << "\n"
+                  << "zeus: power-limit simulate: warning: and " << notes.size() - 1
+                  << " more workloads of this trace likewise\n";
+    } else {
+        for (const auto& n : notes) std::cerr << "zeus: power-limit simulate: warning: " << n << "\n";
+    }
+    return fitted;
+}
+
+Result<simulation::TraceSimulationPlan> simulation_plan(const SimulateFlags& f, const std::string& gpu_model) {
+    simulation::TraceSimulationPlan plan;
+    plan.csv_path = f.trace;
+    plan.gpu_model = gpu_model;
+    plan.gpu_count = f.gpus;
+    plan.steps_per_epoch = f.steps_per_epoch;
+    plan.optimizer.wait_steps = f.wait_steps;
+    plan.optimizer.warmup_steps = f.warmup_steps;
+    plan.optimizer.profile_steps = f.profile_steps;
+    plan.optimizer.pl_step = Watts(f.pl_step);
+    if (!f.profile_path.empty()) plan.optimizer.profile_path = f.profile_path;
+    auto intensity = intensity_now(f.selectors);
+    if (!intensity) return intensity.error();
+    auto in_use = parse_selector(f.selector, *intensity);
+    if (!in_use) return in_use.error();
+    plan.optimizer.selector = *in_use;
+    auto selectors = parse_selectors(f.selectors.specs, *intensity);
+    if (!selectors) return selectors.error();
+    plan.report_selectors = *selectors;
+    return plan;
+}
+
+void print_table_header(const std::vector<optimizer::SelectorPtr>& selectors) {
+    std::cout << "| workload | batch | optimizer";
+    for (const auto& s : selectors) std::cout << " | " << s->name();
+    std::cout << " |\n|---|---:|---";
+    for (std::size_t k = 0; k < selectors.size(); ++k) std::cout << "|---";
+    std::cout << "|\n";
+}
+
+void print_table_row(const simulation::TraceWorkload& workload, const std::vector<optimizer::SelectorPtr>& selectors,
+                     const optimizer::PowerLimitReport& report) {
+    std::cout << "| " << workload.dataset << "/" << workload.network << " | " << workload.batch_size << " | "
+              << workload.optimizer;
+    // choices[0] is the optimizer's own selector; the rest follow --selector.
+    for (const auto& s : selectors) {
+        for (const auto& c : report.choices) {
+            if (c.selector == s->name()) std::cout << " | " << saving_cell(c);
+        }
+    }
+    std::cout << " |\n" << std::flush;
+}
+
+// Each workload's report as soon as it is simulated; JSON with several
+// workloads is one document, a list (no headers between documents).
+int print_simulations(const simulation::TraceSimulationPlan& plan,
+                      const std::vector<simulation::TraceWorkload>& workloads, const std::string& format) {
+    const bool table = format == "markdown";
+    const bool json_list = format == "json" && workloads.size() > 1;
+    nlohmann::ordered_json list = nlohmann::ordered_json::array();
+    if (table) print_table_header(plan.report_selectors);
+    for (const auto& workload : workloads) {
+        auto report = simulation::simulate_trace(plan, workload);
+        if (!report) return fail("simulate", Error{report.error().code, workload.name() + ": " + report.error().message,
+                                                   report.error().hint, 0},
+                                 1);
+        if (table) {
+            print_table_row(workload, plan.report_selectors, *report);
+        } else if (json_list) {
+            list.push_back(nlohmann::ordered_json{{"dataset", workload.dataset},
+                                                  {"network", workload.network},
+                                                  {"batch_size", workload.batch_size},
+                                                  {"optimizer", workload.optimizer},
+                                                  {"gpu_model", plan.gpu_model},
+                                                  {"report", nlohmann::ordered_json::parse(report->to_json())}});
+        } else {
+            if (workloads.size() > 1) std::cout << "== " << workload.name() << "\n";
+            print(*report, format);
+        }
+    }
+    if (json_list) std::cout << list.dump(2) << "\n" << std::flush;
+    return 0;
+}
+
 int run_simulate(const SimulateFlags& f) {
     auto workloads = chosen_workloads(f);
     if (!workloads) return fail("simulate", workloads.error(), 2);
@@ -191,82 +288,11 @@ int run_simulate(const SimulateFlags& f) {
     if (!presets) return fail("simulate", presets.error(), 1);
     auto preset = simulation::choose_preset(*presets, f.gpu_model, f.trace);
     if (!preset) return fail("simulate", preset.error(), 2);
-    // Every workload fitted to the preset's range before anything runs.
-    std::vector<simulation::TraceWorkload> fitted;
-    std::vector<std::string> notes;
-    for (const auto& w : *workloads) {
-        auto fit = simulation::fit_to_preset(w, *preset, *presets);
-        if (!fit) return fail("simulate", fit.error(), 2);
-        if (!fit->note.empty()) notes.push_back(fit->note);
-        fitted.push_back(std::move(fit->workload));
-    }
-    if (notes.size() > 3) {
-        std::cerr << "zeus: power-limit simulate: warning: " << notes.front() << "\n"
-                  << "zeus: power-limit simulate: warning: and " << notes.size() - 1
-                  << " more workloads of this trace likewise\n";
-    } else {
-        for (const auto& n : notes) std::cerr << "zeus: power-limit simulate: warning: " << n << "\n";
-    }
-    simulation::TraceSimulationPlan plan;
-    plan.csv_path = f.trace;
-    plan.gpu_model = preset->key;
-    plan.gpu_count = f.gpus;
-    plan.steps_per_epoch = f.steps_per_epoch;
-    plan.optimizer.wait_steps = f.wait_steps;
-    plan.optimizer.warmup_steps = f.warmup_steps;
-    plan.optimizer.profile_steps = f.profile_steps;
-    plan.optimizer.pl_step = Watts(f.pl_step);
-    if (!f.profile_path.empty()) plan.optimizer.profile_path = f.profile_path;
-    auto intensity = intensity_now(f.selectors);
-    if (!intensity) return fail("simulate", intensity.error(), 2);
-    auto in_use = parse_selector(f.selector, *intensity);
-    if (!in_use) return fail("simulate", in_use.error(), 2);
-    plan.optimizer.selector = *in_use;
-    auto selectors = parse_selectors(f.selectors.specs, *intensity);
-    if (!selectors) return fail("simulate", selectors.error(), 2);
-    plan.report_selectors = *selectors;
-
-    const bool table = f.selectors.format == "markdown";
-    // JSON with several workloads: one document, a list (no headers between documents).
-    const bool json_list = f.selectors.format == "json" && fitted.size() > 1;
-    nlohmann::ordered_json list = nlohmann::ordered_json::array();
-    if (table) {
-        std::cout << "| workload | batch | optimizer";
-        for (const auto& s : *selectors) std::cout << " | " << s->name();
-        std::cout << " |\n|---|---:|---";
-        for (std::size_t k = 0; k < selectors->size(); ++k) std::cout << "|---";
-        std::cout << "|\n";
-    }
-    for (const auto& workload : fitted) {
-        auto report = simulation::simulate_trace(plan, workload);
-        if (!report) return fail("simulate", Error{report.error().code, workload.name() + ": " + report.error().message,
-                                                   report.error().hint, 0},
-                                 1);
-        if (table) {
-            std::cout << "| " << workload.dataset << "/" << workload.network << " | " << workload.batch_size << " | "
-                      << workload.optimizer;
-            // choices[0] is the optimizer's own selector; the rest follow --selector.
-            for (const auto& s : *selectors) {
-                for (const auto& c : report->choices) {
-                    if (c.selector == s->name()) std::cout << " | " << saving_cell(c);
-                }
-            }
-            std::cout << " |\n" << std::flush;
-        } else if (json_list) {
-            nlohmann::ordered_json entry{{"dataset", workload.dataset},
-                                         {"network", workload.network},
-                                         {"batch_size", workload.batch_size},
-                                         {"optimizer", workload.optimizer},
-                                         {"gpu_model", plan.gpu_model},
-                                         {"report", nlohmann::ordered_json::parse(report->to_json())}};
-            list.push_back(std::move(entry));
-        } else {
-            if (fitted.size() > 1) std::cout << "== " << workload.name() << "\n";
-            print(*report, f.selectors.format);
-        }
-    }
-    if (json_list) std::cout << list.dump(2) << "\n" << std::flush;
-    return 0;
+    auto fitted = fit_workloads(*workloads, *preset, *presets);
+    if (!fitted) return fail("simulate", fitted.error(), 2);
+    auto plan = simulation_plan(f, preset->key);
+    if (!plan) return fail("simulate", plan.error(), 2);
+    return print_simulations(*plan, *fitted, f.selectors.format);
 }
 
 void add_selector_flags(CLI::App& app, SelectorFlags& f, bool markdown) {

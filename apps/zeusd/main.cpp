@@ -21,6 +21,89 @@ int fail(const zeus::Error& error) {
     return 1;
 }
 
+// Where and how clients reach the daemon.
+void add_transport_options(CLI::App& serve, ServeOptions& config) {
+    serve.add_option("--mode", config.mode, "Transport: uds (Unix domain socket) or tcp")
+        ->check(CLI::IsMember({"uds", "tcp", "named-pipe"}))
+        ->capture_default_str();
+    serve.add_option("--socket-path", config.socket_path, "Unix socket path")->capture_default_str();
+    serve.add_option("--socket-permissions", config.socket_permissions, "Unix socket mode, octal")
+        ->capture_default_str();
+    serve.add_option("--socket-uid", config.socket_uid, "Owner of the socket (user name or uid)");
+    serve.add_option("--socket-gid", config.socket_gid, "Group of the socket (group name or gid)");
+    serve
+        .add_option("--tcp-bind-address", config.tcp_bind_address,
+                    "IP:PORT to listen on with --mode tcp (port 0: one the system picks, named in the log)")
+        ->capture_default_str();
+    serve.add_option("--num-workers", config.num_workers, "Request threads (default: 2 x logical CPUs)")
+        ->check(CLI::Range(1U, 1024U));
+}
+
+// What the daemon reads and controls, and how often.
+void add_device_options(CLI::App& serve, ServeOptions& config, std::string& enable) {
+    serve.add_option("--gpu-power-poll-hz", config.gpu_power_poll_hz, "GPU power stream polling rate")
+        ->check(CLI::Range(0.1, 1000.0))
+        ->capture_default_str();
+    serve
+        .add_option("--cpu-power-poll-hz", config.cpu_power_poll_hz,
+                    "CPU power stream polling rate (also the one-shot CPU power window)")
+        ->check(CLI::Range(0.1, 1000.0))
+        ->capture_default_str();
+    serve.add_option("--gpu-backend", config.gpu_backend, "auto, nvml or amdsmi")
+        ->check(CLI::IsMember({"auto", "nvml", "amdsmi"}))
+        ->capture_default_str();
+    serve.add_option("--enable", enable,
+                     "API groups to serve: gpu-control,gpu-read,cpu-read,metrics (default: all but metrics)");
+    serve.add_option("--gpu-command-overrides", config.gpu_command_overrides,
+                     "TOML file replacing GPU control commands (docs/zeusd-overrides.md)");
+    serve.add_option("--restore-ledger", config.restore_ledger_path,
+                     "File recording GPU changes to undo, kept across a crash (default: SOCKET.ledger.json, or "
+                     "$RUNTIME_DIRECTORY or /run/zeusd/zeusd-tcp-PORT.ledger.json with --mode tcp, "
+                     "zeusd-tcp-0-pidPID.ledger.json on port 0)");
+}
+
+// Who may do what, and how much of the daemon one client may hold.
+void add_access_options(CLI::App& serve, ServeOptions& config) {
+    serve.add_option("--signing-key-path", config.signing_key_path, "HMAC-SHA256 key file; enables JWT authentication");
+    serve.add_option("--control-users", config.control_users,
+                     "Only these users (names or uids, comma list) may use gpu-control (Unix socket only)");
+    serve.add_option("--control-groups", config.control_groups,
+                     "Only these groups (names or gids, comma list) may use gpu-control (Unix socket only)");
+    serve
+        .add_option("--request-timeout-s", config.request_timeout_s,
+                    "Seconds a client may take to send a request before it is dropped")
+        ->check(CLI::Range(0.05, 3600.0))
+        ->capture_default_str();
+    serve
+        .add_option("--max-connections-per-peer", config.max_connections_per_peer,
+                    "Open connections one user (Unix socket) or TCP address may have; more get a 503")
+        ->check(CLI::Range(std::size_t{1}, std::size_t{1000000}))
+        ->capture_default_str();
+    serve
+        .add_option("--max-streams-per-peer", config.max_streams_per_peer,
+                    "Power streams one user (Unix socket) or TCP address may have open; more get a 503")
+        ->check(CLI::Range(std::size_t{1}, std::size_t{1000000}))
+        ->capture_default_str();
+    serve
+        .add_option("--max-queued-events", config.max_queued_events,
+                    "Events a power stream keeps for a reader that falls behind (the oldest go first)")
+        ->check(CLI::Range(std::size_t{1}, std::size_t{1000000}))
+        ->capture_default_str();
+}
+
+CLI::App* add_token_issue(CLI::App& app, TokenRequest& request) {
+    auto* token = app.add_subcommand("token", "Manage JWT tokens");
+    token->require_subcommand(1);
+    auto* issue = token->add_subcommand("issue", "Print a signed token for a user");
+    issue->add_option("--signing-key-path", request.signing_key_path, "The daemon's HMAC key file")->required();
+    issue->add_option("--user", request.user, "Who the token is for (its sub claim)")->required();
+    issue->add_option("--scope", request.scopes, "API groups granted, comma list: gpu-control,gpu-read,cpu-read")
+        ->required();
+    issue->add_option("--expires", request.expires, "Lifetime such as 7d, 12h, 30m; never or 0 for no expiry")
+        ->capture_default_str();
+    return issue;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -31,69 +114,11 @@ int main(int argc, char** argv) {
     auto* serve = app.add_subcommand("serve", "Run the daemon");
     ServeOptions config;
     std::string enable;
-    serve->add_option("--mode", config.mode, "Transport: uds (Unix domain socket) or tcp")
-        ->check(CLI::IsMember({"uds", "tcp", "named-pipe"}))
-        ->capture_default_str();
-    serve->add_option("--socket-path", config.socket_path, "Unix socket path")->capture_default_str();
-    serve->add_option("--socket-permissions", config.socket_permissions, "Unix socket mode, octal")->capture_default_str();
-    serve->add_option("--socket-uid", config.socket_uid, "Owner of the socket (user name or uid)");
-    serve->add_option("--socket-gid", config.socket_gid, "Group of the socket (group name or gid)");
-    serve
-        ->add_option("--tcp-bind-address", config.tcp_bind_address,
-                     "IP:PORT to listen on with --mode tcp (port 0: one the system picks, named in the log)")
-        ->capture_default_str();
-    serve->add_option("--num-workers", config.num_workers, "Request threads (default: 2 x logical CPUs)")
-        ->check(CLI::Range(1U, 1024U));
-    serve->add_option("--gpu-power-poll-hz", config.gpu_power_poll_hz, "GPU power stream polling rate")
-        ->check(CLI::Range(0.1, 1000.0))
-        ->capture_default_str();
-    serve->add_option("--cpu-power-poll-hz", config.cpu_power_poll_hz,
-                      "CPU power stream polling rate (also the one-shot CPU power window)")
-        ->check(CLI::Range(0.1, 1000.0))
-        ->capture_default_str();
-    serve->add_option("--gpu-backend", config.gpu_backend, "auto, nvml or amdsmi")
-        ->check(CLI::IsMember({"auto", "nvml", "amdsmi"}))
-        ->capture_default_str();
-    serve->add_option("--enable", enable, "API groups to serve: gpu-control,gpu-read,cpu-read,metrics (default: all but metrics)");
-    serve->add_option("--gpu-command-overrides", config.gpu_command_overrides,
-                      "TOML file replacing GPU control commands (docs/zeusd-overrides.md)");
-    serve->add_option("--signing-key-path", config.signing_key_path,
-                      "HMAC-SHA256 key file; enables JWT authentication");
-    serve->add_option("--control-users", config.control_users,
-                      "Only these users (names or uids, comma list) may use gpu-control (Unix socket only)");
-    serve->add_option("--control-groups", config.control_groups,
-                      "Only these groups (names or gids, comma list) may use gpu-control (Unix socket only)");
-    serve->add_option("--restore-ledger", config.restore_ledger_path,
-                      "File recording GPU changes to undo, kept across a crash (default: SOCKET.ledger.json, or "
-                      "$RUNTIME_DIRECTORY or /run/zeusd/zeusd-tcp-PORT.ledger.json with --mode tcp, "
-                      "zeusd-tcp-0-pidPID.ledger.json on port 0)");
-    serve->add_option("--request-timeout-s", config.request_timeout_s,
-                      "Seconds a client may take to send a request before it is dropped")
-        ->check(CLI::Range(0.05, 3600.0))
-        ->capture_default_str();
-    serve->add_option("--max-connections-per-peer", config.max_connections_per_peer,
-                      "Open connections one user (Unix socket) or TCP address may have; more get a 503")
-        ->check(CLI::Range(std::size_t{1}, std::size_t{1000000}))
-        ->capture_default_str();
-    serve->add_option("--max-streams-per-peer", config.max_streams_per_peer,
-                      "Power streams one user (Unix socket) or TCP address may have open; more get a 503")
-        ->check(CLI::Range(std::size_t{1}, std::size_t{1000000}))
-        ->capture_default_str();
-    serve->add_option("--max-queued-events", config.max_queued_events,
-                      "Events a power stream keeps for a reader that falls behind (the oldest go first)")
-        ->check(CLI::Range(std::size_t{1}, std::size_t{1000000}))
-        ->capture_default_str();
-
-    auto* token = app.add_subcommand("token", "Manage JWT tokens");
-    token->require_subcommand(1);
-    auto* issue = token->add_subcommand("issue", "Print a signed token for a user");
+    add_transport_options(*serve, config);
+    add_device_options(*serve, config, enable);
+    add_access_options(*serve, config);
     TokenRequest token_request;
-    issue->add_option("--signing-key-path", token_request.signing_key_path, "The daemon's HMAC key file")->required();
-    issue->add_option("--user", token_request.user, "Who the token is for (its sub claim)")->required();
-    issue->add_option("--scope", token_request.scopes, "API groups granted, comma list: gpu-control,gpu-read,cpu-read")
-        ->required();
-    issue->add_option("--expires", token_request.expires, "Lifetime such as 7d, 12h, 30m; never or 0 for no expiry")
-        ->capture_default_str();
+    auto* issue = add_token_issue(app, token_request);
 
     CLI11_PARSE(app, argc, argv);
 

@@ -213,7 +213,7 @@ T unwrap_runtime(Result<T>&& r) {
     return unwrap(std::move(r), ErrorFamily::Runtime);
 }
 
-void bind_sources(nb::module_& m) {
+void bind_intensity_source(nb::module_& m) {
     nb::class_<IntensitySource>(m, "CarbonIntensitySource", "A native carbon-intensity provider.")
         .def_static("electricity_maps",
              [](std::optional<std::string> zone, std::optional<double> lat, std::optional<double> lon,
@@ -284,7 +284,10 @@ void bind_sources(nb::module_& m) {
               return std::make_tuple(where.latitude, where.longitude, where.source);
           },
           nb::arg("base_url"));
+}
 
+// OpenEI's utility rates: the raw rate JSON and the price source over it.
+void bind_price_sources(nb::module_& m) {
     const auto openei_options = [](double lat, double lon, std::string label, std::string sector, int radius,
                                    int offset, std::string base_url, std::optional<std::string> key) {
         carbon::OpenEiOptions o;
@@ -363,32 +366,7 @@ void bind_measurement_fields(nb::class_<M>& c) {
         .def_prop_ro("warnings", [](const M& x) { return x.provenance.warnings; });
 }
 
-}  // namespace
-
-void bind_carbon(nb::module_& m) {
-    m.def(
-        "carbon_aware_selector",
-        [](const IntensitySource& source, double eta, double threshold, std::optional<double> reference,
-           std::optional<int> world_size) {
-            carbon::CarbonAwareOptions options;
-            options.eta_knob = eta;
-            options.threshold = threshold;
-            options.reference_g_per_kwh = reference.value_or(0.0);
-            options.world_size = world_size;
-            if (reference && !(*reference > 0)) {
-                raise_error(Error{ErrorCode::InvalidArgument,
-                                  fmt::format("reference_g_per_kwh {} is not positive", *reference),
-                                  "give the intensity (gCO2eq/kWh) at which the choice is ZeusCost's, or None for "
-                                  "the intensity at the first choice"},
-                            ErrorFamily::Value);
-            }
-            return Selector{unwrap(carbon::carbon_aware_selector(carbon::intensity_now(source.provider), options),
-                                   ErrorFamily::Value)};
-        },
-        nb::arg("provider"), nb::arg("eta_knob"), nb::arg("threshold"), nb::arg("reference_g_per_kwh").none(),
-        nb::arg("world_size").none());
-    bind_sources(m);
-
+void bind_measurements(nb::module_& m) {
     nb::class_<carbon::CarbonEmissionMeasurement> carbon_m(m, "CarbonEmissionMeasurement",
         "A window's energy and carbon emission (gCO2eq), with the intensity of each UTC hour it spans.");
     bind_measurement_fields(carbon_m);
@@ -429,7 +407,10 @@ void bind_carbon(nb::module_& m) {
             return amounts(x.dram_energy_cost, !x.energy.dram_energy.empty());
         })
         .def_prop_ro("total_energy_cost", [](const carbon::EnergyCostMeasurement& x) { return x.total_energy_cost; });
+}
 
+// The native monitors behind CarbonEmissionMonitor and EnergyCostMonitor.
+void bind_windows(nb::module_& m) {
     nb::class_<CarbonWindows>(m, "CarbonEmissionWindows", "Native CarbonEmissionMonitor over a ZeusMonitor.")
         .def("__init__",
              [](CarbonWindows* self, nb::object energy, nb::object provider, double poll, std::optional<double> fallback,
@@ -471,6 +452,36 @@ void bind_carbon(nb::module_& m) {
             native.poll();
         })
         .def("_stop_threads", &CostWindows::stop_threads, "Joins the hourly thread (interpreter exit); idempotent.");
+}
+
+}  // namespace
+
+void bind_carbon(nb::module_& m) {
+    m.def(
+        "carbon_aware_selector",
+        [](const IntensitySource& source, double eta, double threshold, std::optional<double> reference,
+           std::optional<int> world_size) {
+            carbon::CarbonAwareOptions options;
+            options.eta_knob = eta;
+            options.threshold = threshold;
+            options.reference_g_per_kwh = reference.value_or(0.0);
+            options.world_size = world_size;
+            if (reference && !(*reference > 0)) {
+                raise_error(
+                    Error{ErrorCode::InvalidArgument, fmt::format("reference_g_per_kwh {} is not positive", *reference),
+                          "give the intensity (gCO2eq/kWh) at which the choice is ZeusCost's, or None for "
+                          "the intensity at the first choice"},
+                    ErrorFamily::Value);
+            }
+            return Selector{unwrap(carbon::carbon_aware_selector(carbon::intensity_now(source.provider), options),
+                                   ErrorFamily::Value)};
+        },
+        nb::arg("provider"), nb::arg("eta_knob"), nb::arg("threshold"), nb::arg("reference_g_per_kwh").none(),
+        nb::arg("world_size").none());
+    bind_intensity_source(m);
+    bind_price_sources(m);
+    bind_measurements(m);
+    bind_windows(m);
 }
 
 }  // namespace zeus::python

@@ -60,9 +60,9 @@ auto released(F&& f) {
 
 long long mw(Milliwatts p) { return p.count(); }
 
-void bind_gpus(nb::module_& m) {
-    nb::class_<GpuSet>(m, "GPUs", "The visible GPUs (the original's GPUs; indices are CUDA indices).")
-        .def("__len__", [](const GpuSet& s) { return s.gpus.size(); })
+// What each GPU is, and what opening the set found.
+void bind_gpu_identity(nb::class_<GpuSet>& gpus) {
+    gpus.def("__len__", [](const GpuSet& s) { return s.gpus.size(); })
         .def_prop_ro(
             "init_error",
             [](const GpuSet& s) -> std::optional<std::string> {
@@ -70,103 +70,174 @@ void bind_gpus(nb::module_& m) {
                 return std::nullopt;
             },
             "Why no GPU could be opened, or None.")
-        .def_prop_ro("backend_info", [](const GpuSet& s) {
-            const auto& i = s.gpus.backend_info();
-            nb::dict d;
-            d["backend"] = i.backend;
-            d["library_path"] = i.library_path;
-            d["simulated"] = i.simulated;
-            d["driver_version"] = i.driver_version;
-            d["nvml_version"] = i.nvml_version;
-            d["zeusd_endpoint"] = i.zeusd_endpoint;
-            return d;
-        }, "Backend, library, driver versions, and the zeusd endpoint when GPU settings go through zeusd.")
-        .def_prop_ro("warnings", [](const GpuSet& s) { return s.gpus.warnings(); }, "What went wrong opening individual GPUs, one line each.")
-        .def("get_name", [](const GpuSet& s, long i) { return s.gpu(i).identity().name; }, nb::arg("gpu_index"),
-             "The GPU's name.")
-        .def("get_uuid", [](const GpuSet& s, long i) { return s.gpu(i).identity().uuid; }, nb::arg("gpu_index"),
-             "The GPU's UUID.")
-        .def("get_physical_index", [](const GpuSet& s, long i) { return s.gpu(i).identity().physical_index; },
-             nb::arg("gpu_index"), "The vendor library's index (what nvidia-smi shows).")
-        .def("get_power_management_limit_constraints", [](const GpuSet& s, long i) {
+        .def_prop_ro(
+            "backend_info",
+            [](const GpuSet& s) {
+                const auto& i = s.gpus.backend_info();
+                nb::dict d;
+                d["backend"] = i.backend;
+                d["library_path"] = i.library_path;
+                d["simulated"] = i.simulated;
+                d["driver_version"] = i.driver_version;
+                d["nvml_version"] = i.nvml_version;
+                d["zeusd_endpoint"] = i.zeusd_endpoint;
+                return d;
+            },
+            "Backend, library, driver versions, and the zeusd endpoint when GPU settings go through zeusd.")
+        .def_prop_ro(
+            "warnings", [](const GpuSet& s) { return s.gpus.warnings(); },
+            "What went wrong opening individual GPUs, one line each.")
+        .def(
+            "get_name", [](const GpuSet& s, long i) { return s.gpu(i).identity().name; }, nb::arg("gpu_index"),
+            "The GPU's name.")
+        .def(
+            "get_uuid", [](const GpuSet& s, long i) { return s.gpu(i).identity().uuid; }, nb::arg("gpu_index"),
+            "The GPU's UUID.")
+        .def(
+            "get_physical_index", [](const GpuSet& s, long i) { return s.gpu(i).identity().physical_index; },
+            nb::arg("gpu_index"), "The vendor library's index (what nvidia-smi shows).");
+}
+
+// Power limits and persistence: read and set (setting needs the privileges, or zeusd).
+void bind_gpu_settings(nb::class_<GpuSet>& gpus) {
+    gpus.def(
+            "get_power_management_limit_constraints",
+            [](const GpuSet& s, long i) {
                 auto c = read(released([&] { return s.gpu(i).power_limit_constraints(); }));
                 return std::make_pair(mw(c.min), mw(c.max));
-            }, nb::arg("gpu_index"), "(min, max) power limit in mW.")
-        .def("get_power_management_limit",
-             [](const GpuSet& s, long i) { return mw(read(released([&] { return s.gpu(i).power_limit(); }))); },
-             nb::arg("gpu_index"), "Current power limit in mW.")
-        .def("set_power_management_limit", [](const GpuSet& s, long i, long long limit_mw, bool) {
+            },
+            nb::arg("gpu_index"), "(min, max) power limit in mW.")
+        .def(
+            "get_power_management_limit",
+            [](const GpuSet& s, long i) { return mw(read(released([&] { return s.gpu(i).power_limit(); }))); },
+            nb::arg("gpu_index"), "Current power limit in mW.")
+        .def(
+            "set_power_management_limit",
+            [](const GpuSet& s, long i, long long limit_mw, bool) {
                 Gpu& g = s.gpu(i);
                 auto st = released([&] { return g.set_power_limit(Milliwatts(limit_mw)); });
                 check(st, ErrorFamily::Gpu);
-            }, nb::arg("gpu_index"), nb::arg("power_limit_mw"), nb::arg("block") = true,
-            "Sets the power limit (mW).")
-        .def("reset_power_management_limit", [](const GpuSet& s, long i, bool) {
+            },
+            nb::arg("gpu_index"), nb::arg("power_limit_mw"), nb::arg("block") = true, "Sets the power limit (mW).")
+        .def(
+            "reset_power_management_limit",
+            [](const GpuSet& s, long i, bool) {
                 Gpu& g = s.gpu(i);
                 check(released([&] { return g.reset_power_limit(); }), ErrorFamily::Gpu);
-            }, nb::arg("gpu_index"), nb::arg("block") = true, "Restores the default power limit.")
-        .def("set_persistence_mode", [](const GpuSet& s, long i, bool enabled, bool) {
+            },
+            nb::arg("gpu_index"), nb::arg("block") = true, "Restores the default power limit.")
+        .def(
+            "set_persistence_mode",
+            [](const GpuSet& s, long i, bool enabled, bool) {
                 Gpu& g = s.gpu(i);
                 check(released([&] { return g.set_persistence_mode(enabled); }), ErrorFamily::Gpu);
-            }, nb::arg("gpu_index"), nb::arg("enabled"), nb::arg("block") = true, "Sets persistence mode.")
-        .def("get_persistence_mode",
-             [](const GpuSet& s, long i) { return read(released([&] { return s.gpu(i).persistence_mode(); })); },
-             nb::arg("gpu_index"), "Whether persistence mode is on.")
-        .def("get_supported_memory_clocks", [](const GpuSet& s, long i) {
+            },
+            nb::arg("gpu_index"), nb::arg("enabled"), nb::arg("block") = true, "Sets persistence mode.")
+        .def(
+            "get_persistence_mode",
+            [](const GpuSet& s, long i) { return read(released([&] { return s.gpu(i).persistence_mode(); })); },
+            nb::arg("gpu_index"), "Whether persistence mode is on.");
+}
+
+// Supported and locked clocks.
+void bind_gpu_clocks(nb::class_<GpuSet>& gpus) {
+    gpus.def(
+            "get_supported_memory_clocks",
+            [](const GpuSet& s, long i) {
                 std::vector<long long> out;
-                for (auto c : read(released([&] { return s.gpu(i).supported_memory_clocks(); }))) out.push_back(c.count());
+                for (auto c : read(released([&] { return s.gpu(i).supported_memory_clocks(); })))
+                    out.push_back(c.count());
                 return out;
-            }, nb::arg("gpu_index"), "Supported memory clocks (MHz).")
-        .def("get_supported_graphics_clocks", [](const GpuSet& s, long i, std::optional<long long> mem) {
+            },
+            nb::arg("gpu_index"), "Supported memory clocks (MHz).")
+        .def(
+            "get_supported_graphics_clocks",
+            [](const GpuSet& s, long i, std::optional<long long> mem) {
                 std::optional<Megahertz> memory;
                 if (mem) memory = Megahertz(*mem);
                 std::vector<long long> out;
                 for (auto c : read(released([&] { return s.gpu(i).supported_graphics_clocks(memory); })))
                     out.push_back(c.count());
                 return out;
-            }, nb::arg("gpu_index"), nb::arg("memory_clock_mhz") = nb::none(),
+            },
+            nb::arg("gpu_index"), nb::arg("memory_clock_mhz") = nb::none(),
             "Supported graphics clocks (MHz) at a memory clock (default: the highest).")
-        .def("set_memory_locked_clocks", [](const GpuSet& s, long i, long long lo, long long hi, bool) {
+        .def(
+            "set_memory_locked_clocks",
+            [](const GpuSet& s, long i, long long lo, long long hi, bool) {
                 Gpu& g = s.gpu(i);
                 check(released([&] { return g.set_memory_locked_clocks(Megahertz(lo), Megahertz(hi)); }), ErrorFamily::Gpu);
-            }, nb::arg("gpu_index"), nb::arg("min_clock_mhz"), nb::arg("max_clock_mhz"), nb::arg("block") = true,
+            },
+            nb::arg("gpu_index"), nb::arg("min_clock_mhz"), nb::arg("max_clock_mhz"), nb::arg("block") = true,
             "Locks the memory clock to a range (MHz).")
-        .def("reset_memory_locked_clocks", [](const GpuSet& s, long i, bool) {
+        .def(
+            "reset_memory_locked_clocks",
+            [](const GpuSet& s, long i, bool) {
                 Gpu& g = s.gpu(i);
                 check(released([&] { return g.reset_memory_locked_clocks(); }), ErrorFamily::Gpu);
-            }, nb::arg("gpu_index"), nb::arg("block") = true, "Unlocks the memory clock.")
-        .def("set_gpu_locked_clocks", [](const GpuSet& s, long i, long long lo, long long hi, bool) {
+            },
+            nb::arg("gpu_index"), nb::arg("block") = true, "Unlocks the memory clock.")
+        .def(
+            "set_gpu_locked_clocks",
+            [](const GpuSet& s, long i, long long lo, long long hi, bool) {
                 Gpu& g = s.gpu(i);
                 check(released([&] { return g.set_gpu_locked_clocks(Megahertz(lo), Megahertz(hi)); }), ErrorFamily::Gpu);
-            }, nb::arg("gpu_index"), nb::arg("min_clock_mhz"), nb::arg("max_clock_mhz"), nb::arg("block") = true,
+            },
+            nb::arg("gpu_index"), nb::arg("min_clock_mhz"), nb::arg("max_clock_mhz"), nb::arg("block") = true,
             "Locks the graphics clock to a range (MHz).")
-        .def("reset_gpu_locked_clocks", [](const GpuSet& s, long i, bool) {
+        .def(
+            "reset_gpu_locked_clocks",
+            [](const GpuSet& s, long i, bool) {
                 Gpu& g = s.gpu(i);
                 check(released([&] { return g.reset_gpu_locked_clocks(); }), ErrorFamily::Gpu);
-            }, nb::arg("gpu_index"), nb::arg("block") = true, "Unlocks the graphics clock.")
-        .def("reset_locked_clocks", [](const GpuSet& s, long i, bool) {
+            },
+            nb::arg("gpu_index"), nb::arg("block") = true, "Unlocks the graphics clock.")
+        .def(
+            "reset_locked_clocks",
+            [](const GpuSet& s, long i, bool) {
                 Gpu& g = s.gpu(i);
                 check(released([&] { return g.reset_locked_clocks(); }), ErrorFamily::Gpu);
-            }, nb::arg("gpu_index"), nb::arg("block") = true, "Unlocks graphics and memory clocks.")
-        .def("get_instant_power_usage",
-             [](const GpuSet& s, long i) { return mw(read(released([&] { return s.gpu(i).instant_power(); })).power); },
-             nb::arg("gpu_index"), "Instant power (mW).")
-        .def("get_average_power_usage",
-             [](const GpuSet& s, long i) { return mw(read(released([&] { return s.gpu(i).average_power(); })).power); },
-             nb::arg("gpu_index"), "Average power (mW).")
-        .def("get_average_memory_power_usage",
-             [](const GpuSet& s, long i) { return mw(read(released([&] { return s.gpu(i).memory_power(); })).power); },
-             nb::arg("gpu_index"), "Average memory power (mW).")
-        .def("supports_get_total_energy_consumption",
-             [](const GpuSet& s, long i) { return s.gpu(i).capabilities().energy_counter.supported; },
-             nb::arg("gpu_index"), "Whether the GPU has an energy counter (Volta or newer).")
-        .def("get_total_energy_consumption",
-             [](const GpuSet& s, long i) { return read(released([&] { return s.gpu(i).total_energy(); })).count(); },
-             nb::arg("gpu_index"), "Energy counter (mJ).")
-        .def("get_gpu_temperature", [](const GpuSet& s, long i) {
+            },
+            nb::arg("gpu_index"), nb::arg("block") = true, "Unlocks graphics and memory clocks.");
+}
+
+// Power, energy and temperature.
+void bind_gpu_readings(nb::class_<GpuSet>& gpus) {
+    gpus.def(
+            "get_instant_power_usage",
+            [](const GpuSet& s, long i) { return mw(read(released([&] { return s.gpu(i).instant_power(); })).power); },
+            nb::arg("gpu_index"), "Instant power (mW).")
+        .def(
+            "get_average_power_usage",
+            [](const GpuSet& s, long i) { return mw(read(released([&] { return s.gpu(i).average_power(); })).power); },
+            nb::arg("gpu_index"), "Average power (mW).")
+        .def(
+            "get_average_memory_power_usage",
+            [](const GpuSet& s, long i) { return mw(read(released([&] { return s.gpu(i).memory_power(); })).power); },
+            nb::arg("gpu_index"), "Average memory power (mW).")
+        .def(
+            "supports_get_total_energy_consumption",
+            [](const GpuSet& s, long i) { return s.gpu(i).capabilities().energy_counter.supported; },
+            nb::arg("gpu_index"), "Whether the GPU has an energy counter (Volta or newer).")
+        .def(
+            "get_total_energy_consumption",
+            [](const GpuSet& s, long i) { return read(released([&] { return s.gpu(i).total_energy(); })).count(); },
+            nb::arg("gpu_index"), "Energy counter (mJ).")
+        .def(
+            "get_gpu_temperature",
+            [](const GpuSet& s, long i) {
                 return static_cast<long long>(
                     std::lround(read(released([&] { return s.gpu(i).temperature(); })).count()));
-            }, nb::arg("gpu_index"), "Temperature (°C).");
+            },
+            nb::arg("gpu_index"), "Temperature (°C).");
+}
+
+void bind_gpus(nb::module_& m) {
+    nb::class_<GpuSet> gpus(m, "GPUs", "The visible GPUs (the original's GPUs; indices are CUDA indices).");
+    bind_gpu_identity(gpus);
+    bind_gpu_settings(gpus);
+    bind_gpu_clocks(gpus);
+    bind_gpu_readings(gpus);
 
     m.def("open_gpus", [] {
         auto set = std::make_unique<GpuSet>();

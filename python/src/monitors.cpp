@@ -312,121 +312,157 @@ struct PowerTimelines {
     std::unique_ptr<PowerMonitor> monitor;
 };
 
+// The sampling thread: started, stopped, and what it has done.
+void bind_power_sampling(nb::class_<PowerTimelines>& timelines) {
+    timelines
+        .def(
+            "__init__",
+            [](PowerTimelines* self, nb::object gpus, std::vector<unsigned> gpu_indices,
+               std::optional<double> update_period, std::size_t max_samples, std::vector<std::string> domains) {
+                PowerMonitorOptions options;
+                options.gpu_indices = std::move(gpu_indices);
+                if (update_period)
+                    options.update_period = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                        std::chrono::duration<double>(*update_period));
+                options.max_samples_per_gpu = max_samples;
+                for (const auto& d : domains) options.domains.push_back(parse_domain(d));
+                const Gpus& g = nb::cast<GpuSet&>(gpus).gpus;
+                auto started = [&] {
+                    nb::gil_scoped_release release;
+                    return PowerMonitor::start(g, std::move(options));
+                }();
+                new (self) PowerTimelines{gpus, unwrap(std::move(started), ErrorFamily::Value)};
+            },
+            nb::arg("gpus"), nb::arg("gpu_indices"), nb::arg("update_period").none(), nb::arg("max_samples"),
+            nb::arg("domains"))
+        .def(
+            "stop",
+            [](PowerTimelines& p) {
+                nb::gil_scoped_release release;
+                p.monitor->stop();
+            },
+            "Stops and joins the sampling thread (queries keep working). Idempotent.")
+        .def_prop_ro(
+            "update_period",
+            [](const PowerTimelines& p) { return std::chrono::duration<double>(p.monitor->update_period()).count(); },
+            "Sampling period (s).")
+        .def_prop_ro(
+            "gpu_indices", [](const PowerTimelines& p) { return p.monitor->gpu_indices(); }, "Sampled GPU indices.")
+        .def_prop_ro(
+            "power_domains",
+            [](const PowerTimelines& p) {
+                std::vector<std::string> out;
+                for (auto d : p.monitor->domains()) out.emplace_back(to_string(d));
+                return out;
+            },
+            "Monitored domains ('device_instant', 'device_average', 'memory_average').")
+        .def_prop_ro(
+            "stats",
+            [](const PowerTimelines& p) {
+                auto s = p.monitor->stats();
+                nb::dict d;
+                d["sweeps"] = s.sweeps;
+                d["reads"] = s.reads;
+                d["failed_reads"] = s.failed_reads;
+                d["stored_samples"] = s.stored_samples;
+                d["sampling_cpu_time"] = std::chrono::duration<double>(s.sampling_cpu_time).count();
+                d["last_error"] = s.last_error ? nb::cast(s.last_error->describe()) : nb::none();
+                return d;
+            },
+            "What the sampling thread has done: sweeps, reads, failed_reads, stored_samples, its CPU time (s).");
+}
+
+// The stored readings, as timelines.
+void bind_power_timelines(nb::class_<PowerTimelines>& timelines) {
+    timelines
+        .def(
+            "get_power_timeline",
+            [](const PowerTimelines& p, std::string_view domain, std::optional<unsigned> gpu,
+               std::optional<double> start, std::optional<double> end) {
+                auto d = parse_domain(domain);
+                auto all = p.monitor->all_power_timelines(to_steady(start), to_steady(end));
+                auto it = all.find(d);
+                if (it == all.end()) {
+                    raise_error(
+                        Error{ErrorCode::InvalidArgument, fmt::format("power domain '{}' is not monitored", domain),
+                              "pass it in power_domains when creating the PowerMonitor", 0},
+                        ErrorFamily::Value);
+                }
+                std::map<unsigned, std::vector<PowerSample>> lines;
+                for (auto& [g, s] : it->second)
+                    if (!gpu || *gpu == g) lines.emplace(g, std::move(s));
+                return timeline_dict(lines);
+            },
+            nb::arg("power_domain"), nb::arg("gpu_index") = nb::none(), nb::arg("start_time") = nb::none(),
+            nb::arg("end_time") = nb::none(),
+            "{gpu: [(unix time, W), ...]} within [start_time, end_time], each change once.")
+        .def(
+            "get_all_power_timelines",
+            [](const PowerTimelines& p, std::optional<unsigned> gpu, std::optional<double> start,
+               std::optional<double> end) {
+                nb::dict out;
+                for (auto& [d, lines] : p.monitor->all_power_timelines(to_steady(start), to_steady(end))) {
+                    std::map<unsigned, std::vector<PowerSample>> kept;
+                    for (auto& [g, s] : lines)
+                        if (!gpu || *gpu == g) kept.emplace(g, std::move(s));
+                    out[std::string(to_string(d)).c_str()] = timeline_dict(kept);
+                }
+                return out;
+            },
+            nb::arg("gpu_index") = nb::none(), nb::arg("start_time") = nb::none(), nb::arg("end_time") = nb::none(),
+            "{domain: {gpu: [(unix time, W), ...]}}.");
+}
+
+// Energy and power from the stored readings.
+void bind_power_queries(nb::class_<PowerTimelines>& timelines) {
+    timelines
+        .def(
+            "get_energy",
+            [](const PowerTimelines& p, double start, double end, std::string_view domain) {
+                auto by_gpu = unwrap(p.monitor->energy_by_gpu(to_steady(start), to_steady(end), parse_domain(domain)),
+                                     ErrorFamily::Value);
+                // Every GPU unknown (e.g. the interval is outside what was
+                // sampled): the caller's mistake, a ValueError as before.
+                if (std::none_of(by_gpu.begin(), by_gpu.end(), [](const auto& e) { return e.second.ok(); })) {
+                    if (!by_gpu.empty()) raise_error(by_gpu.begin()->second.error(), ErrorFamily::Value);
+                }
+                std::map<unsigned, double> out;
+                for (const auto& [g, j] : by_gpu) {
+                    if (j) {
+                        out[g] = j->count();
+                        continue;
+                    }
+                    out[g] = std::numeric_limits<double>::quiet_NaN();
+                    warn_unavailable(g,
+                                     "has no power readings over the whole interval (stopped answering?), its "
+                                     "energy is NaN",
+                                     j.error().describe(), 2);
+                }
+                return out;
+            },
+            nb::arg("start_time"), nb::arg("end_time"), nb::arg("power_domain"),
+            "{gpu: J} over [start_time, end_time] (each reading held until the next). A GPU whose readings do not "
+            "cover the interval (lost while the others are not) is NaN, with a UserWarning naming it and the "
+            "cause; ValueError when no GPU covers it.")
+        .def(
+            "get_power",
+            [](const PowerTimelines& p, std::optional<double> at,
+               std::string_view domain) -> std::optional<std::map<unsigned, double>> {
+                auto power = p.monitor->power(to_steady(at), parse_domain(domain));
+                if (!power) return std::nullopt;
+                std::map<unsigned, double> out;
+                for (const auto& [g, w] : *power) out[g] = w.count();
+                return out;
+            },
+            nb::arg("time") = nb::none(), nb::arg("power_domain") = "device_instant",
+            "{gpu: W} in force at `time` (default: latest), or None before any sample.");
+}
+
 void bind_power_monitor(nb::module_& m) {
-    nb::class_<PowerTimelines>(m, "PowerTimelines", "Native power sampling thread (base of PowerMonitor).")
-        .def("__init__",
-             [](PowerTimelines* self, nb::object gpus, std::vector<unsigned> gpu_indices,
-                std::optional<double> update_period, std::size_t max_samples, std::vector<std::string> domains) {
-                 PowerMonitorOptions options;
-                 options.gpu_indices = std::move(gpu_indices);
-                 if (update_period)
-                     options.update_period = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                         std::chrono::duration<double>(*update_period));
-                 options.max_samples_per_gpu = max_samples;
-                 for (const auto& d : domains) options.domains.push_back(parse_domain(d));
-                 const Gpus& g = nb::cast<GpuSet&>(gpus).gpus;
-                 auto started = [&] {
-                     nb::gil_scoped_release release;
-                     return PowerMonitor::start(g, std::move(options));
-                 }();
-                 new (self) PowerTimelines{gpus, unwrap(std::move(started), ErrorFamily::Value)};
-             },
-             nb::arg("gpus"), nb::arg("gpu_indices"), nb::arg("update_period").none(), nb::arg("max_samples"),
-             nb::arg("domains"))
-        .def("stop", [](PowerTimelines& p) {
-            nb::gil_scoped_release release;
-            p.monitor->stop();
-        }, "Stops and joins the sampling thread (queries keep working). Idempotent.")
-        .def_prop_ro("update_period",
-                     [](const PowerTimelines& p) { return std::chrono::duration<double>(p.monitor->update_period()).count(); },
-                     "Sampling period (s).")
-        .def_prop_ro("gpu_indices", [](const PowerTimelines& p) { return p.monitor->gpu_indices(); }, "Sampled GPU indices.")
-        .def_prop_ro("power_domains", [](const PowerTimelines& p) {
-            std::vector<std::string> out;
-            for (auto d : p.monitor->domains()) out.emplace_back(to_string(d));
-            return out;
-        }, "Monitored domains ('device_instant', 'device_average', 'memory_average').")
-        .def_prop_ro("stats", [](const PowerTimelines& p) {
-            auto s = p.monitor->stats();
-            nb::dict d;
-            d["sweeps"] = s.sweeps;
-            d["reads"] = s.reads;
-            d["failed_reads"] = s.failed_reads;
-            d["stored_samples"] = s.stored_samples;
-            d["sampling_cpu_time"] = std::chrono::duration<double>(s.sampling_cpu_time).count();
-            d["last_error"] = s.last_error ? nb::cast(s.last_error->describe()) : nb::none();
-            return d;
-        }, "What the sampling thread has done: sweeps, reads, failed_reads, stored_samples, its CPU time (s).")
-        .def("get_power_timeline",
-             [](const PowerTimelines& p, std::string_view domain, std::optional<unsigned> gpu,
-                std::optional<double> start, std::optional<double> end) {
-                 auto d = parse_domain(domain);
-                 auto all = p.monitor->all_power_timelines(to_steady(start), to_steady(end));
-                 auto it = all.find(d);
-                 if (it == all.end()) {
-                     raise_error(Error{ErrorCode::InvalidArgument,
-                                       fmt::format("power domain '{}' is not monitored", domain),
-                                       "pass it in power_domains when creating the PowerMonitor", 0},
-                                 ErrorFamily::Value);
-                 }
-                 std::map<unsigned, std::vector<PowerSample>> lines;
-                 for (auto& [g, s] : it->second)
-                     if (!gpu || *gpu == g) lines.emplace(g, std::move(s));
-                 return timeline_dict(lines);
-             },
-             nb::arg("power_domain"), nb::arg("gpu_index") = nb::none(), nb::arg("start_time") = nb::none(),
-             nb::arg("end_time") = nb::none(),
-             "{gpu: [(unix time, W), ...]} within [start_time, end_time], each change once.")
-        .def("get_all_power_timelines",
-             [](const PowerTimelines& p, std::optional<unsigned> gpu, std::optional<double> start,
-                std::optional<double> end) {
-                 nb::dict out;
-                 for (auto& [d, lines] : p.monitor->all_power_timelines(to_steady(start), to_steady(end))) {
-                     std::map<unsigned, std::vector<PowerSample>> kept;
-                     for (auto& [g, s] : lines)
-                         if (!gpu || *gpu == g) kept.emplace(g, std::move(s));
-                     out[std::string(to_string(d)).c_str()] = timeline_dict(kept);
-                 }
-                 return out;
-             },
-             nb::arg("gpu_index") = nb::none(), nb::arg("start_time") = nb::none(), nb::arg("end_time") = nb::none(),
-             "{domain: {gpu: [(unix time, W), ...]}}.")
-        .def("get_energy",
-             [](const PowerTimelines& p, double start, double end, std::string_view domain) {
-                 auto by_gpu = unwrap(p.monitor->energy_by_gpu(to_steady(start), to_steady(end), parse_domain(domain)),
-                                      ErrorFamily::Value);
-                 // Every GPU unknown (e.g. the interval is outside what was
-                 // sampled): the caller's mistake, a ValueError as before.
-                 if (std::none_of(by_gpu.begin(), by_gpu.end(), [](const auto& e) { return e.second.ok(); })) {
-                     if (!by_gpu.empty()) raise_error(by_gpu.begin()->second.error(), ErrorFamily::Value);
-                 }
-                 std::map<unsigned, double> out;
-                 for (const auto& [g, j] : by_gpu) {
-                     if (j) {
-                         out[g] = j->count();
-                         continue;
-                     }
-                     out[g] = std::numeric_limits<double>::quiet_NaN();
-                     warn_unavailable(g, "has no power readings over the whole interval (stopped answering?), its "
-                                         "energy is NaN", j.error().describe(), 2);
-                 }
-                 return out;
-             },
-             nb::arg("start_time"), nb::arg("end_time"), nb::arg("power_domain"),
-             "{gpu: J} over [start_time, end_time] (each reading held until the next). A GPU whose readings do not "
-             "cover the interval (lost while the others are not) is NaN, with a UserWarning naming it and the "
-             "cause; ValueError when no GPU covers it.")
-        .def("get_power",
-             [](const PowerTimelines& p, std::optional<double> at, std::string_view domain)
-                 -> std::optional<std::map<unsigned, double>> {
-                 auto power = p.monitor->power(to_steady(at), parse_domain(domain));
-                 if (!power) return std::nullopt;
-                 std::map<unsigned, double> out;
-                 for (const auto& [g, w] : *power) out[g] = w.count();
-                 return out;
-             },
-             nb::arg("time") = nb::none(), nb::arg("power_domain") = "device_instant",
-             "{gpu: W} in force at `time` (default: latest), or None before any sample.");
+    nb::class_<PowerTimelines> timelines(m, "PowerTimelines", "Native power sampling thread (base of PowerMonitor).");
+    bind_power_sampling(timelines);
+    bind_power_timelines(timelines);
+    bind_power_queries(timelines);
 }
 
 struct TemperatureTimelines {

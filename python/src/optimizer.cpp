@@ -104,9 +104,7 @@ ErrorFamily family_of(const Status& status) {
     return !status && status.error().code == ErrorCode::GpuLost ? ErrorFamily::Gpu : ErrorFamily::Runtime;
 }
 
-}  // namespace
-
-void bind_optimizer(nb::module_& m) {
+void bind_selectors(nb::module_& m) {
     nb::class_<Selector>(m, "Selector", "An optimum selector (native).")
         .def_prop_ro("name", [](const Selector& s) { return s.ptr->name(); }, "Short description, e.g. zeus-cost:eta=0.5.")
         .def("select",
@@ -127,55 +125,61 @@ void bind_optimizer(nb::module_& m) {
     m.def("max_slowdown_selector", [](double factor) {
         return Selector{unwrap(optimizer::max_slowdown_constraint(factor), ErrorFamily::Value)};
     }, nb::arg("factor"));
+}
 
-    nb::class_<PowerLimitOptimizer>(m, "PowerLimitOptimizer", "Native GlobalPowerLimitOptimizer.")
-        .def("__init__",
-             [](PowerLimitOptimizer* self, nb::object monitor, std::optional<Selector> selector, std::size_t wait,
-                std::size_t warmup, std::size_t profile, double pl_step, std::optional<std::string> path) {
-                 EnergyWindows& windows = nb::cast<EnergyWindows&>(monitor);
-                 optimizer::PowerLimitOptimizerOptions options;
-                 if (selector) options.selector = selector->ptr;
-                 options.wait_steps = wait;
-                 options.warmup_steps = warmup;
-                 options.profile_steps = profile;
-                 options.pl_step = Watts(pl_step);
-                 if (path) options.profile_path = *path;
-                 auto created = [&] {
+// Created over a ZeusMonitor's windows; driven by the training loop's callbacks.
+void bind_optimizer_steps(nb::class_<PowerLimitOptimizer>& optimizer_class) {
+    optimizer_class
+        .def(
+            "__init__",
+            [](PowerLimitOptimizer* self, nb::object monitor, std::optional<Selector> selector, std::size_t wait,
+               std::size_t warmup, std::size_t profile, double pl_step, std::optional<std::string> path) {
+                EnergyWindows& windows = nb::cast<EnergyWindows&>(monitor);
+                optimizer::PowerLimitOptimizerOptions options;
+                if (selector) options.selector = selector->ptr;
+                options.wait_steps = wait;
+                options.warmup_steps = warmup;
+                options.profile_steps = profile;
+                options.pl_step = Watts(pl_step);
+                if (path) options.profile_path = *path;
+                auto created = [&] {
+                    nb::gil_scoped_release release;
+                    return optimizer::GlobalPowerLimitOptimizer::create(windows.gpus(), *windows.monitor,
+                                                                        std::move(options));
+                }();
+                new (self) PowerLimitOptimizer{monitor, unwrap(std::move(created), ErrorFamily::Runtime)};
+            },
+            nb::arg("monitor"), nb::arg("selector").none(), nb::arg("wait_steps"), nb::arg("warmup_steps"),
+            nb::arg("profile_steps"), nb::arg("pl_step"), nb::arg("profile_path").none())
+        .def("on_step_begin",
+             [](PowerLimitOptimizer& p) {
+                 Status s;
+                 {
                      nb::gil_scoped_release release;
-                     return optimizer::GlobalPowerLimitOptimizer::create(windows.gpus(), *windows.monitor,
-                                                                         std::move(options));
-                 }();
-                 new (self) PowerLimitOptimizer{monitor, unwrap(std::move(created), ErrorFamily::Runtime)};
-             },
-             nb::arg("monitor"), nb::arg("selector").none(), nb::arg("wait_steps"), nb::arg("warmup_steps"),
-             nb::arg("profile_steps"), nb::arg("pl_step"), nb::arg("profile_path").none())
-        .def("on_step_begin", [](PowerLimitOptimizer& p) {
-            Status s;
-            {
-                nb::gil_scoped_release release;
-                s = p.optimizer->on_step_begin();
-            }
-            p.rethrow_sync_error();
-            check(s, family_of(s));
-        })
-        .def("on_epoch_end", [](PowerLimitOptimizer& p) {
-            Status s;
-            {
-                nb::gil_scoped_release release;
-                s = p.optimizer->on_epoch_end();
-            }
-            p.rethrow_sync_error();
-            // Epochs too short to profile in: the optimizer has settled on the
-            // maximum limit and training goes on, as the message says. A
-            // warning, never an exception out of the training loop (the
-            // original keeps training too).
-            if (!s && s.error().code == ErrorCode::InvalidState) {
-                const std::string text = s.error().describe();
-                if (PyErr_WarnEx(PyExc_UserWarning, text.c_str(), 1) != 0) throw nb::python_error();
-                return;
-            }
-            check(s, ErrorFamily::Runtime);
-        })
+                     s = p.optimizer->on_step_begin();
+                 }
+                 p.rethrow_sync_error();
+                 check(s, family_of(s));
+             })
+        .def("on_epoch_end",
+             [](PowerLimitOptimizer& p) {
+                 Status s;
+                 {
+                     nb::gil_scoped_release release;
+                     s = p.optimizer->on_epoch_end();
+                 }
+                 p.rethrow_sync_error();
+                 // Epochs too short to profile in: the optimizer has settled on the
+                 // maximum limit and training goes on, as the message says. A
+                 // warning, never an exception out of the training loop (the
+                 // original keeps training too).
+                 if (!s && s.error().code == ErrorCode::InvalidState) {
+                     const std::string text = s.error().describe();
+                     if (PyErr_WarnEx(PyExc_UserWarning, text.c_str(), 1) != 0) throw nb::python_error();
+                     return;
+                 }
+                 check(s, ErrorFamily::Runtime);
+             })
         .def("close", [](PowerLimitOptimizer& p) {
             Status s;
             {
@@ -183,40 +187,63 @@ void bind_optimizer(nb::module_& m) {
                 s = p.optimizer->close();
             }
             check(s, ErrorFamily::Runtime);
-        })
-        .def_prop_ro("state", [](const PowerLimitOptimizer& p) { return state_name(p.optimizer->state()); })
-        .def_prop_ro("state_detail", [](const PowerLimitOptimizer& p) {
-            // (name, its power limit in mW, its steps left; 0 for Done)
-            return std::visit(
-                [](const auto& s) -> std::tuple<std::string, long long, std::size_t> {
-                    using S = std::decay_t<decltype(s)>;
-                    if constexpr (std::is_same_v<S, optimizer::state::Ready>) return {"Ready", s.next.count(), s.steps};
-                    else if constexpr (std::is_same_v<S, optimizer::state::Warmup>) return {"Warmup", s.limit.count(), s.steps};
-                    else if constexpr (std::is_same_v<S, optimizer::state::Profiling>) return {"Profiling", s.limit.count(), s.steps};
-                    else return {"Done", s.optimal.count(), 0};
-                },
-                p.optimizer->state());
-        }, "(state name, its power limit in mW, steps left).")
-        .def_prop_ro("optimal_power_limit", [](const PowerLimitOptimizer& p) -> std::optional<long long> {
-            auto o = p.optimizer->optimal_power_limit();
-            if (!o) return std::nullopt;
-            return o->count() / 1000;
-        })
-        .def_prop_ro("power_limits", [](const PowerLimitOptimizer& p) {
-            std::vector<long long> out;
-            for (auto c : p.optimizer->candidates()) out.push_back(c.count());
-            return out;
-        })
-        .def_prop_ro("measurements", [](const PowerLimitOptimizer& p) {
-            std::vector<std::tuple<long long, double, double>> out;
-            for (const auto& x : p.optimizer->measurements())
-                out.emplace_back(x.power_limit.count() / 1000, x.energy.count(), x.time.count());
-            return out;
-        })
+        });
+}
+
+// Where the optimizer is and what it has measured.
+void bind_optimizer_state(nb::class_<PowerLimitOptimizer>& optimizer_class) {
+    optimizer_class.def_prop_ro("state", [](const PowerLimitOptimizer& p) { return state_name(p.optimizer->state()); })
+        .def_prop_ro(
+            "state_detail",
+            [](const PowerLimitOptimizer& p) {
+                // (name, its power limit in mW, its steps left; 0 for Done)
+                return std::visit(
+                    [](const auto& s) -> std::tuple<std::string, long long, std::size_t> {
+                        using S = std::decay_t<decltype(s)>;
+                        if constexpr (std::is_same_v<S, optimizer::state::Ready>)
+                            return {"Ready", s.next.count(), s.steps};
+                        else if constexpr (std::is_same_v<S, optimizer::state::Warmup>)
+                            return {"Warmup", s.limit.count(), s.steps};
+                        else if constexpr (std::is_same_v<S, optimizer::state::Profiling>)
+                            return {"Profiling", s.limit.count(), s.steps};
+                        else
+                            return {"Done", s.optimal.count(), 0};
+                    },
+                    p.optimizer->state());
+            },
+            "(state name, its power limit in mW, steps left).")
+        .def_prop_ro("optimal_power_limit",
+                     [](const PowerLimitOptimizer& p) -> std::optional<long long> {
+                         auto o = p.optimizer->optimal_power_limit();
+                         if (!o) return std::nullopt;
+                         return o->count() / 1000;
+                     })
+        .def_prop_ro("power_limits",
+                     [](const PowerLimitOptimizer& p) {
+                         std::vector<long long> out;
+                         for (auto c : p.optimizer->candidates()) out.push_back(c.count());
+                         return out;
+                     })
+        .def_prop_ro("measurements",
+                     [](const PowerLimitOptimizer& p) {
+                         std::vector<std::tuple<long long, double, double>> out;
+                         for (const auto& x : p.optimizer->measurements())
+                             out.emplace_back(x.power_limit.count() / 1000, x.energy.count(), x.time.count());
+                         return out;
+                     })
         .def_prop_ro("warnings", [](const PowerLimitOptimizer& p) { return p.optimizer->warnings(); })
         .def("report", [](const PowerLimitOptimizer& p) {
             return unwrap(p.optimizer->report(), ErrorFamily::Runtime).to_string();
         });
+}
+
+}  // namespace
+
+void bind_optimizer(nb::module_& m) {
+    bind_selectors(m);
+    nb::class_<PowerLimitOptimizer> optimizer_class(m, "PowerLimitOptimizer", "Native GlobalPowerLimitOptimizer.");
+    bind_optimizer_steps(optimizer_class);
+    bind_optimizer_state(optimizer_class);
 }
 
 }  // namespace zeus::python

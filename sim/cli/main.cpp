@@ -3,6 +3,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -34,62 +35,50 @@ std::string subcommand_names(const CLI::App& app) {
   return names;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  CLI::App app{
-      "zeus-sim: control the simulated GPUs behind the simulator's libnvidia-ml.so.1.\n"
-      "Configuration: $ZEUS_SIM_CONFIG (JSON; default two A100-SXM4-40GB). Shared state: $ZEUS_SIM_STATE.\n"
-      "See docs/simulator.md."};
-  // At most one; a missing or unknown one is reported below with the valid names.
-  app.require_subcommand(0, 1);
-
-  BurnOptions burn;
-  auto* burn_cmd = app.add_subcommand("burn", "Hold a constant load on GPUs for some seconds");
-  burn_cmd->add_option("--gpu", burn.gpu, "GPU index or \"all\"")->capture_default_str();
-  burn_cmd->add_option("--seconds", burn.seconds, "How long to hold the load")->capture_default_str()
+CLI::App* add_burn(CLI::App& app, BurnOptions& burn) {
+  auto* cmd = app.add_subcommand("burn", "Hold a constant load on GPUs for some seconds");
+  cmd->add_option("--gpu", burn.gpu, "GPU index or \"all\"")->capture_default_str();
+  cmd->add_option("--seconds", burn.seconds, "How long to hold the load")
+      ->capture_default_str()
       ->check(seconds_validator(false));
-  burn_cmd->add_option("--util", burn.utilization, "Utilization in (0, 1]")->capture_default_str()
+  cmd->add_option("--util", burn.utilization, "Utilization in (0, 1]")
+      ->capture_default_str()
       ->check(CLI::Range(0.0, 1.0));
+  return cmd;
+}
 
-  WorkOptions work;
-  auto* work_cmd = app.add_subcommand("work", "Run a fixed amount of work and print the elapsed seconds");
-  work_cmd->add_option("--gpu", work.gpu, "GPU index")->capture_default_str();
-  auto* units = work_cmd->add_option("--units", work.units,
-                                     "Work units (1 unit = 1 s at full utilization and maximum clock)");
-  work_cmd->add_option("--util", work.utilization, "Utilization in (0, 1]")->capture_default_str()
+CLI::App* add_work(CLI::App& app, WorkOptions& work) {
+  auto* cmd = app.add_subcommand("work", "Run a fixed amount of work and print the elapsed seconds");
+  cmd->add_option("--gpu", work.gpu, "GPU index")->capture_default_str();
+  auto* units =
+      cmd->add_option("--units", work.units, "Work units (1 unit = 1 s at full utilization and maximum clock)");
+  cmd->add_option("--util", work.utilization, "Utilization in (0, 1]")
+      ->capture_default_str()
       ->check(CLI::Range(0.0, 1.0));
-  auto* trace = work_cmd->add_option("--trace", work.trace_csv, "Power-trace CSV (data/power-traces/summary_power_*.csv)");
-  work_cmd->add_option("--workload", work.workload, "dataset/network in the trace, e.g. cifar100/shufflenetv2")
+  auto* trace = cmd->add_option("--trace", work.trace_csv, "Power-trace CSV (data/power-traces/summary_power_*.csv)");
+  cmd->add_option("--workload", work.workload, "dataset/network in the trace, e.g. cifar100/shufflenetv2")
       ->needs(trace);
-  work_cmd->add_option("--batch-size", work.batch_size, "Batch size in the trace")->needs(trace);
-  work_cmd->add_option("--optimizer", work.optimizer, "Optimizer in the trace (if several)")->needs(trace);
-  work_cmd->add_option("--epochs", work.epochs, "Epochs of the traced workload to run")->needs(trace);
+  cmd->add_option("--batch-size", work.batch_size, "Batch size in the trace")->needs(trace);
+  cmd->add_option("--optimizer", work.optimizer, "Optimizer in the trace (if several)")->needs(trace);
+  cmd->add_option("--epochs", work.epochs, "Epochs of the traced workload to run")->needs(trace);
   units->excludes(trace);
+  return cmd;
+}
 
-  std::string format = "text";
-  auto* status_cmd = app.add_subcommand("status", "Show every GPU: true power, temperature, clock, limit, energy, counters");
-  status_cmd->add_option("--format", format, "text or json")->capture_default_str()
-      ->check(CLI::IsMember({"text", "json"}));
-
-  double seconds = 0;
-  auto* advance_cmd = app.add_subcommand("advance", "Move the virtual clock forward");
-  advance_cmd->add_option("SECONDS", seconds, "Seconds to advance (at most 1e7 per call)")->required()
-      ->check(seconds_validator(true));
-
-  FaultOptions fault;
-  auto* fault_cmd = app.add_subcommand("fault", "Inject a fault into a GPU (see docs/simulator.md for names)");
-  fault_cmd->add_option("--gpu", fault.gpu, "GPU index")->capture_default_str();
-  fault_cmd->add_option("NAME", fault.name,
-                        "counter_reset, stuck_counter, power_spike, lost, energy_not_supported, set_temperature, clear")
+CLI::App* add_fault(CLI::App& app, FaultOptions& fault) {
+  auto* cmd = app.add_subcommand("fault", "Inject a fault into a GPU (see docs/simulator.md for names)");
+  cmd->add_option("--gpu", fault.gpu, "GPU index")->capture_default_str();
+  cmd->add_option("NAME", fault.name,
+                  "counter_reset, stuck_counter, power_spike, lost, energy_not_supported, set_temperature, clear")
       ->required();
-  fault_cmd->add_option("VALUE", fault.value, "Value of the fault")->capture_default_str();
+  cmd->add_option("VALUE", fault.value, "Value of the fault")->capture_default_str();
+  return cmd;
+}
 
-  bool print_default = false;
-  auto* config_cmd = app.add_subcommand("config", "Configuration helpers");
-  config_cmd->add_flag("--print-default", print_default, "Print the default configuration as JSON");
-
-  // Command-line mistakes exit with 2 (docs/simulator.md), not CLI11's own codes.
+// The exit status of a command line that names no valid subcommand, or
+// nullopt when there is one to run. Mistakes exit with 2 (docs/simulator.md),
+// not CLI11's own codes.
+std::optional<int> parse_failure(CLI::App& app, int argc, char** argv) {
   const auto exit_for = [&](const CLI::ParseError& e) { return app.exit(e) == 0 ? 0 : 2; };
   try {
     app.parse(argc, argv);
@@ -107,7 +96,42 @@ int main(int argc, char** argv) {
                  subcommand_names(app).c_str());
     return 2;
   }
+  return std::nullopt;
+}
 
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{
+      "zeus-sim: control the simulated GPUs behind the simulator's libnvidia-ml.so.1.\n"
+      "Configuration: $ZEUS_SIM_CONFIG (JSON; default two A100-SXM4-40GB). Shared state: $ZEUS_SIM_STATE.\n"
+      "See docs/simulator.md."};
+  // At most one; a missing or unknown one is reported below with the valid names.
+  app.require_subcommand(0, 1);
+
+  BurnOptions burn;
+  auto* burn_cmd = add_burn(app, burn);
+  WorkOptions work;
+  auto* work_cmd = add_work(app, work);
+
+  std::string format = "text";
+  auto* status_cmd = app.add_subcommand("status", "Show every GPU: true power, temperature, clock, limit, energy, counters");
+  status_cmd->add_option("--format", format, "text or json")->capture_default_str()
+      ->check(CLI::IsMember({"text", "json"}));
+
+  double seconds = 0;
+  auto* advance_cmd = app.add_subcommand("advance", "Move the virtual clock forward");
+  advance_cmd->add_option("SECONDS", seconds, "Seconds to advance (at most 1e7 per call)")->required()
+      ->check(seconds_validator(true));
+
+  FaultOptions fault;
+  auto* fault_cmd = add_fault(app, fault);
+
+  bool print_default = false;
+  auto* config_cmd = app.add_subcommand("config", "Configuration helpers");
+  config_cmd->add_flag("--print-default", print_default, "Print the default configuration as JSON");
+
+  if (auto status = parse_failure(app, argc, argv)) return *status;
   if (*burn_cmd) return run_burn(burn);
   if (*work_cmd) return run_work(work);
   if (*status_cmd) return run_status(format);

@@ -32,6 +32,45 @@ Gpus empty_set(Error why, GpuBackendInfo info, std::vector<std::string> warnings
     return Gpus({}, Status(std::move(why)), std::move(warnings), std::move(info), std::move(keep_alive));
 }
 
+// The driver's versions, for reports; those it cannot tell stay empty.
+void describe_driver(const nvml::Functions& f, GpuBackendInfo& info) {
+    info.driver_version = query_string(f.system_get_driver_version);
+    info.nvml_version = query_string(f.system_get_nvml_version);
+    if (f.system_get_cuda_driver_version != nullptr) {
+        int v = 0;
+        if (f.system_get_cuda_driver_version(&v) == NVML_SUCCESS) info.cuda_driver_version = v;
+    }
+}
+
+// UUIDs are needed to resolve GPU-<uuid> entries; a GPU whose handle fails
+// still counts for index entries, as it does for CUDA.
+std::vector<PhysicalGpu> physical_gpus(const nvml::Functions& f, unsigned count) {
+    std::vector<PhysicalGpu> physical;
+    for (unsigned i = 0; i < count; ++i) {
+        PhysicalGpu gpu{i, {}};
+        nvmlDevice_t handle = nullptr;
+        if (f.device_get_handle_by_index(i, &handle) == NVML_SUCCESS && f.device_get_uuid != nullptr) {
+            std::array<char, NVML_DEVICE_UUID_V2_BUFFER_SIZE> uuid{};
+            if (f.device_get_uuid(handle, uuid.data(), static_cast<unsigned>(uuid.size())) == NVML_SUCCESS) {
+                uuid.back() = '\0';
+                gpu.uuid = uuid.data();
+            }
+        }
+        physical.push_back(std::move(gpu));
+    }
+    return physical;
+}
+
+Error no_gpu_selected(unsigned count, const std::optional<std::string>& visible_devices) {
+    if (count == 0) {
+        return Error{ErrorCode::NotFound, "NVML found no GPU on this machine",
+                     "check `nvidia-smi`; to try Zeus without a GPU use --simulate", 0};
+    }
+    return Error{ErrorCode::NotFound,
+                 fmt::format("CUDA_VISIBLE_DEVICES=\"{}\" hides all {} GPUs", visible_devices.value_or(""), count),
+                 "unset CUDA_VISIBLE_DEVICES or list the GPUs to use", 0};
+}
+
 }  // namespace
 
 Result<GpuOptions> GpuOptions::from_environment() {
@@ -146,12 +185,7 @@ Gpus Gpus::open_local(const GpuOptions& options) {
     info.backend = "nvml";
     info.simulated = info.simulated || lib->is_simulator();
     info.library_path = lib->path();
-    info.driver_version = query_string(f.system_get_driver_version);
-    info.nvml_version = query_string(f.system_get_nvml_version);
-    if (f.system_get_cuda_driver_version != nullptr) {
-        int v = 0;
-        if (f.system_get_cuda_driver_version(&v) == NVML_SUCCESS) info.cuda_driver_version = v;
-    }
+    describe_driver(f, info);
 
     unsigned count = 0;
     if (const nvmlReturn_t rc = f.device_get_count(&count); rc != NVML_SUCCESS) {
@@ -163,23 +197,7 @@ Gpus Gpus::open_local(const GpuOptions& options) {
         if (!amd_gpus.empty()) return amd_gpus;
     }
 
-    // UUIDs are needed to resolve GPU-<uuid> entries; a GPU whose handle
-    // fails still counts for index entries, as it does for CUDA.
-    std::vector<PhysicalGpu> physical;
-    for (unsigned i = 0; i < count; ++i) {
-        PhysicalGpu gpu{i, {}};
-        nvmlDevice_t handle = nullptr;
-        if (f.device_get_handle_by_index(i, &handle) == NVML_SUCCESS && f.device_get_uuid != nullptr) {
-            std::array<char, NVML_DEVICE_UUID_V2_BUFFER_SIZE> uuid{};
-            if (f.device_get_uuid(handle, uuid.data(), static_cast<unsigned>(uuid.size())) == NVML_SUCCESS) {
-                uuid.back() = '\0';
-                gpu.uuid = uuid.data();
-            }
-        }
-        physical.push_back(std::move(gpu));
-    }
-
-    auto selection = resolve_visible_devices(options.visible_devices, physical);
+    auto selection = resolve_visible_devices(options.visible_devices, physical_gpus(f, count));
     if (!selection) return empty_set(selection.error(), info, {}, lib);
 
     std::vector<std::unique_ptr<Gpu>> gpus;
@@ -187,14 +205,7 @@ Gpus Gpus::open_local(const GpuOptions& options) {
         gpus.push_back(nvml::NvmlGpu::open(lib, selection->physical_indices[visible], visible));
     }
     Status status;
-    if (gpus.empty()) {
-        status = count == 0 ? Error{ErrorCode::NotFound, "NVML found no GPU on this machine",
-                                    "check `nvidia-smi`; to try Zeus without a GPU use --simulate", 0}
-                            : Error{ErrorCode::NotFound,
-                                    fmt::format("CUDA_VISIBLE_DEVICES=\"{}\" hides all {} GPUs",
-                                                options.visible_devices.value_or(""), count),
-                                    "unset CUDA_VISIBLE_DEVICES or list the GPUs to use", 0};
-    }
+    if (gpus.empty()) status = no_gpu_selected(count, options.visible_devices);
     return Gpus(std::move(gpus), std::move(status), std::move(selection->warnings), std::move(info), lib);
 }
 

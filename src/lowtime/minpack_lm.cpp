@@ -248,6 +248,9 @@ void lmpar(Matrix& r, const std::vector<std::size_t>& ipvt, const std::vector<do
 
 }  // namespace
 
+// One function, as MINPACK's lmdif is: its outer and inner iterations share a
+// dozen variables, and keeping them side by side with the Fortran is how this
+// is checked (issue 25 left it whole on purpose).
 LmdifResult lmdif(const Residuals& residuals, std::size_t m, std::vector<double>& x, const LmdifOptions& o) {
     const std::size_t n = x.size();
     LmdifResult result;

@@ -16,92 +16,142 @@ enum class State {
 
 bool is_blank(char c) { return c == ' ' || c == '\t' || c == '\n'; }
 
-}  // namespace
-
-std::optional<std::vector<std::string>> split_shell_words(std::string_view line) {
-    std::vector<std::string> words;
-    std::string word;
-    State state = State::Delimiter;
-    const auto finish_word = [&] {
-        words.push_back(std::move(word));
-        word.clear();
-    };
-    for (const char c : line) {
-        switch (state) {
+// The line read one character at a time; each state has its own step.
+class WordSplitter {
+  public:
+    void feed(char c) {
+        switch (state_) {
             case State::Delimiter:
-                if (c == '\'') state = State::SingleQuoted;
-                else if (c == '"') state = State::DoubleQuoted;
-                else if (c == '\\') state = State::Backslash;
-                else if (c == '#') state = State::Comment;
-                else if (!is_blank(c)) {
-                    word.push_back(c);
-                    state = State::Unquoted;
-                }
+                between_words(c);
                 break;
             case State::Backslash:
-                // A backslash-newline between words is a line continuation.
-                if (c == '\n') {
-                    state = State::Delimiter;
-                } else {
-                    word.push_back(c);
-                    state = State::Unquoted;
-                }
+                after_leading_backslash(c);
                 break;
             case State::Unquoted:
-                if (c == '\'') state = State::SingleQuoted;
-                else if (c == '"') state = State::DoubleQuoted;
-                else if (c == '\\') state = State::UnquotedBackslash;
-                else if (is_blank(c)) {
-                    finish_word();
-                    state = State::Delimiter;
-                } else {
-                    word.push_back(c);
-                }
+                in_word(c);
                 break;
             case State::UnquotedBackslash:
-                if (c != '\n') word.push_back(c);
-                state = State::Unquoted;
+                if (c != '\n') word_.push_back(c);
+                state_ = State::Unquoted;
                 break;
             case State::SingleQuoted:
-                if (c == '\'') state = State::Unquoted;
-                else word.push_back(c);
+                if (c == '\'')
+                    state_ = State::Unquoted;
+                else
+                    word_.push_back(c);
                 break;
             case State::DoubleQuoted:
-                if (c == '"') state = State::Unquoted;
-                else if (c == '\\') state = State::DoubleQuotedBackslash;
-                else word.push_back(c);
+                in_double_quotes(c);
                 break;
             case State::DoubleQuotedBackslash:
-                // Inside double quotes only these characters are escapable;
-                // before anything else the backslash stays.
-                if (c == '$' || c == '`' || c == '"' || c == '\\') {
-                    word.push_back(c);
-                } else if (c != '\n') {
-                    word.push_back('\\');
-                    word.push_back(c);
-                }
-                state = State::DoubleQuoted;
+                after_double_quoted_backslash(c);
                 break;
             case State::Comment:
-                if (c == '\n') state = State::Delimiter;
+                if (c == '\n') state_ = State::Delimiter;
                 break;
         }
     }
-    switch (state) {
-        case State::SingleQuoted:
-        case State::DoubleQuoted:
-        case State::DoubleQuotedBackslash: return std::nullopt;
-        case State::Backslash:
-        case State::UnquotedBackslash:
-            // A trailing backslash is kept literally, as shell_words does.
-            word.push_back('\\');
-            finish_word();
-            break;
-        case State::Unquoted: finish_word(); break;
-        case State::Delimiter:
-        case State::Comment: break;
+
+    std::optional<std::vector<std::string>> finish() {
+        switch (state_) {
+            case State::SingleQuoted:
+            case State::DoubleQuoted:
+            case State::DoubleQuotedBackslash:
+                return std::nullopt;
+            case State::Backslash:
+            case State::UnquotedBackslash:
+                // A trailing backslash is kept literally, as shell_words does.
+                word_.push_back('\\');
+                finish_word();
+                break;
+            case State::Unquoted:
+                finish_word();
+                break;
+            case State::Delimiter:
+            case State::Comment:
+                break;
+        }
+        return std::move(words_);
     }
-    return words;
+
+  private:
+    void between_words(char c) {
+        if (c == '\'')
+            state_ = State::SingleQuoted;
+        else if (c == '"')
+            state_ = State::DoubleQuoted;
+        else if (c == '\\')
+            state_ = State::Backslash;
+        else if (c == '#')
+            state_ = State::Comment;
+        else if (!is_blank(c)) {
+            word_.push_back(c);
+            state_ = State::Unquoted;
+        }
+    }
+
+    void after_leading_backslash(char c) {
+        // A backslash-newline between words is a line continuation.
+        if (c == '\n') {
+            state_ = State::Delimiter;
+        } else {
+            word_.push_back(c);
+            state_ = State::Unquoted;
+        }
+    }
+
+    void in_word(char c) {
+        if (c == '\'')
+            state_ = State::SingleQuoted;
+        else if (c == '"')
+            state_ = State::DoubleQuoted;
+        else if (c == '\\')
+            state_ = State::UnquotedBackslash;
+        else if (is_blank(c)) {
+            finish_word();
+            state_ = State::Delimiter;
+        } else {
+            word_.push_back(c);
+        }
+    }
+
+    void in_double_quotes(char c) {
+        if (c == '"')
+            state_ = State::Unquoted;
+        else if (c == '\\')
+            state_ = State::DoubleQuotedBackslash;
+        else
+            word_.push_back(c);
+    }
+
+    void after_double_quoted_backslash(char c) {
+        // Inside double quotes only these characters are escapable; before
+        // anything else the backslash stays.
+        if (c == '$' || c == '`' || c == '"' || c == '\\') {
+            word_.push_back(c);
+        } else if (c != '\n') {
+            word_.push_back('\\');
+            word_.push_back(c);
+        }
+        state_ = State::DoubleQuoted;
+    }
+
+    void finish_word() {
+        words_.push_back(std::move(word_));
+        word_.clear();
+    }
+
+    std::vector<std::string> words_;
+    std::string word_;
+    State state_ = State::Delimiter;
+};
+
+}  // namespace
+
+std::optional<std::vector<std::string>> split_shell_words(std::string_view line) {
+    WordSplitter splitter;
+    for (const char c : line) splitter.feed(c);
+    return splitter.finish();
 }
 
 std::string quote_shell_word(std::string_view word) {
