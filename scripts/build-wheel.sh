@@ -114,12 +114,10 @@ if [ "$prefetch" = 1 ]; then
   say "prefetched: the Debian 11 root and the build tools"
   exit 0
 fi
-launcher=()
-if command -v ccache >/dev/null 2>&1; then
-  launcher=(cmake.define.CMAKE_CXX_COMPILER_LAUNCHER=ccache cmake.define.CMAKE_C_COMPILER_LAUNCHER=ccache)
-  # As scripts/build.sh: a fresh clone elsewhere finds the last one's objects.
-  export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$PWD}" CCACHE_NOHASHDIR="${CCACHE_NOHASHDIR:-1}"
-fi
+# shellcheck source=scripts/ccache-env.sh
+. scripts/ccache-env.sh
+launcher=()  # scikit-build-core's spelling of the same -D arguments
+for define in "${ZEUS_CCACHE_DEFINES[@]}"; do launcher+=("cmake.define.${define#-D}"); done
 
 # One wheel: TAG (cp39, ..., abi3), interpreter VERSION, extra config settings.
 build_one() {

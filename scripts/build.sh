@@ -48,13 +48,9 @@ if [ "$ci" = ON ]; then
   if [ "$sanitize" = ON ]; then benchmarks=OFF; fi
 fi
 extra+=(-DZEUS_BUILD_TESTS="$tests" -DZEUS_BUILD_BENCHMARKS="$benchmarks")
-# ccache where present: rebuilds, worktrees and CI reruns reuse objects.
-# Paths relative to the clone and no build directory in the hash: a fresh
-# clone elsewhere (CI's) finds the objects of the last one.
-if command -v ccache >/dev/null 2>&1; then
-  extra+=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
-  export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$PWD}" CCACHE_NOHASHDIR="${CCACHE_NOHASHDIR:-1}"
-fi
+# shellcheck source=scripts/ccache-env.sh
+. scripts/ccache-env.sh
+extra+=("${ZEUS_CCACHE_DEFINES[@]}")
 cmake -S . -B "$dir" "${generator[@]}" -DCMAKE_BUILD_TYPE="$build_type" \
   -DZEUS_WERROR="$werror" -DZEUS_SANITIZE="$sanitize" "${extra[@]}" >/dev/null
 cmake --build "$dir" --parallel "$(nproc)" "${targets[@]}"

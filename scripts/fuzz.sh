@@ -32,6 +32,8 @@ if ! command -v "$cxx" >/dev/null 2>&1; then
   exit 2
 fi
 
+# shellcheck source=scripts/ccache-env.sh
+. scripts/ccache-env.sh
 generator=()
 if command -v ninja >/dev/null 2>&1; then generator=(-G Ninja); fi
 # -O1 with asserts and line tables: the usual libFuzzer trade-off, and much
@@ -39,7 +41,7 @@ if command -v ninja >/dev/null 2>&1; then generator=(-G Ninja); fi
 cmake -S . -B "$dir" "${generator[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="${FUZZ_CFLAGS:--O1 -g1}" -DCMAKE_C_FLAGS_RELWITHDEBINFO="${FUZZ_CFLAGS:--O1 -g1}" \
   -DCMAKE_CXX_COMPILER="$cxx" -DCMAKE_C_COMPILER="$cc" \
-  -DZEUS_FUZZ=ON -DZEUS_BUILD_TESTS=OFF -DZEUS_BUILD_BENCHMARKS=OFF >/dev/null
+  -DZEUS_FUZZ=ON -DZEUS_BUILD_TESTS=OFF -DZEUS_BUILD_BENCHMARKS=OFF "${ZEUS_CCACHE_DEFINES[@]}" >/dev/null
 cmake --build "$dir" --target zeusd_request_fuzz -j "${JOBS:-2}"
 [ "$build_only" = 0 ] || exit 0
 

@@ -6,8 +6,8 @@
 # Each step prints "== [mm:ss] STEP" (time since the start), and the run ends
 # with how long each step took. What waits on the network (PyTorch, the pinned
 # PyPI packages, the clean Debian roots) runs in the background from the
-# start, and the sanitizer and fuzzer trees compile in the background at
-# nice 19 (idle CPU only) while the first tree's tests run. Each background job
+# start, and the sanitizer and fuzzer trees compile in the background on
+# idle CPU only while the first tree's tests run. Each background job
 # is waited for where its result is first needed, and its log (build-ci/) is
 # shown then; one that failed fails the run there, with its whole log.
 # ZEUS_CI_OVERLAP=0 runs every step in order in the foreground instead.
@@ -37,7 +37,13 @@ step() {
 # Background jobs: each in a session of its own, so that a failed run stops
 # all of its processes (pip, mmdebstrap, ninja), not only the first.
 declare -A pids=()
-background() {  # NAME COMMAND [ARG...]
+# --idle: only CPU that the foreground leaves idle. nice alone does not do
+# that here: a new session is a new scheduler autogroup, and autogroups share
+# the CPU equally whatever their processes' nice values, so the job also
+# lowers its autogroup's weight (/proc/self/autogroup, where the kernel has it).
+background() {  # [--idle] NAME COMMAND [ARG...]
+  local idle=0
+  if [ "$1" = --idle ]; then idle=1; shift; fi
   local name="$1"; shift
   if [ "${ZEUS_CI_OVERLAP:-1}" = 0 ]; then
     step "$name"
@@ -46,8 +52,13 @@ background() {  # NAME COMMAND [ARG...]
   fi
   say "$name: started in the background ($logs/$name.log)"
   # shellcheck disable=SC2016  # expanded by the inner shell
-  setsid --wait bash -c 'start=$SECONDS; "${@:2}"; status=$?; echo $((SECONDS - start)) >"$1"; exit $status' \
-    job "$logs/$name.seconds" "$@" >"$logs/$name.log" 2>&1 </dev/null &
+  setsid --wait bash -c '
+    if [ "$2" = 1 ]; then
+      echo 19 >/proc/self/autogroup 2>/dev/null || true
+      renice -n 19 -p $$ >/dev/null
+    fi
+    start=$SECONDS; "${@:3}"; status=$?; echo $((SECONDS - start)) >"$1"; exit $status' \
+    job "$logs/$name.seconds" "$idle" "$@" >"$logs/$name.log" 2>&1 </dev/null &
   pids[$name]=$!
 }
 wait_for() {  # NAME: waits for a background job; shows its log; its failure ends the run
@@ -109,7 +120,7 @@ scripts/check-format.sh
 step "build (warnings are errors)"
 scripts/build.sh --werror --ci
 # The sanitizer tree (no benchmarks) and the fuzzer's, on the CPU the tests leave idle.
-background sanitizer-builds nice -n 19 bash -c \
+background --idle sanitizer-builds bash -c \
   'scripts/build.sh --werror --sanitize --ci && scripts/fuzz.sh --build-only'
 wait_for clean-roots
 # The root of the wheel suite holds the Debian packages that build/bin/zeus loads.
