@@ -11,6 +11,7 @@
 
 #include "zeus/device/gpus.hpp"
 #include "zeus/platform/dynamic_library.hpp"
+#include "support/build_paths.hpp"
 
 namespace {
 
@@ -20,7 +21,7 @@ zeus::Gpus& gpus() {
         const char* real = std::getenv("ZEUS_BENCH_REAL_GPU");
         if (real == nullptr || std::string(real) != "1") {
             options.simulate = true;
-            options.simulator_library = ZEUS_BENCH_SIM_LIBRARY;
+            options.simulator_library = zeus::testing::sim_nvml_library_path();
             if (std::getenv("ZEUS_SIM_STATE") == nullptr) {
                 // Shared-state mode, as when a workload runs in another process.
                 const auto state = std::filesystem::temp_directory_path() / "zeus-bench-sim.state";

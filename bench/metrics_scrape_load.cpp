@@ -37,6 +37,7 @@
 #include <fmt/format.h>
 
 #include "zeus/platform/http_client.hpp"
+#include "support/build_paths.hpp"
 
 namespace {
 
@@ -44,8 +45,8 @@ using Clock = std::chrono::steady_clock;
 using namespace std::chrono_literals;
 
 struct Options {
-    std::string zeus = ZEUS_BENCH_CLI;
-    std::string sim_library = ZEUS_BENCH_SIM_LIBRARY;
+    std::string zeus = zeus::testing::zeus_cli_path();
+    std::string sim_library = zeus::testing::sim_nvml_library_path();
     std::string node_exporter = "/usr/bin/prometheus-node-exporter";
     double seconds = 10;
     unsigned scrapers = 4;

@@ -18,6 +18,7 @@
 #include "monitor/power_series.hpp"
 #include "zeus/device/gpus.hpp"
 #include "zeus/monitor/power_monitor.hpp"
+#include "support/build_paths.hpp"
 
 namespace {
 
@@ -58,7 +59,7 @@ zeus::Gpus& gpus() {
         unsetenv("CUDA_VISIBLE_DEVICES");
         zeus::GpuOptions options;
         options.simulate = true;
-        options.simulator_library = ZEUS_BENCH_SIM_LIBRARY;
+        options.simulator_library = zeus::testing::sim_nvml_library_path();
         return zeus::Gpus::open(options);
     }();
     return instance;

@@ -68,6 +68,8 @@
 #include <boost/beast/http.hpp>
 #include <fmt/format.h>
 
+#include "support/build_paths.hpp"
+
 namespace {
 
 namespace asio = boost::asio;
@@ -171,11 +173,7 @@ Options parse_options(int argc, char** argv) {
         options.zeusd = fs::exists(bin + "/zeusd") ? bin + "/zeusd" : std::string("build/bin/zeusd");
     }
     if (options.sim_library.empty()) {
-#ifdef ZEUS_BENCH_SIM_LIBRARY
-        options.sim_library = ZEUS_BENCH_SIM_LIBRARY;
-#else
-        options.sim_library = bin + "/../lib/zeus-sim/libnvidia-ml.so.1";
-#endif
+        options.sim_library = zeus::testing::sim_nvml_library_path();
     }
     if (!fs::exists(options.zeusd)) usage_error("no zeusd at " + options.zeusd + " (build target zeusd, or --zeusd)");
     if (!fs::exists(options.sim_library)) {

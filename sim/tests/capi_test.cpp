@@ -5,6 +5,7 @@
 #include <string>
 
 #include "nvml_fixture.h"
+#include "support/build_paths.hpp"
 
 namespace zeus::sim::testing {
 namespace {
@@ -89,9 +90,10 @@ TEST_F(SimCApi, RealClockRunWorkBlocksForTheWork) {
 
 TEST_F(SimCApi, TraceWorkloadFromTheRealA40Trace) {
   std::string csv;
-  for (const char* dir : {ZEUS_SIM_TEST_DATA_DIR "/power-traces", "/work/shared/data/power-traces"}) {
-    if (std::filesystem::exists(std::string(dir) + "/summary_power_a40.csv")) {
-      csv = std::string(dir) + "/summary_power_a40.csv";
+  for (const std::string& dir :
+       {zeus::testing::data_dir() + "/power-traces", std::string("/work/shared/data/power-traces")}) {
+    if (std::filesystem::exists(dir + "/summary_power_a40.csv")) {
+      csv = dir + "/summary_power_a40.csv";
       break;
     }
   }

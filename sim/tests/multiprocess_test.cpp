@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "nvml_fixture.h"
+#include "support/build_paths.hpp"
 
 namespace zeus::sim::testing {
 namespace {
@@ -18,7 +19,7 @@ using SimMultiProcess = NvmlFixture;
 
 // Runs `zeus-sim status --format json` in a separate process (fork + exec).
 nlohmann::json cli_status() {
-  FILE* pipe = popen(ZEUS_SIM_CLI_PATH " status --format json", "r");
+  FILE* pipe = popen((zeus::testing::zeus_sim_cli_path() + " status --format json").c_str(), "r");
   if (!pipe) return {};
   std::string out;
   char buffer[4096];

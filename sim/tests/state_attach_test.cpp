@@ -8,6 +8,7 @@
 #include <string>
 
 #include "nvml_fixture.h"
+#include "support/build_paths.hpp"
 
 namespace zeus::sim::testing {
 namespace {
@@ -24,7 +25,8 @@ struct CliResult {
 
 // Runs zeus-sim (a separate process) on the same state file with another config.
 CliResult cli_with_config(const std::string& config_path, const std::string& args) {
-  const std::string command = "ZEUS_SIM_CONFIG=" + config_path + " " + ZEUS_SIM_CLI_PATH + " " + args + " 2>&1";
+  const std::string command =
+      "ZEUS_SIM_CONFIG=" + config_path + " " + zeus::testing::zeus_sim_cli_path() + " " + args + " 2>&1";
   CliResult result;
   FILE* pipe = popen(command.c_str(), "r");
   if (!pipe) return result;

@@ -6,6 +6,7 @@
 #include "errors.h"
 #include "trace_profile.h"
 #include "test_support.h"
+#include "support/build_paths.hpp"
 
 namespace zeus::sim {
 namespace {
@@ -72,9 +73,10 @@ TEST(SimTraceProfile, InterpolatesAndClamps) {
 // The real traces (data/power-traces) when this checkout has them.
 TEST(SimTraceProfile, ReadsTheRealA40Trace) {
   std::string path;
-  for (const char* dir : {ZEUS_SIM_TEST_DATA_DIR "/power-traces", "/work/shared/data/power-traces"}) {
-    if (std::filesystem::exists(std::string(dir) + "/summary_power_a40.csv")) {
-      path = std::string(dir) + "/summary_power_a40.csv";
+  for (const std::string& dir :
+       {zeus::testing::data_dir() + "/power-traces", std::string("/work/shared/data/power-traces")}) {
+    if (std::filesystem::exists(dir + "/summary_power_a40.csv")) {
+      path = dir + "/summary_power_a40.csv";
       break;
     }
   }

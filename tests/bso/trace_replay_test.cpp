@@ -17,11 +17,12 @@
 #include "bso/service.hpp"
 #include "support/csv_fields.hpp"
 #include "zeus/bso/trace_replay.hpp"
+#include "support/build_paths.hpp"
 
 namespace zeus::bso {
 namespace {
 
-const std::string kData = ZEUS_TEST_DATA_DIR;
+const std::string kData = zeus::testing::data_dir();
 const std::string kTrain = kData + "/summary_train.csv";
 const std::string kV100 = kData + "/power-traces/summary_power_v100.csv";
 const std::string kA40 = kData + "/power-traces/summary_power_a40.csv";

@@ -12,6 +12,7 @@
 #include "replay_server.hpp"
 #include "zeus/carbon/carbon_aware_power_limit.hpp"
 #include "zeus/carbon/intensity_provider.hpp"
+#include "support/build_paths.hpp"
 
 namespace zeus::carbon {
 namespace {
@@ -21,7 +22,7 @@ using optimizer::PowerLimitMeasurement;
 // One workload's profile from the trace: energy = time_per_epoch × average_power.
 std::vector<PowerLimitMeasurement> trace_profile(const std::string& workload, const std::string& batch,
                                                  const std::string& optimizer) {
-    std::ifstream in(std::string(ZEUS_TEST_DATA_DIR) + "/power-traces/summary_power_a40.csv");
+    std::ifstream in(zeus::testing::data_dir() + "/power-traces/summary_power_a40.csv");
     std::string line;
     std::getline(in, line);
     std::vector<PowerLimitMeasurement> profile;

@@ -25,6 +25,7 @@
 
 #include "http_server/percent_decode.hpp"
 #include "http_server/server.hpp"
+#include "support/build_paths.hpp"
 
 namespace zeus::carbon::testing {
 
@@ -37,7 +38,7 @@ inline nlohmann::json read_json(const std::string& path) {
     return nlohmann::json::parse(in);
 }
 
-inline std::string data_file(const std::string& name) { return std::string(ZEUS_TEST_DATA_DIR) + "/carbon/" + name; }
+inline std::string data_file(const std::string& name) { return zeus::testing::data_dir() + "/carbon/" + name; }
 
 // The recorded OpenEI answer's rate of `label` for the UTC hour starting at
 // `hour`: its weekday or weekend schedule, month and hour, the test's own lookup.

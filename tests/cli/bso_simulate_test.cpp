@@ -12,17 +12,18 @@
 
 #include "support/command_output.hpp"
 #include "support/csv_fields.hpp"
+#include "support/build_paths.hpp"
 
 namespace zeus::testing {
 namespace {
 
-const std::string kData = ZEUS_TEST_DATA_DIR;
+const std::string kData = zeus::testing::data_dir();
 
 const auto& fields = csv_fields;
 
 TEST(BsoSimulateCli, TheOptimizersChoicesCostWhatTheTraceSays) {
     const std::string v100 = kData + "/power-traces/summary_power_v100.csv";
-    const auto r = capture_separately(std::string(ZEUS_CLI) + " bso simulate --train " + kData +
+    const auto r = capture_separately(zeus::testing::zeus_cli_path() + " bso simulate --train " + kData +
                                       "/summary_train.csv --power-trace " + v100 +
                                       " --workload librispeech/deepspeech2 --recurrences 12 --format json");
     ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
@@ -77,14 +78,14 @@ TEST(BsoSimulateCli, TheOptimizersChoicesCostWhatTheTraceSays) {
 // An installed zeus outside the repository: the default traces (data/...)
 // are not there, and the error names the flag to give (issue 24).
 TEST(BsoSimulateCli, OutsideTheRepositoryTheMissingDefaultNamesItsFlag) {
-    const auto r = capture_separately("cd / && " + std::string(ZEUS_CLI) + " bso simulate");
+    const auto r = capture_separately("cd / && " + zeus::testing::zeus_cli_path() + " bso simulate");
     EXPECT_EQ(r.exit_code, 2) << r.err;
     EXPECT_NE(r.err.find("--train: the default data/summary_train.csv is not under the current directory (/)"),
               std::string::npos)
         << r.err;
     EXPECT_NE(r.err.find("give --train PATH"), std::string::npos) << r.err;
-    const auto traces = capture_separately("cd / && " + std::string(ZEUS_CLI) + " bso simulate --train " + kData +
-                                           "/summary_train.csv");
+    const auto traces = capture_separately("cd / && " + zeus::testing::zeus_cli_path() + " bso simulate --train " +
+                                           kData + "/summary_train.csv");
     EXPECT_EQ(traces.exit_code, 2) << traces.err;
     EXPECT_NE(traces.err.find("--power-trace: the default data/power-traces/"), std::string::npos) << traces.err;
 }
@@ -104,7 +105,7 @@ TEST(BsoSimulateCli, BadInputIsNamed) {
         if (c.args.find("--train") == std::string::npos) args += " --train " + kData + "/summary_train.csv";
         if (c.args.find("--power-trace") == std::string::npos)
             args += " --power-trace " + kData + "/power-traces/summary_power_v100.csv";
-        const auto r = capture_separately(std::string(ZEUS_CLI) + args);
+        const auto r = capture_separately(zeus::testing::zeus_cli_path() + args);
         EXPECT_EQ(r.exit_code, 2) << c.args << r.out << r.err;
         EXPECT_NE(r.err.find(c.says), std::string::npos) << c.args << ": " << r.err;
         EXPECT_TRUE(r.out.empty()) << c.args << ": " << r.out;

@@ -16,6 +16,7 @@
 
 #include "replay_server.hpp"
 #include "support/command_output.hpp"
+#include "support/build_paths.hpp"
 
 namespace zeus::cli {
 namespace {
@@ -36,7 +37,9 @@ class CarbonCommands : public ::testing::Test {
                " ZEUS_POWERCAP_ROOT=" + (dir_ / "none").string() + " ";
     }
     void TearDown() override { fs::remove_all(dir_); }
-    std::string zeus(const std::string& args) const { return env_ + ZEUS_CLI + std::string(" ") + args; }
+    std::string zeus(const std::string& args) const {
+        return env_ + zeus::testing::zeus_cli_path() + std::string(" ") + args;
+    }
     std::string write(const std::string& name, const std::string& text) const {
         const auto path = (dir_ / name).string();
         std::ofstream(path) << text;

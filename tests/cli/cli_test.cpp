@@ -10,6 +10,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include "support/build_paths.hpp"
 
 namespace {
 
@@ -53,7 +54,7 @@ class ZeusCli : public ::testing::Test {
 };
 
 TEST_F(ZeusCli, ShowEnvJsonDescribesSimulatedGpus) {
-    const CommandResult r = run(env_ + ZEUS_CLI " show-env --simulate --format json");
+    const CommandResult r = run(env_ + zeus::testing::zeus_cli_path() + " show-env --simulate --format json");
     ASSERT_EQ(r.exit_code, 0) << r.output;
     const auto report = nlohmann::json::parse(r.output);
     EXPECT_TRUE(report["gpu_backend"]["simulated"].get<bool>());
@@ -69,10 +70,10 @@ TEST_F(ZeusCli, ShowEnvJsonDescribesSimulatedGpus) {
 }
 
 TEST_F(ZeusCli, ShowEnvHumanExplainsWhatIsMissingAndWhy) {
-    const CommandResult r = run(env_ +
-                      config(R"({"gpus": [{"model": "P100-PCIE-16GB", "permissions": {"set_power_limit": false}},
+    const CommandResult r =
+        run(env_ + config(R"({"gpus": [{"model": "P100-PCIE-16GB", "permissions": {"set_power_limit": false}},
                                          {"model": "A100-SXM4-40GB", "faults": {"init_error": "GPU_IS_LOST"}}]})") +
-                      ZEUS_CLI " show-env --simulate --check-control");
+            zeus::testing::zeus_cli_path() + " show-env --simulate --check-control");
     ASSERT_EQ(r.exit_code, 0) << r.output;  // the P100 can still be measured through power
     EXPECT_NE(r.output.find("SIMULATED"), std::string::npos) << r.output;
     EXPECT_NE(r.output.find("energy counter:    no: Pascal GPUs have no energy counter"), std::string::npos)
@@ -83,7 +84,8 @@ TEST_F(ZeusCli, ShowEnvHumanExplainsWhatIsMissingAndWhy) {
 }
 
 TEST_F(ZeusCli, CheckControlProbesThePowerLimitWithoutChangingIt) {
-    const CommandResult r = run(env_ + ZEUS_CLI " show-env --simulate --check-control --format json");
+    const CommandResult r =
+        run(env_ + zeus::testing::zeus_cli_path() + " show-env --simulate --check-control --format json");
     ASSERT_EQ(r.exit_code, 0) << r.output;
     const auto gpu = nlohmann::json::parse(r.output)["gpus"][0];
     EXPECT_EQ(gpu["power_limit"]["settable_basis"], "probe");
@@ -92,40 +94,42 @@ TEST_F(ZeusCli, CheckControlProbesThePowerLimitWithoutChangingIt) {
 }
 
 TEST_F(ZeusCli, UnknownSubcommandIsNamed) {
-    const CommandResult r = run(env_ + ZEUS_CLI " bogus");
+    const CommandResult r = run(env_ + zeus::testing::zeus_cli_path() + " bogus");
     EXPECT_NE(r.exit_code, 0);
     EXPECT_NE(r.output.find("bogus"), std::string::npos) << r.output;
-    const CommandResult none = run(env_ + ZEUS_CLI);
+    const CommandResult none = run(env_ + zeus::testing::zeus_cli_path());
     EXPECT_EQ(none.exit_code, 2);
     EXPECT_NE(none.output.find("show-env"), std::string::npos) << none.output;
 }
 
 TEST_F(ZeusCli, ShowEnvFailsWhenNothingIsMeasurable) {
-    const CommandResult r = run(env_ + "ZEUS_NVML_LIBRARY=/nonexistent/libnvidia-ml.so.1 " ZEUS_CLI " show-env");
+    const CommandResult r =
+        run(env_ + "ZEUS_NVML_LIBRARY=/nonexistent/libnvidia-ml.so.1 " + zeus::testing::zeus_cli_path() + " show-env");
     EXPECT_EQ(r.exit_code, 1) << r.output;
     EXPECT_NE(r.output.find("ZEUS_NVML_LIBRARY"), std::string::npos) << r.output;
     EXPECT_NE(r.output.find("--simulate"), std::string::npos) << r.output;
 }
 
 TEST_F(ZeusCli, MalformedEnvironmentIsAUsageError) {
-    CommandResult r = run(env_ + "ZEUS_SIMULATE=perhaps " ZEUS_CLI " show-env");
+    CommandResult r = run(env_ + "ZEUS_SIMULATE=perhaps " + zeus::testing::zeus_cli_path() + " show-env");
     EXPECT_EQ(r.exit_code, 2) << r.output;
     EXPECT_NE(r.output.find("ZEUS_SIMULATE=\"perhaps\""), std::string::npos) << r.output;
-    r = run(env_ + "CUDA_VISIBLE_DEVICES=0,,1 " ZEUS_CLI " show-env --simulate");
+    r = run(env_ + "CUDA_VISIBLE_DEVICES=0,,1 " + zeus::testing::zeus_cli_path() + " show-env --simulate");
     EXPECT_EQ(r.exit_code, 1) << r.output;
     EXPECT_NE(r.output.find("entry 2 is empty"), std::string::npos) << r.output;
     // An empty library path means "unset", never "the program itself".
-    r = run(env_ + "ZEUS_NVML_LIBRARY= " ZEUS_CLI " show-env --format json");
+    r = run(env_ + "ZEUS_NVML_LIBRARY= " + zeus::testing::zeus_cli_path() + " show-env --format json");
     EXPECT_EQ(r.exit_code, 1) << r.output;
     EXPECT_EQ(nlohmann::json::parse(r.output)["gpu_backend"]["library"], "libnvidia-ml.so.1") << r.output;
-    r = run(env_ + ZEUS_CLI " show-env --format xml");
+    r = run(env_ + zeus::testing::zeus_cli_path() + " show-env --format xml");
     EXPECT_NE(r.exit_code, 0);
     EXPECT_NE(r.output.find("xml"), std::string::npos) << r.output;
 }
 
 TEST_F(ZeusCli, DemoMeasuresEachSimulatedGpuCloseToGroundTruth) {
     // No GPU and no --simulate: the demo must say it falls back to the simulator.
-    const CommandResult r = run(env_ + "ZEUS_NVML_LIBRARY=/nonexistent/libnvidia-ml.so.1 " ZEUS_CLI " demo --seconds 1.5");
+    const CommandResult r = run(env_ + "ZEUS_NVML_LIBRARY=/nonexistent/libnvidia-ml.so.1 " +
+                                zeus::testing::zeus_cli_path() + " demo --seconds 1.5");
     ASSERT_EQ(r.exit_code, 0) << r.output;
     EXPECT_NE(r.output.find("Running the demo on the Zeus GPU simulator"), std::string::npos) << r.output;
     // One row per GPU: index, name, time, energy, power, source, truth, error%.

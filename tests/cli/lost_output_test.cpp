@@ -8,11 +8,12 @@
 #include <string>
 
 #include "support/command_output.hpp"
+#include "support/build_paths.hpp"
 
 namespace zeus::testing {
 namespace {
 
-const std::string kZeus = ZEUS_CLI;
+const std::string kZeus = zeus::testing::zeus_cli_path();
 
 TEST(LostOutput, EnergyToAFullOutputFileFailsNamingIt) {
     const auto r = capture_separately(kZeus + " energy --simulate --duration 0.1 --output /dev/full");

@@ -26,6 +26,7 @@
 #include "child_process.hpp"
 #include "device/cpu/fake_powercap.hpp"
 #include "measure_options.hpp"
+#include "support/build_paths.hpp"
 
 extern char** environ;
 
@@ -78,7 +79,7 @@ class MeasureCommands : public ::testing::Test {
     }
     // Ground-truth energy per simulated GPU, from `zeus-sim status`.
     std::vector<double> truth() const {
-        const auto r = run(env_ + ZEUS_SIM_CLI " status --format json");
+        const auto r = run(env_ + zeus::testing::zeus_sim_cli_path() + " status --format json");
         std::vector<double> joules;
         const auto status = nlohmann::json::parse(r.output, nullptr, false);
         if (status.is_discarded()) return joules;
@@ -103,7 +104,7 @@ class MeasureCommands : public ::testing::Test {
         std::vector<char*> envp;
         for (auto& e : env_strings) envp.push_back(e.data());
         envp.push_back(nullptr);
-        std::vector<char*> argv{const_cast<char*>(ZEUS_CLI)};  // NOLINT: execve's API
+        std::vector<char*> argv{const_cast<char*>(zeus::testing::zeus_cli_path().c_str())};  // NOLINT: execve's API
         for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));  // NOLINT
         argv.push_back(nullptr);
         const std::string out_path = (dir_ / "stdout").string();
@@ -114,7 +115,7 @@ class MeasureCommands : public ::testing::Test {
         const int err = ::open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
         ::dup2(out, STDOUT_FILENO);
         ::dup2(err, STDERR_FILENO);
-        ::execve(ZEUS_CLI, argv.data(), envp.data());
+        ::execve(zeus::testing::zeus_cli_path().c_str(), argv.data(), envp.data());
         ::_exit(99);
     }
     // Waits until zeus has started its command (it is zeus's child), up to 10 s.
@@ -154,8 +155,9 @@ TEST_F(MeasureCommands, RunMeasuresABurnCloseToGroundTruth) {
     const auto before = truth();
     ASSERT_EQ(before.size(), 2U);
     const auto report_path = dir_ / "report.json";
-    const auto r = run(env_ + ZEUS_CLI " run --simulate --format json --output " + report_path.string() +
-                       " -- " ZEUS_SIM_CLI " burn --gpu 0 --seconds 1 --util 0.9");
+    const auto r =
+        run(env_ + zeus::testing::zeus_cli_path() + " run --simulate --format json --output " + report_path.string() +
+            " -- " + zeus::testing::zeus_sim_cli_path() + " burn --gpu 0 --seconds 1 --util 0.9");
     const auto after = truth();
     ASSERT_EQ(r.exit_code, 0) << r.output;
     // The burn's own ground truth covers less than zeus's window, the
@@ -193,8 +195,9 @@ TEST_F(MeasureCommands, RunSharesItsSimulatedGpusWithTheCommand) {
     const std::string env = "env -u ZEUS_SIMULATE -u ZEUS_SIM_STATE -u CUDA_VISIBLE_DEVICES -u ZEUS_NVML_LIBRARY "
                             "-u ZEUS_JETSON_SYSFS_ROOT ZEUS_POWERCAP_ROOT=" + powercap_.root().string() + " ";
     const auto report_path = dir_ / "report.json";
-    auto r = run(env + ZEUS_CLI " run --simulate --format json --output " + report_path.string() +
-                 " -- " ZEUS_SIM_CLI " burn --gpu 0 --seconds 0.5 --util 0.9");
+    auto r =
+        run(env + zeus::testing::zeus_cli_path() + " run --simulate --format json --output " + report_path.string() +
+            " -- " + zeus::testing::zeus_sim_cli_path() + " burn --gpu 0 --seconds 0.5 --util 0.9");
     ASSERT_EQ(r.exit_code, 0) << r.output;
     double burn_truth = -1;
     ASSERT_EQ(std::sscanf(r.output.substr(r.output.find("gpu 0: ")).c_str(), "gpu 0: %lf J", &burn_truth), 1)
@@ -207,9 +210,9 @@ TEST_F(MeasureCommands, RunSharesItsSimulatedGpusWithTheCommand) {
     const double edge = 2 * 0.1 * (*gpu0)["average_power_w"].get<double>();
     EXPECT_GT((*gpu0)["energy_j"].get<double>(), burn_truth - edge) << report.dump(1);
 
-    r = run(env + ZEUS_CLI " run --simulate --gpus 0 --cpus none -- true");
+    r = run(env + zeus::testing::zeus_cli_path() + " run --simulate --gpus 0 --cpus none -- true");
     EXPECT_NE(r.output.find("GPUs:     simulated"), std::string::npos) << r.output;
-    r = run(env + ZEUS_CLI " run --simulate --gpus 0 --cpus none --format csv -- true");
+    r = run(env + zeus::testing::zeus_cli_path() + " run --simulate --gpus 0 --cpus none --format csv -- true");
     EXPECT_NE(r.output.find(",simulated\nGPU 0,gpu,0,"), std::string::npos) << r.output;
     EXPECT_NE(r.output.find(",true\n"), std::string::npos) << r.output;
 }
@@ -232,19 +235,19 @@ void expect_only_gpu1_lost(const std::string& output) {
 // A GPU lost while the command runs: the other devices are still reported,
 // the lost one is marked in every format and left out of the total.
 TEST_F(MeasureCommands, RunReportsTheOtherGpusWhenOneIsLost) {
-    const std::string lose = " -- sh -c '" ZEUS_SIM_CLI " fault --gpu 1 lost 1 && sleep 0.3'";
-    auto r = run(env_ + ZEUS_CLI " run --simulate --cpus none --format json" + lose);
+    const std::string lose = " -- sh -c '" + zeus::testing::zeus_sim_cli_path() + " fault --gpu 1 lost 1 && sleep 0.3'";
+    auto r = run(env_ + zeus::testing::zeus_cli_path() + " run --simulate --cpus none --format json" + lose);
     ASSERT_EQ(r.exit_code, 0) << r.output;
     expect_only_gpu1_lost(r.output);
 
-    ASSERT_EQ(run(env_ + ZEUS_SIM_CLI " fault --gpu 1 lost 0").exit_code, 0);
-    r = run(env_ + ZEUS_CLI " run --simulate --cpus none --format csv" + lose);
+    ASSERT_EQ(run(env_ + zeus::testing::zeus_sim_cli_path() + " fault --gpu 1 lost 0").exit_code, 0);
+    r = run(env_ + zeus::testing::zeus_cli_path() + " run --simulate --cpus none --format csv" + lose);
     ASSERT_EQ(r.exit_code, 0) << r.output;
     EXPECT_NE(r.output.find("\nGPU 1,gpu,1,"), std::string::npos) << r.output;
     EXPECT_NE(r.output.find(",,,lost,"), std::string::npos) << r.output;
 
-    ASSERT_EQ(run(env_ + ZEUS_SIM_CLI " fault --gpu 1 lost 0").exit_code, 0);
-    r = run(env_ + ZEUS_CLI " run --simulate --cpus none" + lose);
+    ASSERT_EQ(run(env_ + zeus::testing::zeus_sim_cli_path() + " fault --gpu 1 lost 0").exit_code, 0);
+    r = run(env_ + zeus::testing::zeus_cli_path() + " run --simulate --cpus none" + lose);
     ASSERT_EQ(r.exit_code, 0) << r.output;
     EXPECT_NE(r.output.find("lost (see warnings"), std::string::npos) << r.output;
 }
@@ -252,7 +255,8 @@ TEST_F(MeasureCommands, RunReportsTheOtherGpusWhenOneIsLost) {
 // `zeus power` while GPU 1 is lost: its rows say unavailable (an empty CSV
 // cell) instead of repeating its last reading, with one warning, not one per row.
 TEST_F(MeasureCommands, PowerShowsALostGpuAsUnavailableAndWarnsOnce) {
-    const auto r = run("(sleep 0.8; " + env_ + ZEUS_SIM_CLI " fault --gpu 1 lost 1) & " + env_ + ZEUS_CLI +
+    const auto r = run("(sleep 0.8; " + env_ + zeus::testing::zeus_sim_cli_path() + " fault --gpu 1 lost 1) & " + env_ +
+                       zeus::testing::zeus_cli_path() +
                        " power --simulate --cpus none --interval 0.1 --duration 3 --format csv 2>&1; wait");
     ASSERT_EQ(r.exit_code, 0) << r.output;
     std::size_t warnings = 0;
@@ -282,37 +286,39 @@ TEST_F(MeasureCommands, RunReportsTheOtherPreVoltaGpusWhenOneIsLost) {
     const auto config = dir_ / "p100.json";
     std::ofstream(config) << R"({"gpus": [{"model": "P100-PCIE-16GB", "count": 2}]})";
     const std::string env = env_ + "ZEUS_SIM_CONFIG=" + config.string() + " ";
-    const std::string lose = " -- sh -c '" ZEUS_SIM_CLI " fault --gpu 1 lost 1 && sleep 0.5'";
-    const auto r = run(env + ZEUS_CLI " run --simulate --cpus none --format json" + lose);
+    const std::string lose = " -- sh -c '" + zeus::testing::zeus_sim_cli_path() + " fault --gpu 1 lost 1 && sleep 0.5'";
+    const auto r = run(env + zeus::testing::zeus_cli_path() + " run --simulate --cpus none --format json" + lose);
     ASSERT_EQ(r.exit_code, 0) << r.output;
     expect_only_gpu1_lost(r.output);
 }
 
 TEST_F(MeasureCommands, RunPropagatesTheCommandsExitCodeAndSignal) {
-    auto r = run(env_ + ZEUS_CLI " run --simulate --gpus 0 -- sh -c 'exit 3'");
+    auto r = run(env_ + zeus::testing::zeus_cli_path() + " run --simulate --gpus 0 -- sh -c 'exit 3'");
     EXPECT_EQ(r.exit_code, 3) << r.output;
     EXPECT_NE(r.output.find("Status:   exited with code 3"), std::string::npos) << r.output;
     EXPECT_NE(r.output.find("GPU 0"), std::string::npos) << r.output;
-    r = run(env_ + ZEUS_CLI " run --simulate --gpus 0 --cpus none --format json -- sh -c 'kill -TERM $$'");
+    r = run(env_ + zeus::testing::zeus_cli_path() +
+            " run --simulate --gpus 0 --cpus none --format json -- sh -c 'kill -TERM $$'");
     EXPECT_EQ(r.exit_code, 128 + SIGTERM) << r.output;
     const auto j = nlohmann::json::parse(r.output.substr(r.output.find('{')));
     EXPECT_EQ(j["signal"], "SIGTERM");
     EXPECT_EQ(j["exit_code"], 143);
     EXPECT_EQ(device(j, "CPU 0"), nullptr);
     // Options after the command's name belong to the command.
-    r = run(env_ + ZEUS_CLI " run --simulate --format csv sh -c 'echo child-says-hi --format' ");
+    r = run(env_ + zeus::testing::zeus_cli_path() +
+            " run --simulate --format csv sh -c 'echo child-says-hi --format' ");
     EXPECT_EQ(r.exit_code, 0) << r.output;
     EXPECT_NE(r.output.find("child-says-hi --format"), std::string::npos) << r.output;
     EXPECT_NE(r.output.find("device,kind,index,name"), std::string::npos) << r.output;
 }
 
 TEST_F(MeasureCommands, RunOfAMissingCommandFailsLikeAShell) {
-    auto r = run(env_ + ZEUS_CLI " run --simulate -- zeus-no-such-command-xyz --flag");
+    auto r = run(env_ + zeus::testing::zeus_cli_path() + " run --simulate -- zeus-no-such-command-xyz --flag");
     EXPECT_EQ(r.exit_code, 127) << r.output;
     EXPECT_NE(r.output.find("zeus-no-such-command-xyz: command not found"), std::string::npos) << r.output;
-    r = run(env_ + ZEUS_CLI " run --simulate -- " + dir_.string());
+    r = run(env_ + zeus::testing::zeus_cli_path() + " run --simulate -- " + dir_.string());
     EXPECT_EQ(r.exit_code, 126) << r.output;
-    r = run(env_ + ZEUS_CLI " run --simulate");
+    r = run(env_ + zeus::testing::zeus_cli_path() + " run --simulate");
     EXPECT_EQ(r.exit_code, 125) << r.output;
     EXPECT_NE(r.output.find("needs a command"), std::string::npos) << r.output;
 }
@@ -333,45 +339,48 @@ TEST_F(MeasureCommands, CtrlCDuringRunStopsTheCommandAndPrintsThePartialResult) 
 }
 
 TEST_F(MeasureCommands, UnknownDeviceIndicesAreRejectedWithTheValidRange) {
-    auto r = run(env_ + ZEUS_CLI " energy --simulate --gpus 0,5 --duration 0");
+    auto r = run(env_ + zeus::testing::zeus_cli_path() + " energy --simulate --gpus 0,5 --duration 0");
     EXPECT_EQ(r.exit_code, 2) << r.output;
     EXPECT_NE(r.output.find("--gpus: no GPU 5; the valid indices are 0-1"), std::string::npos) << r.output;
-    r = run(env_ + ZEUS_CLI " power --simulate --cpus 3 --duration 0");
+    r = run(env_ + zeus::testing::zeus_cli_path() + " power --simulate --cpus 3 --duration 0");
     EXPECT_EQ(r.exit_code, 2) << r.output;
     EXPECT_NE(r.output.find("--cpus: no CPU 3; the valid indices are 0"), std::string::npos) << r.output;
-    r = run(env_ + ZEUS_CLI " energy --simulate --gpus one --duration 0");
+    r = run(env_ + zeus::testing::zeus_cli_path() + " energy --simulate --gpus one --duration 0");
     EXPECT_EQ(r.exit_code, 2) << r.output;
     EXPECT_NE(r.output.find("\"one\" is not a device index"), std::string::npos) << r.output;
     // run keeps the command's codes for the command: its own failures are 125, and the command never starts.
-    r = run(env_ + ZEUS_CLI " run --simulate --gpus 7 -- touch " + (dir_ / "ran").string());
+    r = run(env_ + zeus::testing::zeus_cli_path() + " run --simulate --gpus 7 -- touch " + (dir_ / "ran").string());
     EXPECT_EQ(r.exit_code, 125) << r.output;
     EXPECT_NE(r.output.find("no GPU 7"), std::string::npos) << r.output;
     EXPECT_FALSE(fs::exists(dir_ / "ran"));
-    r = run(env_ + ZEUS_CLI " power --simulate --power-domain memory_average --duration 0");
+    r = run(env_ + zeus::testing::zeus_cli_path() + " power --simulate --power-domain memory_average --duration 0");
     EXPECT_EQ(r.exit_code, 2) << r.output;  // A100s report no memory power
     EXPECT_NE(r.output.find("--power-domain memory_average: no selected GPU reports this power"), std::string::npos)
         << r.output;
-    r = run(env_ + ZEUS_CLI " energy --simulate --gpus none --cpus none --duration 0");
+    r = run(env_ + zeus::testing::zeus_cli_path() + " energy --simulate --gpus none --cpus none --duration 0");
     EXPECT_NE(r.exit_code, 0) << r.output;
     EXPECT_NE(r.output.find("nothing to measure"), std::string::npos) << r.output;
 }
 
 TEST_F(MeasureCommands, UnwritableFilesAreNamedBeforeMeasuring) {
-    auto r = run(env_ + ZEUS_CLI " energy --simulate --duration 0 --log-file /nonexistent-dir/log.csv");
+    auto r = run(env_ + zeus::testing::zeus_cli_path() +
+                 " energy --simulate --duration 0 --log-file /nonexistent-dir/log.csv");
     EXPECT_EQ(r.exit_code, 2) << r.output;
     EXPECT_NE(r.output.find("--log-file /nonexistent-dir/log.csv"), std::string::npos) << r.output;
-    r = run(env_ + ZEUS_CLI " run --simulate --trace /nonexistent-dir/t.json -- touch " + (dir_ / "ran").string());
+    r = run(env_ + zeus::testing::zeus_cli_path() + " run --simulate --trace /nonexistent-dir/t.json -- touch " +
+            (dir_ / "ran").string());
     EXPECT_EQ(r.exit_code, 125) << r.output;
     EXPECT_NE(r.output.find("--trace /nonexistent-dir/t.json"), std::string::npos) << r.output;
     EXPECT_FALSE(fs::exists(dir_ / "ran"));
-    r = run(env_ + ZEUS_CLI " power --simulate --duration 0 --output " + dir_.string());
+    r = run(env_ + zeus::testing::zeus_cli_path() + " power --simulate --duration 0 --output " + dir_.string());
     EXPECT_EQ(r.exit_code, 2) << r.output;
     EXPECT_NE(r.output.find("--output"), std::string::npos) << r.output;
 }
 
 TEST_F(MeasureCommands, EnergyWindowInEveryFormatAndTheLogFile) {
     const auto log = dir_ / "log.csv";
-    auto r = run(env_ + ZEUS_CLI " energy --simulate --duration 0.3 --format csv --log-file " + log.string());
+    auto r = run(env_ + zeus::testing::zeus_cli_path() + " energy --simulate --duration 0.3 --format csv --log-file " +
+                 log.string());
     ASSERT_EQ(r.exit_code, 0) << r.output;
     EXPECT_NE(r.output.find("device,kind,index,name,time_s,energy_j,average_power_w,source,warnings,simulated\nGPU 0,gpu,0,"),
               std::string::npos)
@@ -380,14 +389,15 @@ TEST_F(MeasureCommands, EnergyWindowInEveryFormatAndTheLogFile) {
     EXPECT_NE(r.output.find("\nCPU 0,cpu,0,package-0,"), std::string::npos) << r.output;
     EXPECT_NE(read_file(log).find("zeus.energy"), std::string::npos) << read_file(log);
 
-    r = run(env_ + ZEUS_CLI " energy --simulate --duration 0.2 --gpus 1 --cpus none --format json");
+    r = run(env_ + zeus::testing::zeus_cli_path() +
+            " energy --simulate --duration 0.2 --gpus 1 --cpus none --format json");
     ASSERT_EQ(r.exit_code, 0) << r.output;
     const auto j = nlohmann::json::parse(r.output.substr(r.output.find('{')));
     ASSERT_EQ(j["devices"].size(), 1U) << j.dump(1);
     EXPECT_EQ(j["devices"][0]["device"], "GPU 1");
     EXPECT_GE(j["time_s"].get<double>(), 0.2);
 
-    r = run(env_ + ZEUS_CLI " energy --simulate --duration 0.2");
+    r = run(env_ + zeus::testing::zeus_cli_path() + " energy --simulate --duration 0.2");
     ASSERT_EQ(r.exit_code, 0) << r.output;
     EXPECT_NE(r.output.find("Avg power (W)"), std::string::npos) << r.output;
     EXPECT_NE(r.output.find("Total"), std::string::npos) << r.output;
@@ -435,7 +445,8 @@ TEST_F(MeasureCommands, PowerPrintsEachPeriodAndTotalsAtCtrlC) {
     EXPECT_EQ(tracks, (std::set<std::string>{"GPU 0", "GPU 1", "CPU 0"}));
 
     // CSV: a header, then one row per reading.
-    const auto csv = run(env_ + ZEUS_CLI " power --simulate --interval 0.1 --duration 0.35 --format csv --cpus none");
+    const auto csv = run(env_ + zeus::testing::zeus_cli_path() +
+                         " power --simulate --interval 0.1 --duration 0.35 --format csv --cpus none");
     ASSERT_EQ(csv.exit_code, 0) << csv.output;
     EXPECT_NE(csv.output.find("timestamp,elapsed_s,GPU 0 power (W),GPU 1 power (W)\n"), std::string::npos)
         << csv.output;
@@ -444,9 +455,9 @@ TEST_F(MeasureCommands, PowerPrintsEachPeriodAndTotalsAtCtrlC) {
 TEST_F(MeasureCommands, RunTraceOpensAsPowerTracksAndAWindowSpan) {
     const auto trace_path = dir_ / "run.json";
     const auto report_path = dir_ / "report.json";
-    const auto r = run(env_ + ZEUS_CLI " run --simulate --format json --output " + report_path.string() +
-                       " --trace " + trace_path.string() + " -- " ZEUS_SIM_CLI
-                       " burn --gpu 0 --seconds 0.6 --util 0.9");
+    const auto r = run(env_ + zeus::testing::zeus_cli_path() + " run --simulate --format json --output " +
+                       report_path.string() + " --trace " + trace_path.string() + " -- " +
+                       zeus::testing::zeus_sim_cli_path() + " burn --gpu 0 --seconds 0.6 --util 0.9");
     ASSERT_EQ(r.exit_code, 0) << r.output;
     const auto report = nlohmann::json::parse(read_file(report_path));
     const auto trace = nlohmann::json::parse(read_file(trace_path));

@@ -19,6 +19,7 @@
 #include "option_checks.hpp"
 #include "support/command_output.hpp"
 #include "zeus_app.hpp"
+#include "support/build_paths.hpp"
 
 namespace zeus::cli {
 namespace {
@@ -183,7 +184,7 @@ TEST(ZeusApp, WithoutACommandEveryCommandIsListed) {
     CLI::App app{"", "zeus"};
     const auto runners = add_commands(app);  // they own the storage the options parse into
     int exit_code = -1;
-    const std::string out = testing::capture(ZEUS_CLI, exit_code);
+    const std::string out = testing::capture(zeus::testing::zeus_cli_path(), exit_code);
     EXPECT_EQ(exit_code, 2);
     const auto line = out.substr(out.find("zeus: a subcommand is required"));
     for (const auto* sub : app.get_subcommands({})) {
@@ -195,7 +196,7 @@ TEST(ZeusApp, WithoutACommandEveryCommandIsListed) {
 // `zeus demo --help` shows its defaults, as every other command's help does.
 TEST(ZeusApp, DemoHelpShowsDefaults) {
     int exit_code = -1;
-    const std::string out = testing::capture(std::string(ZEUS_CLI) + " demo --help", exit_code);
+    const std::string out = testing::capture(zeus::testing::zeus_cli_path() + " demo --help", exit_code);
     EXPECT_EQ(exit_code, 0);
     for (const auto& flag : {"--seconds", "--util"}) {
         const auto at = out.find(flag);

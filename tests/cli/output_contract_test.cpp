@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "support/command_output.hpp"
+#include "support/build_paths.hpp"
 
 namespace zeus::testing {
 namespace {
@@ -36,7 +37,7 @@ class OutputContract : public ::testing::Test {
         fs::remove_all(dir_, ec);
     }
     [[nodiscard]] SeparateOutput zeus(const std::string& args) const {
-        return capture_separately(env_ + ZEUS_CLI " " + args);
+        return capture_separately(env_ + zeus::testing::zeus_cli_path() + " " + args);
     }
     fs::path dir_;
     std::string env_;
@@ -129,14 +130,14 @@ TEST_F(OutputContract, ShowEnvAndPowerLimitReportParse) {
     auto r = zeus("show-env --simulate --format json");
     ASSERT_EQ(r.exit_code, 0) << r.err;
     EXPECT_FALSE(nlohmann::json::parse(r.out, nullptr, false).is_discarded()) << r.out;
-    r = zeus(std::string("power-limit report --format json --log \"") + ZEUS_TEST_DATA_DIR +
+    r = zeus(std::string("power-limit report --format json --log \"") + zeus::testing::data_dir() +
              "/replay-logs/A40+resnet18+gpu0.csv\"");
     ASSERT_EQ(r.exit_code, 0) << r.err;
     EXPECT_FALSE(nlohmann::json::parse(r.out, nullptr, false).is_discarded()) << r.out;
 }
 
 TEST_F(OutputContract, SimulateAllAsJsonIsOneListOfWorkloads) {
-    const std::string trace = std::string(ZEUS_TEST_DATA_DIR) + "/power-traces/summary_power_v100.csv";
+    const std::string trace = zeus::testing::data_dir() + "/power-traces/summary_power_v100.csv";
     // The trace's distinct workloads, counted here from the file.
     std::ifstream in(trace);
     std::string line;

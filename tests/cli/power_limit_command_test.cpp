@@ -14,13 +14,14 @@
 
 #include "support/command_output.hpp"
 #include "support/csv_fields.hpp"
+#include "support/build_paths.hpp"
 
 namespace zeus::testing {
 namespace {
 
 namespace fs = std::filesystem;
 
-const std::string kData = ZEUS_TEST_DATA_DIR;
+const std::string kData = zeus::testing::data_dir();
 
 struct CliRun {
     int exit_code = 0;
@@ -29,7 +30,7 @@ struct CliRun {
 
 CliRun zeus(const std::string& args) {
     CliRun r;
-    r.output = capture(std::string(ZEUS_CLI) + " power-limit " + args, r.exit_code);
+    r.output = capture(zeus::testing::zeus_cli_path() + " power-limit " + args, r.exit_code);
     return r;
 }
 
@@ -207,7 +208,7 @@ TEST(PowerLimitCli, SimulateOnAPreVoltaGpuMeasuresTheTracesPower) {
     const std::string trace = kData + "/power-traces/summary_power_v100.csv";
     // The report on stdout; the P100's narrower range (125-250 W, its
     // specification; docs/simulator.md) is a warning on stderr.
-    const auto r = capture_separately(std::string(ZEUS_CLI) + " power-limit simulate --trace " + trace +
+    const auto r = capture_separately(zeus::testing::zeus_cli_path() + " power-limit simulate --trace " + trace +
                                       " --gpu-model P100-PCIE-16GB --workload imagenet/resnet50 --batch-size 256 "
                                       "--optimizer adadelta --format json");
     ASSERT_EQ(r.exit_code, 0) << r.out << r.err;

@@ -21,6 +21,7 @@
 #include "profile_options.hpp"
 #include "support/command_output.hpp"
 #include "profile_output.hpp"
+#include "support/build_paths.hpp"
 
 namespace zeus::cli {
 namespace {
@@ -60,7 +61,7 @@ TEST(ProfileOptions, DefaultsAreTheOriginals) {
 
 // The README's example must finish in about a minute (the defaults plan most of an hour).
 TEST(ProfileOptions, ReadmeExampleFinishesInAboutAMinute) {
-    std::ifstream readme(ZEUS_SOURCE_DIR "/README.md");
+    std::ifstream readme(zeus::testing::source_dir() + "/README.md");
     std::string line;
     while (std::getline(readme, line) && line.find("zeus profile --simulated-work") == std::string::npos) {
     }
@@ -317,7 +318,9 @@ class ProfileCommand : public ::testing::Test {
         std::error_code ec;
         fs::remove_all(dir_, ec);
     }
-    [[nodiscard]] std::string zeus(const std::string& args) const { return env_ + ZEUS_CLI " profile " + args; }
+    [[nodiscard]] std::string zeus(const std::string& args) const {
+        return env_ + zeus::testing::zeus_cli_path() + " profile " + args;
+    }
 
     fs::path dir_;
     std::string env_;

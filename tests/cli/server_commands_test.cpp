@@ -10,6 +10,7 @@
 
 #include "support/command_output.hpp"
 #include "support/taken_port.hpp"
+#include "support/build_paths.hpp"
 
 namespace zeus::testing {
 namespace {
@@ -20,7 +21,7 @@ struct Case {
 };
 
 void expect_refused(const Case& c) {
-    const auto r = capture_separately(std::string(ZEUS_CLI) + " " + c.arguments);
+    const auto r = capture_separately(zeus::testing::zeus_cli_path() + " " + c.arguments);
     EXPECT_EQ(r.exit_code, 2) << c.arguments << "\n" << r.err;
     EXPECT_NE(r.err.find(c.expected), std::string::npos) << c.arguments << "\n" << r.err;
     EXPECT_TRUE(r.out.empty()) << r.out;

@@ -14,6 +14,7 @@
 
 #include "device/cpu/fake_powercap.hpp"
 #include "device/soc/fake_jetson.hpp"
+#include "support/build_paths.hpp"
 
 namespace {
 
@@ -33,10 +34,12 @@ class ShowEnvDevices : public ::testing::Test {
         zeus::test::FakeJetson::hwmon_rail(hwmon, 1, "VDD_IN", 5000, 1200);
         zeus::test::FakeJetson::hwmon_rail(hwmon, 2, "VDD_CPU_CV", 5000, 300);
         zeus::test::FakeJetson::hwmon_rail(hwmon, 3, "VDD_GPU_SOC", 5000, 400);
-        env_ = "env -u CUDA_VISIBLE_DEVICES -u HIP_VISIBLE_DEVICES -u ZEUS_SIMULATE "
-               "ZEUS_NVML_LIBRARY= ZEUS_POWERCAP_ROOT=" +
-               powercap_.root().string() + " ZEUS_JETSON_SYSFS_ROOT=" + jetson_.sys().string() +
-               " ZEUS_AMDSMI_LIBRARY=" ZEUS_TEST_FAKE_AMDSMI " FAKE_AMDSMI_GPUS=2 FAKE_AMDSMI_POWER_W=300 ";
+        env_ =
+            "env -u CUDA_VISIBLE_DEVICES -u HIP_VISIBLE_DEVICES -u ZEUS_SIMULATE "
+            "ZEUS_NVML_LIBRARY= ZEUS_POWERCAP_ROOT=" +
+            powercap_.root().string() + " ZEUS_JETSON_SYSFS_ROOT=" + jetson_.sys().string() +
+            " ZEUS_AMDSMI_LIBRARY=" + zeus::testing::fake_amdsmi_library_path() +
+            " FAKE_AMDSMI_GPUS=2 FAKE_AMDSMI_POWER_W=300 ";
     }
     zeus::testing::FakePowercap powercap_;
     zeus::test::FakeJetson jetson_;
@@ -46,8 +49,8 @@ class ShowEnvDevices : public ::testing::Test {
 TEST_F(ShowEnvDevices, JsonListsCpusAmdGpusAndJetsonRails) {
     int rc = -1;
     // The AMD GPU 1 has a stuck energy counter: validation must reject it.
-    const std::string out =
-        capture(env_ + "FAKE_AMDSMI_COUNTER=correct,stuck " ZEUS_CLI " show-env --format json", rc);
+    const std::string out = capture(
+        env_ + "FAKE_AMDSMI_COUNTER=correct,stuck " + zeus::testing::zeus_cli_path() + " show-env --format json", rc);
     ASSERT_EQ(rc, 0) << out;
     const auto r = nlohmann::json::parse(out);
 
@@ -79,7 +82,7 @@ TEST_F(ShowEnvDevices, HumanOutputExplainsUnreadableRapl) {
     std::filesystem::remove(powercap_.root() / "intel-rapl:1" / "energy_uj");
     std::filesystem::create_directory(powercap_.root() / "intel-rapl:1" / "energy_uj");
     int rc = -1;
-    const std::string out = capture(env_ + ZEUS_CLI " show-env", rc);
+    const std::string out = capture(env_ + zeus::testing::zeus_cli_path() + " show-env", rc);
     EXPECT_EQ(rc, 0) << out;
     EXPECT_NE(out.find("## CPUs (RAPL)"), std::string::npos) << out;
     EXPECT_NE(out.find("CPU 0 (intel-rapl:0, package-0): package energy available"), std::string::npos) << out;
@@ -99,7 +102,8 @@ TEST_F(ShowEnvDevices, NoAmdLibraryIsMentionedWhenNothingIsFound) {
     int rc = -1;
     const std::string out = capture(
         "env -u CUDA_VISIBLE_DEVICES -u ZEUS_AMDSMI_LIBRARY -u ZEUS_NVML_LIBRARY "
-        "AMDSMI_LIB_DIR=/nonexistent ROCM_PATH=/nonexistent ZEUS_POWERCAP_ROOT=/nonexistent " ZEUS_CLI " show-env",
+        "AMDSMI_LIB_DIR=/nonexistent ROCM_PATH=/nonexistent ZEUS_POWERCAP_ROOT=/nonexistent " +
+            zeus::testing::zeus_cli_path() + " show-env",
         rc);
     EXPECT_EQ(rc, 1) << out;
     EXPECT_NE(out.find("AMD GPUs:"), std::string::npos) << out;

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "support/command_output.hpp"
+#include "support/build_paths.hpp"
 
 namespace zeus::testing {
 namespace {
@@ -58,7 +59,7 @@ class UserFileInputs : public ::testing::Test {
     void TearDown() override { fs::remove_all(dir_); }
 
     [[nodiscard]] std::vector<FileInput> inputs() const {
-        const std::string zeus = ZEUS_CLI;
+        const std::string zeus = zeus::testing::zeus_cli_path();
         const std::string solve = zeus + " perseus solve --p2p-power 50 --microbatches 2 --output-dir " +
                                   (dir_ / "out").string();
         return {
@@ -74,9 +75,10 @@ class UserFileInputs : public ::testing::Test {
             {"run --price-file", zeus + " run --simulate --price-file {} -- true", 125},
             {"bso simulate --train", zeus + " bso simulate --train {}"},
             {"bso simulate --power-trace",
-             zeus + " bso simulate --train " + ZEUS_TEST_DATA_DIR + "/summary_train.csv --power-trace {}"},
+             zeus + " bso simulate --train " + zeus::testing::data_dir() + "/summary_train.csv --power-trace {}"},
             {"zeus-sim work --trace",
-             std::string(ZEUS_SIM_CLI) + " work --gpu 0 --workload a/b --batch-size 1 --epochs 1 --trace {}", -2},
+             zeus::testing::zeus_sim_cli_path() + " work --gpu 0 --workload a/b --batch-size 1 --epochs 1 --trace {}",
+             -2},
         };
     }
 
@@ -117,8 +119,8 @@ TEST_F(UserFileInputs, EveryFileFlagNamesThePathAndItsProblem) {
 
 TEST_F(UserFileInputs, TheSimulatorConfigVariableNamesItsProblem) {
     for (const auto& path : paths()) {
-        const auto r = capture_separately("ZEUS_SIM_CONFIG='" + path.path + "' timeout 20 " + ZEUS_CLI +
-                                          " show-env --simulate");
+        const auto r = capture_separately("ZEUS_SIM_CONFIG='" + path.path + "' timeout 20 " +
+                                          zeus::testing::zeus_cli_path() + " show-env --simulate");
         EXPECT_NE(r.err.find(path.says), std::string::npos) << path.name << ":\n" << r.out << r.err;
         EXPECT_NE(r.err.find("ZEUS_SIM_CONFIG"), std::string::npos) << path.name << ":\n" << r.err;
     }

@@ -17,6 +17,7 @@
 #include "zeus/lowtime/perseus_plan.hpp"
 #include "zeus/lowtime/pipeline.hpp"
 #include "zeus/lowtime/solver.hpp"
+#include "support/build_paths.hpp"
 
 namespace zeus::lowtime {
 namespace {
@@ -259,7 +260,7 @@ TEST(MinCut, InfeasibleLowerBoundsAreReportedNotGuessed) {
 // Every operation can run at its fastest option, so the frontier must reach
 // the all-fastest critical path.
 TEST(Frontier, MinCutIgnoresFloatingPointResidueAndReachesTheFastestSchedule) {
-    const std::string dir = ZEUS_LOWTIME_TEST_DATA;
+    const std::string dir = zeus::testing::lowtime_test_data_dir();
     std::ifstream csv(dir + "/early_stop_3x13.csv");
     ASSERT_TRUE(csv) << dir;
     const auto profile = read_instruction_profile(csv, "early_stop_3x13.csv");
@@ -289,7 +290,7 @@ TEST(Frontier, MinCutIgnoresFloatingPointResidueAndReachesTheFastestSchedule) {
 }
 
 TEST(PerseusPlan, RefusesAPipelineBeyondTheMemoryBudgetBeforeBuildingIt) {
-    std::ifstream csv(std::string(ZEUS_LOWTIME_TEST_DATA) + "/early_stop_3x13.csv");
+    std::ifstream csv(zeus::testing::lowtime_test_data_dir() + "/early_stop_3x13.csv");
     const auto profile = read_instruction_profile(csv, "early_stop_3x13.csv");
     PerseusOptions options;
     options.microbatches = 1 << 20;

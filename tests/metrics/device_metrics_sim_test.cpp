@@ -14,6 +14,7 @@
 #include "prometheus_servers.hpp"
 #include "support/sim_fixture.hpp"
 #include "zeus/metrics/device_metrics.hpp"
+#include "support/build_paths.hpp"
 
 namespace zeus::metrics {
 namespace {
@@ -165,7 +166,7 @@ TEST_F(DeviceMetricsTest, DocsListEveryMetricWithTypeUnitLabelsAndSource) {
         std::string type, unit, labels, source;
     };
     std::map<std::string, Row> documented;
-    std::ifstream docs(std::string(ZEUS_SOURCE_DIR) + "/docs/metrics.md");
+    std::ifstream docs(zeus::testing::source_dir() + "/docs/metrics.md");
     ASSERT_TRUE(docs) << "docs/metrics.md is missing";
     for (std::string line; std::getline(docs, line);) {
         if (line.rfind("| `zeus_", 0) != 0) continue;

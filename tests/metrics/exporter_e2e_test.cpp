@@ -21,6 +21,7 @@
 #include "prometheus_servers.hpp"
 #include "support/command_output.hpp"
 #include "support/taken_port.hpp"
+#include "support/build_paths.hpp"
 
 namespace zeus::testing {
 namespace {
@@ -36,8 +37,8 @@ constexpr double kWindowS = 10.0;          // the interval compared with the tru
 class ExporterProcess : public ServerProcess {
   public:
     explicit ExporterProcess(std::vector<std::string> args)
-        : ServerProcess(Launch{ZEUS_CLI, "zeus exporter", with_subcommand(std::move(args)), "--listen=", "/metrics",
-                               std::nullopt, "zeus exporter: serving http://"},
+        : ServerProcess(Launch{zeus::testing::zeus_cli_path(), "zeus exporter", with_subcommand(std::move(args)),
+                               "--listen=", "/metrics", std::nullopt, "zeus exporter: serving http://"},
                         make_dir("exporter")) {}
 
   private:
@@ -51,7 +52,7 @@ class ExporterProcess : public ServerProcess {
 class ZeusdMetricsProcess : public ServerProcess {
   public:
     ZeusdMetricsProcess()
-        : ServerProcess(Launch{ZEUSD_BINARY,
+        : ServerProcess(Launch{zeus::testing::zeusd_path(),
                                "zeusd",
                                {"serve", "--mode", "tcp", "--enable", "gpu-read,metrics"},
                                "--tcp-bind-address=",
@@ -175,11 +176,11 @@ TEST_F(ExporterEndToEnd, PrometheusIncreaseMatchesTheGroundTruthAcrossACounterRe
     int code = 0;
     const std::string lint = capture("promtool check metrics < " + exposition.string(), code);
     EXPECT_EQ(code, 0) << lint;
-    const std::string config = capture(
-        "promtool check config " + std::string(ZEUS_SOURCE_DIR) + "/packaging/prometheus/zeus-scrape.yml", code);
+    const std::string config =
+        capture("promtool check config " + zeus::testing::source_dir() + "/packaging/prometheus/zeus-scrape.yml", code);
     EXPECT_EQ(code, 0) << config;
     // Every query of the shipped Grafana dashboard runs against this data.
-    std::ifstream dashboard_file(std::string(ZEUS_SOURCE_DIR) + "/packaging/grafana/zeus-energy-dashboard.json");
+    std::ifstream dashboard_file(zeus::testing::source_dir() + "/packaging/grafana/zeus-energy-dashboard.json");
     const auto dashboard = nlohmann::json::parse(dashboard_file, nullptr, false);
     ASSERT_FALSE(dashboard.is_discarded());
     for (const auto& panel : dashboard["panels"]) {
@@ -216,7 +217,7 @@ TEST_F(ExporterEndToEnd, ShippedScrapeConfigAndDashboardCountEachNodeOnce) {
     // The shipped file as it is, but for its targets (this machine's two
     // servers, in the order of its jobs: exporter, then zeusd) and 1 s scrapes
     // for a 10 s window.
-    std::ifstream shipped(std::string(ZEUS_SOURCE_DIR) + "/packaging/prometheus/zeus-scrape.yml");
+    std::ifstream shipped(zeus::testing::source_dir() + "/packaging/prometheus/zeus-scrape.yml");
     ASSERT_TRUE(shipped);
     const std::string servers[2] = {fmt::format("127.0.0.1:{}", exporter.port()), fmt::format("127.0.0.1:{}", zeusd.port())};
     std::string config = "global:\n  scrape_timeout: 1s\n  evaluation_interval: 1s\n";
@@ -258,7 +259,7 @@ TEST_F(ExporterEndToEnd, ShippedScrapeConfigAndDashboardCountEachNodeOnce) {
     constexpr double kZeusdPeriodS = 1.0;
     const double power_w = truth_j / window;
     const double bound = power_w * (kZeusdPeriodS + kCounterRefreshS) * window / (window - kScrapeIntervalS) + 0.02 * truth_j;
-    std::ifstream dashboard_file(std::string(ZEUS_SOURCE_DIR) + "/packaging/grafana/zeus-energy-dashboard.json");
+    std::ifstream dashboard_file(zeus::testing::source_dir() + "/packaging/grafana/zeus-energy-dashboard.json");
     const auto dashboard = nlohmann::json::parse(dashboard_file, nullptr, false);
     ASSERT_FALSE(dashboard.is_discarded());
     int energy_panels = 0;
@@ -314,7 +315,8 @@ TEST_F(ExporterEndToEnd, DcgmLabelsFromTheCommandLine) {
                   .size(),
               1U);
     int code = 0;
-    const std::string out = capture(fmt::format("{} exporter --simulate --labels prometheus", ZEUS_CLI), code);
+    const std::string out =
+        capture(fmt::format("{} exporter --simulate --labels prometheus", zeus::testing::zeus_cli_path()), code);
     EXPECT_EQ(code, 2) << out;
     EXPECT_NE(out.find("--labels"), std::string::npos) << out;
 }
@@ -327,31 +329,33 @@ TEST_F(ExporterEndToEnd, BadInputIsAClearErrorNamingTheFix) {
     {
         const TakenPort port;  // a port already in use
         taken = port.address();
-        out = capture(fmt::format("{} exporter --simulate --cpus none --listen {}", ZEUS_CLI, taken), code);
+        out = capture(
+            fmt::format("{} exporter --simulate --cpus none --listen {}", zeus::testing::zeus_cli_path(), taken), code);
     }
     EXPECT_EQ(code, 2) << out;
     EXPECT_NE(out.find("cannot listen on " + taken), std::string::npos) << out;
     EXPECT_NE(out.find("--listen"), std::string::npos) << out;
 
-    out = capture(fmt::format("{} exporter --simulate --cpus none --listen localhost", ZEUS_CLI), code);
+    out = capture(fmt::format("{} exporter --simulate --cpus none --listen localhost", zeus::testing::zeus_cli_path()),
+                  code);
     EXPECT_EQ(code, 2) << out;
     EXPECT_NE(out.find("--listen: TCP address 'localhost' has no port"), std::string::npos) << out;
     // Each server command's fix names its own default port, never zeusd's 4938.
     const auto database = std::filesystem::temp_directory_path() / fmt::format("zeus-listen-{}.db", ::getpid());
     for (const auto& [command, port] : {std::pair<std::string, std::string>{"exporter --simulate --cpus none", "9466"},
                                         {"bso-server --database " + database.string(), "8000"}}) {
-        out = capture(fmt::format("{} {} --listen 127.0.0.1", ZEUS_CLI, command), code);
+        out = capture(fmt::format("{} {} --listen 127.0.0.1", zeus::testing::zeus_cli_path(), command), code);
         EXPECT_EQ(code, 2) << command << ": " << out;
         EXPECT_NE(out.find("for example 127.0.0.1:" + port), std::string::npos) << command << ": " << out;
         EXPECT_EQ(out.find("4938"), std::string::npos) << command << ": " << out;
     }
     std::filesystem::remove(database);
 
-    out = capture(fmt::format("{} exporter --simulate --cpus none --gpus 7", ZEUS_CLI), code);
+    out = capture(fmt::format("{} exporter --simulate --cpus none --gpus 7", zeus::testing::zeus_cli_path()), code);
     EXPECT_EQ(code, 2) << out;
     EXPECT_NE(out.find("--gpus: no GPU 7; the valid indices are 0-1"), std::string::npos) << out;
 
-    out = capture(fmt::format("{} exporter --simulate --period 0", ZEUS_CLI), code);
+    out = capture(fmt::format("{} exporter --simulate --period 0", zeus::testing::zeus_cli_path()), code);
     EXPECT_EQ(code, 2) << out;
     EXPECT_NE(out.find("--period: 0 is out of range; give a number from 0.01 to 3600 s"), std::string::npos) << out;
 }
@@ -360,10 +364,10 @@ TEST_F(ExporterEndToEnd, RunPushesTheCommandsEnergyAsAHistogram) {
     configure(R"({"gpus": [{"model": "A100-SXM4-40GB"}]})");
     Pushgateway gateway;
     int code = 0;
-    const std::string out = capture(
-        fmt::format("{} run --simulate --cpus none --format json --push-gateway {} --job batch -- sleep 0.3", ZEUS_CLI,
-                    gateway.base_url()),
-        code);
+    const std::string out =
+        capture(fmt::format("{} run --simulate --cpus none --format json --push-gateway {} --job batch -- sleep 0.3",
+                            zeus::testing::zeus_cli_path(), gateway.base_url()),
+                code);
     ASSERT_EQ(code, 0) << out;
     const auto report = nlohmann::json::parse(out.substr(0, out.rfind('}') + 1), nullptr, false);
     ASSERT_FALSE(report.is_discarded()) << out;
@@ -378,19 +382,19 @@ TEST_F(ExporterEndToEnd, RunPushesTheCommandsEnergyAsAHistogram) {
     // Bad input is refused before the command runs (it would have created the file).
     const auto marker = dir_ / "ran";
     std::string bad = capture(fmt::format("{} run --simulate --push-gateway 'http://a b:1' --job j -- touch {}",
-                                          ZEUS_CLI, marker.string()),
+                                          zeus::testing::zeus_cli_path(), marker.string()),
                               code);
     EXPECT_EQ(code, 125) << bad;
     EXPECT_NE(bad.find("--push-gateway: Pushgateway URL 'http://a b:1' is malformed"), std::string::npos) << bad;
-    bad = capture(fmt::format("{} run --simulate --push-gateway {} -- touch {}", ZEUS_CLI, gateway.base_url(),
-                              marker.string()),
+    bad = capture(fmt::format("{} run --simulate --push-gateway {} -- touch {}", zeus::testing::zeus_cli_path(),
+                              gateway.base_url(), marker.string()),
                   code);
     EXPECT_EQ(code, 125) << bad;
     EXPECT_NE(bad.find("--push-gateway needs --job NAME"), std::string::npos) << bad;
     EXPECT_FALSE(std::filesystem::exists(marker));
     // An unreachable gateway is a warning: the command's exit code stands.
-    bad = capture(fmt::format("{} run --simulate --cpus none --push-gateway 127.0.0.1:{} --job j -- true", ZEUS_CLI,
-                              free_port()),
+    bad = capture(fmt::format("{} run --simulate --cpus none --push-gateway 127.0.0.1:{} --job j -- true",
+                              zeus::testing::zeus_cli_path(), free_port()),
                   code);
     EXPECT_EQ(code, 0) << bad;
     EXPECT_NE(bad.find("zeus: warning: pushing metrics to http://127.0.0.1:"), std::string::npos) << bad;

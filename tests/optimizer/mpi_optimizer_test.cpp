@@ -19,6 +19,7 @@
 #include "support/mpi_check.hpp"
 #include "zeus/optimizer/power_limit_optimizer.hpp"
 #include "zeus/profile/mpi_communicator.hpp"
+#include "support/build_paths.hpp"
 
 namespace {
 
@@ -75,7 +76,7 @@ int main(int argc, char** argv) {
 
     zeus::GpuOptions options;
     options.simulate = true;
-    options.simulator_library = ZEUS_TEST_SIM_LIBRARY;
+    options.simulator_library = zeus::testing::sim_nvml_library_path();
     const zeus::Gpus gpus = zeus::Gpus::open(options);
     CHECK(gpus.size() == 1U, "rank %d sees %zu GPUs", rank, gpus.size());
     auto inner = zeus::EnergyMonitor::open(gpus, nullptr, nullptr).value();

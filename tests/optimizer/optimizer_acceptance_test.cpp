@@ -23,6 +23,7 @@
 #include "optimizer/optimizer_harness.hpp"
 #include "zeus/monitor/replay_monitor.hpp"
 #include "zeus/optimizer/power_limit_profile.hpp"
+#include "support/build_paths.hpp"
 
 namespace zeus::optimizer {
 namespace {
@@ -92,7 +93,7 @@ class ReplayAcceptance : public testing::SimulatedGpus {};
 TEST_F(ReplayAcceptance, EverySelectorPicksItsFormulasLimitOnEveryRecordedLog) {
     const auto all = formulas();
     int logs = 0;
-    for (const auto& entry : fs::directory_iterator(ZEUS_TEST_DATA_DIR "/replay-logs")) {
+    for (const auto& entry : fs::directory_iterator(zeus::testing::data_dir() + "/replay-logs")) {
         ++logs;
         std::ifstream in(entry.path());
         std::string line;
@@ -144,7 +145,7 @@ struct Workload {
 std::vector<Workload> trace_workloads() {
     std::vector<Workload> out;
     for (const char* gpu : {"a40", "v100"}) {
-        std::ifstream in(std::string(ZEUS_TEST_DATA_DIR "/power-traces/summary_power_") + gpu + ".csv");
+        std::ifstream in(zeus::testing::data_dir() + "/power-traces/summary_power_" + gpu + ".csv");
         std::string line;
         std::getline(in, line);
         std::map<std::string, Workload> by_key;
@@ -222,7 +223,7 @@ class TraceAcceptance : public testing::SimulatedGpus, public ::testing::WithPar
         if (!gpus.status()) return out;
         EXPECT_EQ(gpus[0].capabilities().energy_counter.supported, w.preset != "P100-PCIE-16GB");
         int profile = -1;
-        const std::string csv = std::string(ZEUS_TEST_DATA_DIR "/power-traces/summary_power_") + w.gpu + ".csv";
+        const std::string csv = zeus::testing::data_dir() + "/power-traces/summary_power_" + w.gpu + ".csv";
         EXPECT_EQ(zeusSimTraceProfileLoad(csv.c_str(), (w.dataset + "/" + w.network).c_str(), w.batch_size,
                                           w.optimizer.c_str(), &profile),
                   ZEUS_SIM_OK)

@@ -10,6 +10,7 @@
 
 #include "zeus/monitor/replay_monitor.hpp"
 #include "zeus/optimizer/power_limit_profile.hpp"
+#include "support/build_paths.hpp"
 
 namespace zeus::optimizer {
 namespace {
@@ -64,7 +65,8 @@ std::vector<Row> plain_rows(const fs::path& path, std::size_t* gpu_columns) {
 
 std::vector<fs::path> replay_logs() {
     std::vector<fs::path> logs;
-    for (const auto& entry : fs::directory_iterator(ZEUS_TEST_DATA_DIR "/replay-logs")) logs.push_back(entry.path());
+    for (const auto& entry : fs::directory_iterator(zeus::testing::data_dir() + "/replay-logs"))
+        logs.push_back(entry.path());
     std::sort(logs.begin(), logs.end());
     return logs;
 }
@@ -176,7 +178,7 @@ TEST(ReplayLogs, EveryRecordedLogReadsAsItsRows) {
 }
 
 TEST(ReplayLogs, TheMonitorReplaysRowsInOrder) {
-    const auto log = fs::path(ZEUS_TEST_DATA_DIR "/replay-logs/A40+resnet50+gpu0,1,2,3.csv");
+    const auto log = fs::path(zeus::testing::data_dir() + "/replay-logs/A40+resnet50+gpu0,1,2,3.csv");
     std::size_t columns = 0;
     const auto rows = plain_rows(log, &columns);
     auto monitor = ReplayMonitor::open(log).value();
@@ -201,7 +203,7 @@ TEST(ReplayLogs, TheMonitorReplaysRowsInOrder) {
 }
 
 TEST(ReplayLogs, AWindowOutOfOrderIsNamed) {
-    auto monitor = ReplayMonitor::open(ZEUS_TEST_DATA_DIR "/replay-logs/A40+resnet50+gpu0.csv").value();
+    auto monitor = ReplayMonitor::open(zeus::testing::data_dir() + "/replay-logs/A40+resnet50+gpu0.csv").value();
     ASSERT_TRUE(monitor->begin_window("__GlobalPowerLimitOptimizer_275").ok());
     auto m = monitor->end_window("__GlobalPowerLimitOptimizer_275");
     ASSERT_FALSE(m.ok());

@@ -23,6 +23,7 @@
 #include "perseus/router.hpp"
 #include "zeus/device/gpus.hpp"
 #include "zeus/perseus/pipeline_frequency.hpp"
+#include "support/build_paths.hpp"
 
 namespace zeus::perseus {
 namespace {
@@ -42,7 +43,7 @@ class PipelineClientTest : public ::testing::Test {
         ::unsetenv("ZEUS_SIM_CONFIG");
         GpuOptions options;
         options.simulate = true;
-        options.simulator_library = ZEUS_TEST_SIM_LIBRARY;
+        options.simulator_library = zeus::testing::sim_nvml_library_path();
         gpus_ = Gpus::open(options);
         ASSERT_TRUE(gpus_.status().ok()) << gpus_.status().error().describe();
         ASSERT_GE(gpus_.size(), 2U);

@@ -14,6 +14,7 @@
 
 #include "support/test_directory.hpp"
 #include "zeus/device/gpus.hpp"
+#include "support/build_paths.hpp"
 
 namespace zeus::testing {
 
@@ -34,7 +35,7 @@ class SimulatedGpus : public ::testing::Test {
     static GpuOptions simulated(std::optional<std::string> visible = std::nullopt) {
         GpuOptions options;
         options.simulate = true;
-        options.simulator_library = ZEUS_TEST_SIM_LIBRARY;
+        options.simulator_library = zeus::testing::sim_nvml_library_path();
         options.visible_devices = std::move(visible);
         return options;
     }

@@ -12,6 +12,7 @@
 
 #include "zeus/device/amd.hpp"
 #include "zeus/platform/dynamic_library.hpp"
+#include "support/build_paths.hpp"
 
 namespace {
 
@@ -34,7 +35,7 @@ class AmdBackend : public ::testing::Test {
     }
     static zeus::GpuOptions options() {
         zeus::GpuOptions o;
-        o.amdsmi_library = ZEUS_TEST_FAKE_AMDSMI;
+        o.amdsmi_library = zeus::testing::fake_amdsmi_library_path();
         return o;
     }
     static Gpus open(const zeus::GpuOptions& o = options(), std::chrono::milliseconds window = kWindow) {
@@ -67,7 +68,7 @@ class AmdBackend : public ::testing::Test {
             return fn<unsigned (*)(unsigned)>("fake_amdsmi_perf_level")(i);
         }
     };
-    static Fake fake() { return Fake{zeus::DynamicLibrary::open(ZEUS_TEST_FAKE_AMDSMI).value()}; }
+    static Fake fake() { return Fake{zeus::DynamicLibrary::open(zeus::testing::fake_amdsmi_library_path()).value()}; }
 
     // The number after "ratio " in a reason.
     static double ratio_in(const std::string& reason) {
@@ -87,7 +88,7 @@ TEST_F(AmdBackend, EnumeratesGpusWithNamesAndIdentity) {
     ASSERT_TRUE(gpus.status().ok()) << gpus.status().error().describe();
     ASSERT_EQ(gpus.size(), 3U);
     EXPECT_EQ(gpus.backend_info().backend, "amdsmi");
-    EXPECT_EQ(gpus.backend_info().library_path, ZEUS_TEST_FAKE_AMDSMI);
+    EXPECT_EQ(gpus.backend_info().library_path, zeus::testing::fake_amdsmi_library_path());
     EXPECT_EQ(gpus.backend_info().physical_gpu_count, 3U);
     EXPECT_EQ(gpus[0].identity().name, "AMD Instinct MI300X");
     EXPECT_EQ(gpus[2].identity().name, "AMD Instinct MI210");
@@ -452,11 +453,11 @@ TEST_F(AmdBackend, SearchOrderListsEveryPlaceTried) {
 }
 
 TEST_F(AmdBackend, SearchOrderFindsTheLibraryInAmdsmiLibDir) {
-    env("AMDSMI_LIB_DIR", ZEUS_TEST_FAKE_AMDSMI_DIR);
+    env("AMDSMI_LIB_DIR", zeus::testing::fake_amdsmi_library_dir());
     Gpus gpus = open(zeus::GpuOptions{});
     ASSERT_TRUE(gpus.status().ok()) << gpus.status().error().describe();
     EXPECT_EQ(gpus.size(), 2U);
-    EXPECT_EQ(gpus.backend_info().library_path, std::string(ZEUS_TEST_FAKE_AMDSMI_DIR) + "/libamd_smi.so.26");
+    EXPECT_EQ(gpus.backend_info().library_path, zeus::testing::fake_amdsmi_library_dir() + "/libamd_smi.so.26");
 }
 
 TEST_F(AmdBackend, InitFailureCarriesAmdSmisMessageAndAHint) {

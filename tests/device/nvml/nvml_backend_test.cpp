@@ -6,6 +6,7 @@
 #include <cctype>
 
 #include "support/sim_fixture.hpp"
+#include "support/build_paths.hpp"
 
 namespace zeus {
 namespace {
@@ -354,7 +355,7 @@ TEST_F(SimulatedGpus, DriverNotLoadedGivesAnEmptySetWithTheReason) {
 
 TEST_F(SimulatedGpus, SimulatorLoadedByPathIsStillLabelledSimulated) {
     GpuOptions options;
-    options.nvml_library = ZEUS_TEST_SIM_LIBRARY;  // not through --simulate
+    options.nvml_library = zeus::testing::sim_nvml_library_path();  // not through --simulate
     Gpus gpus = Gpus::open(options);
     ASSERT_FALSE(gpus.empty());
     EXPECT_TRUE(gpus.backend_info().simulated);

@@ -10,6 +10,7 @@
 
 #include "device/zeusd/fake_zeusd.hpp"
 #include "support/sim_fixture.hpp"
+#include "support/build_paths.hpp"
 
 namespace zeus {
 namespace {
@@ -23,10 +24,11 @@ bool contains(const std::string& text, const std::string& part) { return text.fi
 class ZeusdShowEnv : public testing::SimulatedGpus {
   protected:
     std::string run(const std::string& zeusd_env, const std::string& args, int& rc) {
-        const std::string command = "env -u CUDA_VISIBLE_DEVICES -u ZEUSD_SOCK_PATH -u ZEUSD_HOST_PORT -u ZEUSD_TOKEN "
-                                    "ZEUS_POWERCAP_ROOT=/nonexistent ZEUS_SIM_STATE=" +
-                                    (dir_ / "state").string() + " " + zeusd_env + " " ZEUS_CLI " show-env --simulate " +
-                                    args;
+        const std::string command =
+            "env -u CUDA_VISIBLE_DEVICES -u ZEUSD_SOCK_PATH -u ZEUSD_HOST_PORT -u ZEUSD_TOKEN "
+            "ZEUS_POWERCAP_ROOT=/nonexistent ZEUS_SIM_STATE=" +
+            (dir_ / "state").string() + " " + zeusd_env + " " + zeus::testing::zeus_cli_path() +
+            " show-env --simulate " + args;
         return capture(command, rc);
     }
 };

@@ -12,6 +12,7 @@
 
 #include "zeus/zeusd/commands.hpp"
 #include "zeusd_harness.hpp"
+#include "support/build_paths.hpp"
 
 namespace zeus::testing {
 namespace {
@@ -54,7 +55,7 @@ TEST(ZeusdDefaults, HelpSaysServeDefaults) {
 }
 
 TEST(ZeusdDefaults, DocsSayServeDefaults) {
-    std::ifstream in(std::string(ZEUS_SOURCE_DIR) + "/docs/zeusd.md");
+    std::ifstream in(zeus::testing::source_dir() + "/docs/zeusd.md");
     ASSERT_TRUE(in) << "docs/zeusd.md";
     std::stringstream text;
     text << in.rdbuf();

@@ -11,6 +11,7 @@
 #include "zeus/monitor/energy_monitor.hpp"
 #include "zeus/optimizer/power_limit_optimizer.hpp"
 #include "zeusd_fixture.hpp"
+#include "support/build_paths.hpp"
 
 namespace zeus::testing {
 namespace {
@@ -85,7 +86,7 @@ TEST_F(LibraryClientTest, GpuSettingsGoThroughTheDaemonAndAreUndoneWhenTheProces
         ::setenv("ZEUSD_SOCK_PATH", endpoint_.unix_path->c_str(), 1);
         auto options = GpuOptions::from_environment().value();
         options.simulate = true;
-        options.simulator_library = ZEUS_TEST_SIM_LIBRARY;
+        options.simulator_library = zeus::testing::sim_nvml_library_path();
         const Gpus gpus = Gpus::open(options);
         const bool relayed = gpus.backend_info().zeusd_endpoint.has_value();
         const bool set = gpus[0].set_power_limit(Milliwatts(target)).ok();
@@ -118,7 +119,7 @@ TEST_F(LibraryClientTest, APowerLimitOptimizerKilledMidProfilingLeavesNoLimitBeh
         ::setenv("ZEUSD_SOCK_PATH", endpoint_.unix_path->c_str(), 1);
         auto options = GpuOptions::from_environment().value();
         options.simulate = true;
-        options.simulator_library = ZEUS_TEST_SIM_LIBRARY;
+        options.simulator_library = zeus::testing::sim_nvml_library_path();
         const Gpus gpus = Gpus::open(options);
         auto monitor = EnergyMonitor::open(gpus, nullptr, nullptr).value();
         optimizer::PowerLimitOptimizerOptions o;
@@ -154,7 +155,7 @@ TEST_F(LibraryClientTest, MeasuringNeedsNoGpuControl) {
     use_daemon_from_environment();
     auto options = GpuOptions::from_environment().value();
     options.simulate = true;
-    options.simulator_library = ZEUS_TEST_SIM_LIBRARY;
+    options.simulator_library = zeus::testing::sim_nvml_library_path();
     const Gpus gpus = Gpus::open(options);
     ASSERT_TRUE(gpus.status()) << gpus.status().error().describe();
     ASSERT_GT(gpus.size(), 0U);

@@ -16,6 +16,7 @@
 #include "device/cpu/fake_powercap.hpp"
 #include "zeus/device/gpus.hpp"
 #include "zeusd_harness.hpp"
+#include "support/build_paths.hpp"
 
 namespace zeus::testing {
 
@@ -49,7 +50,7 @@ class ZeusdTest : public ::testing::Test {
 
     std::map<std::string, std::string> daemon_env() const {
         return {{"ZEUS_SIMULATE", "1"},
-                {"ZEUS_SIM_LIBRARY", ZEUS_TEST_SIM_LIBRARY},
+                {"ZEUS_SIM_LIBRARY", zeus::testing::sim_nvml_library_path()},
                 {"ZEUS_POWERCAP_ROOT", powercap_.root().string()},
                 {"RUST_LOG", "debug"}};
     }
@@ -87,7 +88,7 @@ class ZeusdTest : public ::testing::Test {
     static Gpus local_gpus() {
         GpuOptions options;
         options.simulate = true;
-        options.simulator_library = ZEUS_TEST_SIM_LIBRARY;
+        options.simulator_library = zeus::testing::sim_nvml_library_path();
         return Gpus::open(options);
     }
 

@@ -1,6 +1,7 @@
 #include "zeusd_harness.hpp"
 
 #include "support/listening_line.hpp"
+#include "support/build_paths.hpp"
 
 #include <sys/resource.h>
 
@@ -137,7 +138,7 @@ ZeusdProcess::ZeusdProcess(std::vector<std::string> args, std::map<std::string, 
                            const std::filesystem::path& log_file, std::optional<Endpoint> wait_for,
                            std::optional<unsigned long> fd_limit)
     : log_file_(log_file), endpoint_(wait_for) {
-    args.insert(args.begin(), {ZEUSD_BINARY, "serve"});
+    args.insert(args.begin(), {zeus::testing::zeusd_path(), "serve"});
     pid_ = ::fork();
     if (pid_ == 0) {
         const int out = ::open(log_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -217,7 +218,7 @@ std::pair<int, std::string> run_zeusd(const std::vector<std::string>& args,
         ::dup2(out, 2);
         for (const auto& [name, value] : env) ::setenv(name.c_str(), value.c_str(), 1);
         std::vector<std::string> full = args;
-        full.insert(full.begin(), ZEUSD_BINARY);
+        full.insert(full.begin(), zeus::testing::zeusd_path());
         std::vector<char*> argv;
         for (auto& arg : full) argv.push_back(arg.data());
         argv.push_back(nullptr);
