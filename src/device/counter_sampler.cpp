@@ -9,12 +9,14 @@ AccumulatedCounter::AccumulatedCounter(CounterSpec spec, ReadRaw read_raw)
     : accumulator_(std::move(spec)), read_raw_(std::move(read_raw)) {}
 
 Result<Joules> AccumulatedCounter::read() {
-    std::optional<std::uint64_t> since;
-    if (fed_any_.load()) since = last_fed_published_.load();
+    ReadOrder order;
+    if (fed_any_.load()) order.since = last_fed_published_.load();
+    order.span.began = read_tickets_.fetch_add(1);
     auto raw = read_raw_();
+    order.span.ended = read_tickets_.load();
     const auto finished = Clock::now();
     if (!raw) return raw.error();
-    return feed(*raw, since, finished);
+    return feed(*raw, order, finished);
 }
 
 Joules AccumulatedCounter::record(std::uint64_t raw) {
@@ -34,22 +36,34 @@ std::uint64_t AccumulatedCounter::forward(std::uint64_t from, std::uint64_t to) 
     return (to + range - from) % range;
 }
 
-Joules AccumulatedCounter::feed(std::uint64_t raw, std::optional<std::uint64_t> since, Clock::time_point finished) {
+bool AccumulatedCounter::overtaken(std::uint64_t raw, const ReadOrder& order) const {
+    if (!last_fed_raw_) return false;
+    if (last_fed_span_) {
+        // The last reading fed began after this one had sampled: it is newer
+        // (this reader waited, or lost its core, between its read and here).
+        if (order.span.ended <= last_fed_span_->began) return true;
+        // It had sampled before this one began: this one is newer.
+        if (order.span.began >= last_fed_span_->ended) return false;
+    }
+    // The two reads overlapped (or the last was recorded): if this reading
+    // lies between `since` and the last reading fed, that one sampled later.
+    // Exact while the counter moves less than a lap during one read. A
+    // reading behind `since` itself is a real step backwards and is fed (and
+    // counted).
+    return order.since && forward(*order.since, raw) < forward(*order.since, *last_fed_raw_);
+}
+
+Joules AccumulatedCounter::feed(std::uint64_t raw, std::optional<ReadOrder> order, Clock::time_point finished) {
     raw = masked(raw);
     std::lock_guard lock(feed_mutex_);
-    // This read sampled the hardware after `since` was sampled. If it lies
-    // between `since` and the last reading fed, that reading (fed while this
-    // one read) sampled later: feeding this one would look like a step
-    // backwards (or, across a wrap, a whole lap forwards), and it adds
-    // nothing the newer one did not. Exact while the counter moves less than
-    // a lap between reads fed, which the accumulator needs anyway. A reading
-    // behind `since` itself is a real step backwards and is fed (and counted).
-    if (since && last_fed_raw_ && forward(*since, raw) < forward(*since, *last_fed_raw_)) {
-        return accumulator_.total();
-    }
+    // A reading that a newer one fed already overtook adds nothing, and
+    // feeding it would look like a step backwards (or, across a wrap, a
+    // whole lap forwards).
+    if (order && overtaken(raw, *order)) return accumulator_.total();
     const auto when = std::max(finished, last_fed_at_);
     accumulator_.update(raw, when);
     last_fed_raw_ = raw;
+    last_fed_span_ = order ? std::optional<ReadSpan>(order->span) : std::nullopt;
     last_fed_at_ = when;
     last_fed_published_.store(raw);
     fed_any_.store(true);

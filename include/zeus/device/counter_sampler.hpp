@@ -36,11 +36,22 @@ class AccumulatedCounter {
     [[nodiscard]] const CounterAccumulator& accumulator() const { return accumulator_; }
 
   private:
-    // Feeds `raw`, read by a read() that began when `since` was the last
-    // reading fed (nullopt: none, or recorded: always fed), unless `raw` lies
-    // between `since` and the last reading fed: then a newer reading
-    // overtook it and it adds nothing.
-    Joules feed(std::uint64_t raw, std::optional<std::uint64_t> since, Clock::time_point finished);
+    // Where a read() sampled the hardware, in the order of read tickets:
+    // after the ticket `began` was drawn and before `ended` was seen.
+    struct ReadSpan {
+        std::uint64_t began = 0;
+        std::uint64_t ended = 0;
+    };
+    // What a read() knew when it began: the last reading fed (nullopt: none)
+    // and where it sampled the hardware.
+    struct ReadOrder {
+        std::optional<std::uint64_t> since;
+        ReadSpan span;
+    };
+    // Feeds `raw` unless a reading fed already sampled the hardware after it
+    // (nullopt order: recorded by the caller, always fed as the newest).
+    Joules feed(std::uint64_t raw, std::optional<ReadOrder> order, Clock::time_point finished);
+    [[nodiscard]] bool overtaken(std::uint64_t raw, const ReadOrder& order) const;
     // How far the counter moved forwards from `from` to `to`: modulo the
     // range; on a counter that never wraps, a decrease is "further than any".
     [[nodiscard]] std::uint64_t forward(std::uint64_t from, std::uint64_t to) const;
@@ -50,7 +61,13 @@ class AccumulatedCounter {
     ReadRaw read_raw_;
     std::mutex feed_mutex_;  // orders readings into the accumulator; never held across read_raw_
     std::optional<std::uint64_t> last_fed_raw_;
-    Clock::time_point last_fed_at_{};  // when the last reading fed was finished (never decreases)
+    std::optional<ReadSpan> last_fed_span_;  // nullopt: none, or recorded at a moment we do not know
+    Clock::time_point last_fed_at_{};        // when the last reading fed was finished (never decreases)
+    // Drawn by every read() before it reads the hardware and looked at right
+    // after: whether one reading was sampled before another follows from the
+    // order of these atomic operations alone, however long a reader then
+    // waits for feed_mutex_ or loses its core.
+    std::atomic<std::uint64_t> read_tickets_{0};
     // last_fed_raw_ for reads to note, without the lock, before they read
     // the hardware: ordered by the atomics, not by clocks, which are not
     // exactly in step across CPUs.
