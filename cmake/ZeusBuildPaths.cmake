@@ -52,6 +52,4 @@ ZEUS_BUILD_PATH(fake_amdsmi_library_dir, R\"zeus_path(${_fake_amdsmi_dir})zeus_p
 ")
 add_library(zeus_build_paths STATIC "${_paths_source}")
 target_include_directories(zeus_build_paths PUBLIC "${PROJECT_SOURCE_DIR}/tests")
-target_compile_features(zeus_build_paths PUBLIC cxx_std_20)
 target_link_libraries(zeus_build_paths PRIVATE $<BUILD_INTERFACE:zeus_compile_options>)
-set_target_properties(zeus_build_paths PROPERTIES POSITION_INDEPENDENT_CODE ON)
