@@ -3,24 +3,34 @@
 # packaging/containers/*.Containerfile with `buildah bud --isolation=chroot`,
 # installing the Debian packages in dist/ (scripts/build-packages.sh).
 #
-#   scripts/build-images.sh [--base IMAGE]
+#   scripts/build-images.sh [--base IMAGE] [--push REGISTRY/PREFIX [--tls-verify=false]]
 #
 # --base: the BASE build argument. Default: an image imported from the clean
 # Debian 12 root that scripts/debian-root.sh makes (mmdebstrap minbase, Debian's
 # archive only), so that nothing is pulled from a registry; the published
 # images use the Containerfiles' default, debian:12-slim.
 # Images: localhost/zeus-native/{zeusd,zeus-exporter,zeus-bso-server}:VERSION.
+# --push: then pushes each to REGISTRY/PREFIX/NAME:VERSION (e.g.
+# registry.example.com/zeus-native), where the Kubernetes manifests rendered by
+# scripts/render-manifests.sh --image-prefix REGISTRY/PREFIX pull them from.
+# --tls-verify=false: for a registry served over plain HTTP (a test's, on loopback).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-base=""
+base="" push="" tls_verify=true
 while [ $# -gt 0 ]; do
   case "$1" in
-    --base) base="$2"; shift ;;
-    *) echo "build-images.sh: unknown option '$1' (use --base IMAGE)" >&2; exit 2 ;;
+    --base) base="${2:?--base needs an image}"; shift ;;
+    --push) push="${2:?--push needs REGISTRY/PREFIX, e.g. registry.example.com/zeus-native}"; shift ;;
+    --tls-verify=false) tls_verify=false ;;
+    *) echo "build-images.sh: unknown option '$1' (use --base IMAGE, --push REGISTRY/PREFIX, --tls-verify=false)" >&2; exit 2 ;;
   esac
   shift
 done
+case "$push" in
+  ""|*/*) ;;
+  *) echo "build-images.sh: --push '$push' names no registry: give REGISTRY/PREFIX (e.g. registry.example.com/zeus-native)" >&2; exit 2 ;;
+esac
 command -v buildah >/dev/null 2>&1 || { echo "build-images.sh: buildah is missing (scripts/setup.sh installs it)" >&2; exit 2; }
 ls dist/zeus_*.deb >/dev/null 2>&1 || scripts/build-packages.sh
 version="$(dpkg-deb -f "$(ls dist/zeus_*.deb | head -1)" Version)"
@@ -64,3 +74,10 @@ for name in zeusd zeus-exporter zeus-bso-server; do
     -f "packaging/containers/$name.Containerfile" -t "$image" "$context" >/dev/null
   echo "build-images: $image $(buildah images --format '{{.Size}}' "$image")"
 done
+if [ -n "$push" ]; then
+  for name in zeusd zeus-exporter zeus-bso-server; do
+    target="${push%/}/$name:$version"
+    buildah push --quiet --tls-verify="$tls_verify" "localhost/zeus-native/$name:$version" "docker://$target" >/dev/null
+    echo "build-images: pushed $target"
+  done
+fi

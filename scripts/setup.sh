@@ -31,6 +31,8 @@ TEST_PACKAGES=(
   # the images: clean Debian roots (mmdebstrap), OCI images built without a
   # container runtime (buildah), package checks, systemd-analyze for the units.
   ccache mmdebstrap buildah lintian dpkg-dev fakeroot patchelf systemd curl file
+  # The registry the image test pushes to and pulls from (tests/packaging/registry_test.sh).
+  docker-registry
   # The layout check of changed lines (scripts/check-format.sh).
   clang-format
   # pyright (the Python stubs test, scripts/setup-python.sh) runs on node.

@@ -18,6 +18,7 @@
 #include "http_server/unix_socket.hpp"
 #include "zeus/device/gpus.hpp"
 #include "zeus/platform/listening_address.hpp"
+#include "zeusd/access_summary.hpp"
 #include "zeusd/auth/signing_key.hpp"
 #include "zeusd/client_watcher.hpp"
 #include "zeusd/log.hpp"
@@ -339,6 +340,7 @@ Result<std::unique_ptr<Daemon>> Daemon::start(const ServeConfig& config) {
     // Groups the user named are a promise: a device they need that is missing
     // stops start-up. The default groups serve whatever this machine has.
     const bool groups_named = config.enable.has_value();
+    log::info("{}", access_summary(config, enabled, config.signing_key_path.has_value()));
 
     auto overrides = load_overrides(config, enabled);
     if (!overrides) return overrides.error();

@@ -5,7 +5,11 @@
 # serves /metrics on loopback, zeusd answers /discover on its socket, the
 # batch-size server registers a job. Needs root.
 #
-#   tests/packaging/images_test.sh VERSION 'EXPORTER_COMMAND_JSON'
+#   tests/packaging/images_test.sh VERSION 'EXPORTER_COMMAND_JSON' [IMAGE_PREFIX]
+#
+# IMAGE_PREFIX: where the images are (default localhost/zeus-native, as
+# scripts/build-images.sh names them; tests/packaging/registry_test.sh gives
+# the registry it pulled them from).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -13,9 +17,10 @@ fail() { echo "images_test: FAIL: $*" >&2; exit 1; }
 # shellcheck source=tests/packaging/checks.sh
 . tests/packaging/checks.sh
 step() { echo "== images: $*"; }
-[ $# -eq 2 ] || fail "usage: images_test.sh VERSION EXPORTER_COMMAND_JSON"
-version="$1" daemonset_command="$2"
+[ $# -eq 2 ] || [ $# -eq 3 ] || fail "usage: images_test.sh VERSION EXPORTER_COMMAND_JSON [IMAGE_PREFIX]"
+version="$1" daemonset_command="$2" prefix="${3:-localhost/zeus-native}"
 work="$(mktemp -d /var/tmp/zeus-images.XXXXXX)"
+chmod 755 "$work"  # the socket test connects as other users
 containers=() pids=()
 cleanup() {
   for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
@@ -49,7 +54,7 @@ start() {  # start NAME IMAGE LOG [buildah run options] -- ARGS...
 sim=(-e ZEUS_SIM_STATE=/tmp/zeus-sim-state)
 
 step "zeus-exporter: the DaemonSet's command line, on the simulator"
-image="localhost/zeus-native/zeus-exporter:$version"
+image="$prefix/zeus-exporter:$version"
 read -r -a words < <(python3 -c 'import json,sys; print(*json.loads(sys.argv[1]))' "$daemonset_command")
 [ "${words[*]:0:2}" = "$(entrypoint "$image")" ] \
   || fail "the DaemonSet runs '${words[*]:0:2}', the image's entrypoint is '$(entrypoint "$image")'"
@@ -71,16 +76,27 @@ user="$(image_config "$image" User)"
 [ "${user%%:*}" != 0 ] && [ -n "$user" ] || fail "the exporter image runs as root ($user)"
 
 step "zeusd: answers /discover on its socket"
-image="localhost/zeus-native/zeusd:$version"
+image="$prefix/zeusd:$version"
 mkdir "$work/zeusd"
 cmd="$(image_config "$image" Cmd)"
 # shellcheck disable=SC2086
 start zeusd "$image" "$work/zeusd.log" "${sim[@]}" -e ZEUS_SIMULATE=1 -v "$work/zeusd:/run/zeusd" -- $cmd --enable gpu-read
 wait_for "the zeusd image" test -S "$work/zeusd/zeusd.sock"
 expect_discover "$work/zeusd/zeusd.sock" "$work/zeusd.log"
+step "zeusd: its socket is root:9466 (the zeus group), mode 660: a stranger cannot connect, a member can"
+[ "$(stat -c '%a %u %g' "$work/zeusd/zeusd.sock")" = "660 0 9466" ] \
+  || fail "the zeusd image's socket is $(stat -c '%a %u %g' "$work/zeusd/zeusd.sock"), not mode 660 root:9466"
+as_user() { setpriv --reuid 65534 --regid 65534 "$@"; }
+if as_user --clear-groups curl -sf --unix-socket "$work/zeusd/zeusd.sock" http://zeusd/discover >/dev/null 2>&1; then
+  fail "a user outside the zeus group (gid 9466) can use the zeusd image's socket"
+fi
+as_user --groups 9466 curl -sf --unix-socket "$work/zeusd/zeusd.sock" http://zeusd/discover >/dev/null \
+  || fail "a member of the zeus group (gid 9466) cannot use the zeusd image's socket"
+grep -q "who may use zeusd: members of group 'zeus' (gid 9466)" "$work/zeusd.log" \
+  || { cat "$work/zeusd.log"; fail "zeusd's log does not say who may use it"; }
 
 step "zeus-bso-server: registers a job (POST /jobs) on SQLite in its volume"
-image="localhost/zeus-native/zeus-bso-server:$version"
+image="$prefix/zeus-bso-server:$version"
 start bso "$image" "$work/bso.log" -- --listen 127.0.0.1:0 --database /var/lib/zeus-bso/zeus-bso.db
 listening_port port "$work/bso.log" "zeus bso-server: listening on " "${pids[-1]}"
 wait_for "the bso-server image" curl -s "http://127.0.0.1:$port/jobs"

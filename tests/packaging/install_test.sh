@@ -91,13 +91,33 @@ in_root "${sim_env[@]}" zeus demo --simulate --seconds 2 >"$work/demo.txt" 2>&1 
 grep -qi "J" "$work/demo.txt" || fail "zeus demo printed no energy: $(cat "$work/demo.txt")"
 
 
-step "zeusd serve answers /discover on its socket"
-mkdir -p "$root/var/tmp/zeusd"
-scripts/in-root.sh "$root" "${sim_env[@]}" ZEUS_SIMULATE=1 zeusd serve --socket-path /var/tmp/zeusd/zeusd.sock --enable gpu-read \
-  >"$work/zeusd.log" 2>&1 &
+step "zeusd serve, as the packaged service runs it (/etc/default/zeusd), answers /discover on its socket"
+# The unit's RuntimeDirectory=zeusd (mode 0755) and ExecStart=zeusd serve $ZEUSD_ARGS.
+mkdir -p -m 0755 "$root/run/zeusd"
+# shellcheck disable=SC1091
+zeusd_args="$(. "$root/etc/default/zeusd" && echo "$ZEUSD_ARGS")"
+# shellcheck disable=SC2086
+scripts/in-root.sh "$root" "${sim_env[@]}" ZEUS_SIMULATE=1 zeusd serve $zeusd_args >"$work/zeusd.log" 2>&1 &
 pids+=($!)
-wait_for "zeusd" test -S "$root/var/tmp/zeusd/zeusd.sock"
-expect_discover "$root/var/tmp/zeusd/zeusd.sock" "$work/zeusd.log"
+wait_for "zeusd" test -S "$root/run/zeusd/zeusd.sock"
+expect_discover "$root/run/zeusd/zeusd.sock" "$work/zeusd.log"
+head -1 "$work/zeusd.log" | grep -q "who may use zeusd: 'root' (uid 0) and members of group 'zeus'" \
+  || { cat "$work/zeusd.log"; fail "zeusd's first log line does not say that root and the zeus group may use it"; }
+
+step "the packaged zeusd: a member of the zeus group may use it, another user may not"
+in_root useradd --no-create-home --groups zeus alice
+in_root useradd --no-create-home bob
+zeusd_seen_by() {  # USER: `zeus show-env` run as USER with ZEUSD_SOCK_PATH set, its zeusd section
+  in_root runuser -u "$1" -- env ZEUSD_SOCK_PATH=/run/zeusd/zeusd.sock ZEUS_SIM_STATE="/tmp/zeus-sim-$1" \
+    zeus show-env --simulate --format json >"$work/show-env-$1.json" 2>&1 || true
+  python3 -c 'import json, sys; z = json.load(open(sys.argv[1]))["zeusd"]; print(z["reachable"], json.dumps(z.get("error")))' \
+    "$work/show-env-$1.json"
+}
+alice="$(zeusd_seen_by alice)"
+[ "${alice%% *}" = True ] || fail "alice (group zeus) cannot use the packaged zeusd: $alice"
+bob="$(zeusd_seen_by bob)"
+[ "${bob%% *}" = False ] || fail "bob (not in group zeus) can use the packaged zeusd: $bob"
+case "$bob" in *ermission*) ;; *) fail "bob's show-env does not say that permission was refused: $bob" ;; esac
 
 step "zeus exporter answers /metrics"
 scripts/in-root.sh "$root" "${sim_env[@]}" zeus exporter --simulate --cpus none --listen 127.0.0.1:0 >"$work/exporter.log" 2>&1 &
@@ -141,7 +161,9 @@ in_root env DEBIAN_FRONTEND=noninteractive apt-get purge -y -qq "${packages[@]}"
   || { cat "$work/purge.log"; fail "apt-get purge failed"; }
 in_root env DEBIAN_FRONTEND=noninteractive apt-get autoremove --purge -y -qq >>"$work/purge.log" 2>&1 \
   || { cat "$work/purge.log"; fail "apt-get autoremove --purge failed"; }
-rm -rf "$root/debs" "$root/var/tmp/zeusd" "$root"/var/tmp/zeus-bso.db* "$root/var/tmp/zeus-sim-state"
+in_root userdel alice
+in_root userdel bob
+rm -rf "$root/debs" "$root/run/zeusd" "$root"/var/tmp/zeus-bso.db* "$root/var/tmp/zeus-sim-state"
 snapshot >"$work/after"
 if ! diff "$work/before" "$work/after" >"$work/left.diff"; then
   cat "$work/left.diff"

@@ -15,12 +15,13 @@ if [ ! -x "$venv/bin/kubernetes-validate" ]; then
   "$venv/bin/pip" install --quiet "kubernetes-validate==$validator_version" >&2
 fi
 for k in 1.28.0 1.33.0; do
-  "$venv/bin/kubernetes-validate" --strict --quiet -k "$k" packaging/kubernetes/*.yaml >&2 \
+  "$venv/bin/kubernetes-validate" --strict --quiet -k "$k" $(ls packaging/kubernetes/*.yaml | grep -v /kustomization.yaml) >&2 \
     || { echo "kubernetes_test: FAIL: packaging/kubernetes/ does not validate for Kubernetes $k" >&2; exit 1; }
 done
 "$venv/bin/python" - <<'PY'
 import glob, json, sys, yaml
-docs = [d for f in sorted(glob.glob("packaging/kubernetes/*.yaml")) for d in yaml.safe_load_all(open(f)) if d]
+manifests = sorted(f for f in glob.glob("packaging/kubernetes/*.yaml") if not f.endswith("/kustomization.yaml"))
+docs = [d for f in manifests for d in yaml.safe_load_all(open(f)) if d]
 by_kind = {}
 for d in docs:
     by_kind.setdefault(d["kind"], {})[d["metadata"]["name"]] = d
@@ -39,5 +40,20 @@ zeusd = by_kind["DaemonSet"]["zeusd"]["spec"]["template"]["spec"]["containers"][
 if exporter["command"][:2] != ["zeus", "exporter"]: fail(f"the exporter runs {exporter['command']}")
 if zeusd["command"] != ["zeusd"] or zeusd["args"][0] != "serve": fail(f"zeusd runs {zeusd['command']} {zeusd['args']}")
 if not any(p["containerPort"] == 9466 for p in exporter["ports"]): fail("the exporter container does not expose 9466")
+# A default kube-prometheus-stack selects ServiceMonitors by its Helm release's name.
+if monitor["metadata"]["labels"].get("release") != "kube-prometheus-stack":
+    fail("the ServiceMonitor has no release: kube-prometheus-stack label, so a default kube-prometheus-stack ignores it")
+# The images come from one place: kustomization.yaml lists each image the
+# manifests name, with the manifests' tag (scripts/render-manifests.sh rewrites
+# the same references).
+kustomization = yaml.safe_load(open("packaging/kubernetes/kustomization.yaml"))
+if sorted(kustomization["resources"]) != sorted(f.rsplit("/", 1)[1] for f in manifests):
+    fail(f"kustomization.yaml's resources {kustomization['resources']} are not the manifests {manifests}")
+listed = {i["name"]: i for i in kustomization["images"]}
+for d in docs:
+    for c in d.get("spec", {}).get("template", {}).get("spec", {}).get("containers", []):
+        name, _, tag = c["image"].rpartition(":")
+        if name not in listed: fail(f"{c['image']} is not in kustomization.yaml's images")
+        if listed[name].get("newTag") != tag: fail(f"{c['image']}: kustomization.yaml says tag {listed[name].get('newTag')}")
 print(json.dumps(exporter["command"] + exporter["args"]))
 PY
