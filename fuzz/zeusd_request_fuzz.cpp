@@ -185,7 +185,10 @@ struct Setup {
         }
         if (options.enabled.contains(ApiGroup::CpuRead)) cpus = std::make_unique<CpuFleet>(make_cpus());
         router = std::make_unique<Router>(std::move(options), gpus.get(), cpus.get(), io.get_executor(),
-                                          [this](const Peer&) { ++control_requests; });
+                                          [this](const Peer& peer) {
+                                              ++control_requests;
+                                              return peer.pid.value_or(0);
+                                          });
     }
 
     // Runs whatever the last request queued until nothing is left.

@@ -1,10 +1,18 @@
 #include "http_server/message.hpp"
 
+#include <unistd.h>
+
 #include <fmt/format.h>
 
 namespace zeus::http_server {
 
+PeerProcess::~PeerProcess() { ::close(pidfd_); }
+
 std::string Peer::describe() const {
+    if (pid && *pid == 0 && process) {
+        return fmt::format("process #{} of another PID namespace, uid {} gid {}", process->id(), uid.value_or(0),
+                           gid.value_or(0));
+    }
     if (pid) return fmt::format("pid {} uid {} gid {}", *pid, uid.value_or(0), gid.value_or(0));
     return address;
 }

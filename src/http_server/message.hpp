@@ -24,14 +24,34 @@ namespace http = boost::beast::http;
 // Method, target (path and query as sent), headers and body, as Beast parsed them.
 using Request = http::request<http::string_body>;
 
+// A Unix-socket peer's process when its pid is not visible here (it runs in
+// another PID namespace, e.g. another pod, so SO_PEERCRED says pid 0): a
+// pidfd from SO_PEERPIDFD, readable once the process exits, and the pidfd's
+// inode, which tells processes apart for as long as the system runs (pidfs).
+class PeerProcess {
+  public:
+    PeerProcess(int pidfd, std::uint64_t id) : pidfd_(pidfd), id_(id) {}
+    ~PeerProcess();
+    PeerProcess(const PeerProcess&) = delete;
+    PeerProcess& operator=(const PeerProcess&) = delete;
+
+    [[nodiscard]] int pidfd() const { return pidfd_; }
+    [[nodiscard]] std::uint64_t id() const { return id_; }
+
+  private:
+    int pidfd_;
+    std::uint64_t id_;
+};
+
 // The other end of a connection. Unix sockets tell who it is (SO_PEERCRED);
 // TCP connections only tell the address.
 struct Peer {
     std::uint64_t connection_id = 0;
-    std::optional<pid_t> pid;
+    std::optional<pid_t> pid;  // 0: the process is in another PID namespace (see `process`)
     std::optional<uid_t> uid;
     std::optional<gid_t> gid;
     std::string address;  // "unix" or "127.0.0.1:51234"
+    std::shared_ptr<const PeerProcess> process;  // only where pid is 0 and the kernel has SO_PEERPIDFD
 
     // "pid 123 uid 1000 gid 1000" or the address, for logs.
     [[nodiscard]] std::string describe() const;

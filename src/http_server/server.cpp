@@ -4,6 +4,7 @@
 
 #include <malloc.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 
 #include <algorithm>
 #include <array>
@@ -149,6 +150,25 @@ bool out_of_descriptors(const beast::error_code& error) {
            error == asio::error::no_memory || error.value() == ENFILE;
 }
 
+// Linux 6.5; Debian 12's headers predate it.
+#ifndef SO_PEERPIDFD
+#define SO_PEERPIDFD 77
+#endif
+
+// A peer in another PID namespace has pid 0 here; its pidfd still tells when
+// it exits and, by its inode, which process it is. Older kernels: none.
+std::shared_ptr<const PeerProcess> peer_process(int fd) {
+    int pidfd = -1;
+    socklen_t length = sizeof pidfd;
+    if (::getsockopt(fd, SOL_SOCKET, SO_PEERPIDFD, &pidfd, &length) != 0 || pidfd < 0) return nullptr;
+    struct stat status {};
+    if (::fstat(pidfd, &status) != 0) {
+        ::close(pidfd);
+        return nullptr;
+    }
+    return std::make_shared<const PeerProcess>(pidfd, static_cast<std::uint64_t>(status.st_ino));
+}
+
 void fill_peer_credentials(int fd, Peer& peer) {
     ucred credentials{};
     socklen_t length = sizeof credentials;
@@ -156,6 +176,7 @@ void fill_peer_credentials(int fd, Peer& peer) {
         peer.pid = credentials.pid;
         peer.uid = credentials.uid;
         peer.gid = credentials.gid;
+        if (credentials.pid == 0) peer.process = peer_process(fd);
     }
 }
 

@@ -1,5 +1,10 @@
 #include "zeus/platform/http_client.hpp"
 
+#include <grp.h>
+#include <pwd.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <fmt/format.h>
 
 #include <array>
@@ -36,6 +41,45 @@ struct SlistDeleter {
     const CurlApi* api;
     void operator()(curl_slist* list) const { api->slist_free_all(list); }
 };
+
+std::string group_of(gid_t gid) {
+    if (const group* entry = ::getgrgid(gid)) return entry->gr_name;
+    return std::to_string(gid);
+}
+
+std::string owner_of(uid_t uid) {
+    if (const passwd* entry = ::getpwuid(uid)) return entry->pw_name;
+    return std::to_string(uid);
+}
+
+// curl says only "Couldn't connect to server" when a Unix socket is missing,
+// not ours to use, or has nobody behind it; each needs another fix.
+std::optional<Error> unix_socket_problem(const HttpEndpoint& endpoint, const HttpRequest& req) {
+    const std::string& path = endpoint.unix_socket_path;
+    const auto failed = [&](ErrorCode code, const std::string& why, std::string fix) {
+        return Error{code, fmt::format("could not reach {} ({} {}): {}", endpoint.name, req.method, req.target, why),
+                     std::move(fix)};
+    };
+    struct stat status {};
+    if (::stat(path.c_str(), &status) != 0) {
+        return failed(ErrorCode::Unavailable, fmt::format("{} does not exist", path), endpoint.unreachable_fix);
+    }
+    if (!S_ISSOCK(status.st_mode)) {
+        return failed(ErrorCode::Unavailable, fmt::format("{} is not a socket", path), endpoint.unreachable_fix);
+    }
+    if (::access(path.c_str(), W_OK) != 0) {
+        const std::string group = group_of(status.st_gid);
+        return failed(
+            ErrorCode::NoPermission,
+            fmt::format("permission denied: {} is {}:{}, mode {:o}, and this user ({}) is neither its owner "
+                        "nor in group {} (connecting needs write permission on the socket)",
+                        path, owner_of(status.st_uid), group, status.st_mode & 07777U, owner_of(::geteuid()), group),
+            fmt::format("ask an administrator to add you to group {} (`sudo adduser $USER {}`, then log in "
+                        "again), or to give you a token for the daemon's TCP address",
+                        group, group));
+    }
+    return std::nullopt;
+}
 
 }  // namespace
 
@@ -199,6 +243,9 @@ Result<HttpReply> HttpClient::perform(const HttpRequest& req, const Configure& c
     const CURLcode rc = api.easy_perform(curl);
     auto finished = finish(static_cast<int>(rc), api, curl);
     if (!finished) {
+        if (rc == CURLE_COULDNT_CONNECT && !endpoint_.unix_socket_path.empty()) {
+            if (auto problem = unix_socket_problem(endpoint_, req)) return std::move(*problem);
+        }
         const std::string detail = error_buffer[0] != '\0' ? error_buffer.data() : api.easy_strerror(rc);
         const bool timed_out = rc == CURLE_OPERATION_TIMEDOUT;
         return Error{timed_out ? ErrorCode::Timeout : ErrorCode::Unavailable,

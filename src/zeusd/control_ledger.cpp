@@ -1,7 +1,13 @@
 #include "zeusd/control_ledger.hpp"
 
+#include <fmt/format.h>
 
 namespace zeus::zeusd {
+
+std::string describe_client(ClientId client) {
+    if (client < 0) return fmt::format("client {} (of another PID namespace)", client);
+    return fmt::format("pid {}", client);
+}
 
 bool ControlLedger::record_change(unsigned gpu, Setting setting, std::optional<std::int64_t> previous,
                                   ClientId owner) {

@@ -13,6 +13,7 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <string>
 #include <vector>
 
 namespace zeus::zeusd {
@@ -20,8 +21,12 @@ namespace zeus::zeusd {
 enum class Setting { PowerLimit, PersistenceMode, GpuLockedClocks, MemLockedClocks };
 
 // A client is known by its process id (Unix sockets); 0 = unknown (TCP),
-// whose changes are undone only when the daemon stops.
+// whose changes are undone only when the daemon stops; negative: a process of
+// another PID namespace, numbered by zeusd (ClientWatcher::identify).
 using ClientId = pid_t;
+
+// "pid 123", or "client -1 (of another PID namespace)", for logs.
+[[nodiscard]] std::string describe_client(ClientId client);
 
 struct SettingRecord {
     unsigned gpu = 0;

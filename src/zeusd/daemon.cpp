@@ -375,17 +375,14 @@ Result<std::unique_ptr<Daemon>> Daemon::start(const ServeConfig& config) {
         config.gpu_power_poll_hz, config.cpu_power_poll_hz);
 
     GpuFleet* fleet = parts->gpus.get();
-    parts->watcher = std::make_unique<ClientWatcher>(parts->io.get_executor(), [fleet](pid_t pid) {
-        log::info("client pid {} exited; restoring what it changed", pid);
-        if (fleet != nullptr) fleet->restore_client(pid);
+    parts->watcher = std::make_unique<ClientWatcher>(parts->io.get_executor(), [fleet](ClientId client) {
+        log::info("{} exited; restoring what it changed", describe_client(client));
+        if (fleet != nullptr) fleet->restore_client(client);
     });
     ClientWatcher* watcher = parts->watcher.get();
     parts->router = std::make_unique<Router>(
         router_options, parts->gpus.get(), parts->cpus.get(), parts->io.get_executor(),
-        [watcher](const Peer& peer) {
-            if (peer.pid) watcher->watch(*peer.pid);
-        },
-        parts->streams.get());
+        [watcher](const Peer& peer) { return watcher->identify(peer); }, parts->streams.get());
     parts->server = make_server(parts->io, *parts->router, config);
 
     const bool authenticated = router_options.signing_key.has_value();

@@ -248,7 +248,7 @@ void GpuFleet::restore(const std::vector<SettingRecord>& records, bool wait, con
             const Status status = apply(command);
             if (status) {
                 log::info("restored GPU {} with {} ({})", record.gpu, to_string(command.kind),
-                          why.empty() ? fmt::format("client pid {} is gone", record.owner) : why);
+                          why.empty() ? fmt::format("{} is gone", describe_client(record.owner)) : why);
             } else {
                 log::error("could not restore GPU {} with {}: {}", record.gpu, to_string(command.kind),
                            status.error().describe());

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <cstring>
@@ -179,11 +180,12 @@ Status LedgerFile::save(const ControlLedger& ledger) {
     }
     nlohmann::json entries = nlohmann::json::array();
     for (const auto& record : records) {
-        nlohmann::json entry = {{"gpu", record.gpu},
-                                {"pci_address", record.gpu < gpu_pci_addresses_.size() ? gpu_pci_addresses_[record.gpu]
-                                                                                        : std::string()},
-                                {"setting", to_string(record.setting)},
-                                {"owner_pid", record.owner}};
+        nlohmann::json entry = {
+            {"gpu", record.gpu},
+            {"pci_address", record.gpu < gpu_pci_addresses_.size() ? gpu_pci_addresses_[record.gpu] : std::string()},
+            {"setting", to_string(record.setting)},
+            // A client of another PID namespace has no pid here (0: none).
+            {"owner_pid", std::max<ClientId>(record.owner, 0)}};
         if (record.previous) entry["previous"] = *record.previous;
         entries.push_back(std::move(entry));
     }

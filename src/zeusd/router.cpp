@@ -75,13 +75,13 @@ struct Router::Context {
 };
 
 Router::Router(RouterOptions options, GpuFleet* gpus, CpuFleet* cpus, boost::asio::any_io_executor executor,
-               std::function<void(const Peer&)> on_control, PowerStreams* streams)
+               std::function<ClientId(const Peer&)> identify_client, PowerStreams* streams)
     : options_(std::move(options)),
       gpus_(gpus),
       cpus_(cpus),
       streams_(streams),
       executor_(std::move(executor)),
-      on_control_(std::move(on_control)) {}
+      identify_client_(std::move(identify_client)) {}
 
 void Router::handle(const Request& request, const Peer& peer, Respond respond) const {
     auto target = parse_target(request.target());
@@ -193,17 +193,22 @@ namespace {
 
 // A curl user learns from the answer, not the docs, that a short-lived
 // client's change does not outlive it. nullopt for the resets.
-std::optional<std::string> restore_note(GpuCommand kind, bool persist, const Peer& peer) {
+std::optional<std::string> restore_note(GpuCommand kind, bool persist, const Peer& peer, ClientId client) {
     if (kind != GpuCommand::SetPowerLimit && kind != GpuCommand::SetPersistenceMode &&
         kind != GpuCommand::SetGpuLockedClocks && kind != GpuCommand::SetMemLockedClocks) {
         return std::nullopt;
     }
     if (persist) return std::string("kept: persist=true, zeusd will not undo this change");
-    if (peer.pid) {
+    if (client > 0) {
         return fmt::format(
             "undone when client pid {} exits (or zeusd stops); add persist=true to the query to "
             "keep it",
-            *peer.pid);
+            client);
+    }
+    if (client < 0) {
+        return fmt::format(
+            "undone when the client ({}) exits (or zeusd stops); add persist=true to the query to keep it",
+            peer.describe());
     }
     return std::string("undone when zeusd stops; add persist=true to the query to keep it");
 }
@@ -305,13 +310,12 @@ void Router::gpu_control(Context& context) const {
     // The audit line: who (the token's user when authentication is on) did what, from where.
     log::info("{} {} from {}{}", context.request.method_string(), context.request.target(), context.peer.describe(),
               context.claims ? fmt::format(" as token user '{}'", context.claims->sub) : std::string());
-    if (on_control_) on_control_(context.peer);
-    submit_gpu_control(context, *request);
+    const ClientId client = identify_client_ ? identify_client_(context.peer) : context.peer.pid.value_or(0);
+    submit_gpu_control(context, *request, client);
 }
 
-void Router::submit_gpu_control(Context& context, const GpuControlRequest& request) const {
-    const ClientId client = context.peer.pid.value_or(0);
-    const auto note = restore_note(request.base.kind, request.persist, context.peer);
+void Router::submit_gpu_control(Context& context, const GpuControlRequest& request, ClientId client) const {
+    const auto note = restore_note(request.base.kind, request.persist, context.peer, client);
     const auto ok = [note] {
         Response response = Response::empty_ok();
         if (note) response.headers.emplace_back(std::string(kRestoreHeader), *note);

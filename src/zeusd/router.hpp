@@ -44,11 +44,13 @@ struct RouterOptions {
 
 class Router {
   public:
-    // `gpus`/`cpus` may be null when their groups are off. `on_control`
-    // hears about every client that changed something (to watch its process).
+    // `gpus`/`cpus` may be null when their groups are off. `identify_client`
+    // hears about every client that changes something (to watch its process)
+    // and names the client its changes are recorded under (0: none, undone
+    // only when zeusd stops); without it, the peer's pid.
     // `streams` feeds the event streams the router accepts (null: they end at once).
     Router(RouterOptions options, GpuFleet* gpus, CpuFleet* cpus, boost::asio::any_io_executor executor,
-           std::function<void(const Peer&)> on_control = {}, PowerStreams* streams = nullptr);
+           std::function<ClientId(const Peer&)> identify_client = {}, PowerStreams* streams = nullptr);
 
     void handle(const Request& request, const Peer& peer, Respond respond) const;
 
@@ -69,7 +71,7 @@ class Router {
     struct GpuControlRequest;
     [[nodiscard]] std::optional<GpuControlRequest> parse_gpu_control(Context& context) const;
     [[nodiscard]] bool control_allowed(Context& context) const;
-    void submit_gpu_control(Context& context, const GpuControlRequest& request) const;
+    void submit_gpu_control(Context& context, const GpuControlRequest& request, ClientId client) const;
     void gpu_read(Context& context) const;
     void gpu_stream(Context& context) const;
     void cpu_energy(Context& context) const;
@@ -84,7 +86,7 @@ class Router {
     CpuFleet* cpus_;
     PowerStreams* streams_;
     boost::asio::any_io_executor executor_;
-    std::function<void(const Peer&)> on_control_;
+    std::function<ClientId(const Peer&)> identify_client_;
 };
 
 // HTTP status for a device error: permission 403, bad input or unsupported 400, else 500.

@@ -2,6 +2,15 @@
 // (routes, parameter names and order, true/false, comma-joined ids, Bearer
 // header), what it makes of each answer, and every error path.
 #include <gtest/gtest.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <grp.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <filesystem>
 
 #include "device/zeusd/fake_zeusd.hpp"
 #include "zeus/device/zeusd_client.hpp"
@@ -81,6 +90,55 @@ TEST(ZeusdClient, UnreachableDaemonNamesTheSocketAndTheFix) {
     ASSERT_FALSE(tcp.ok());
     EXPECT_TRUE(contains(tcp.error().message, "127.0.0.1:1")) << tcp.error().message;
     EXPECT_TRUE(contains(tcp.error().hint, "ZEUSD_HOST_PORT")) << tcp.error().hint;
+}
+
+// A socket this user may not write to (the packaged zeusd's is root:zeus,
+// mode 660) is a permission problem with its own fix, not "start zeusd".
+TEST(ZeusdClient, ASocketThisUserMayNotUseSaysPermissionDeniedAndNamesTheGroup) {
+    if (::geteuid() != 0) GTEST_SKIP() << "needs root, to run the client as another user";
+    char dir_template[] = "/tmp/zeusd-permission-XXXXXX";
+    ASSERT_NE(::mkdtemp(dir_template), nullptr);
+    const std::filesystem::path dir = dir_template;
+    ::chmod(dir.c_str(), 0755);
+    const std::string path = (dir / "zeusd.sock").string();
+    const int listener = ::socket(AF_UNIX, SOCK_STREAM, 0);
+    sockaddr_un address{};
+    address.sun_family = AF_UNIX;
+    std::strncpy(address.sun_path, path.c_str(), sizeof address.sun_path - 1);
+    ASSERT_EQ(::bind(listener, reinterpret_cast<const sockaddr*>(&address), sizeof address), 0);
+    ASSERT_EQ(::listen(listener, 4), 0);
+    ASSERT_EQ(::chmod(path.c_str(), 0660), 0);
+    int pipe_fds[2];
+    ASSERT_EQ(::pipe(pipe_fds), 0);
+    const pid_t child = ::fork();
+    if (child == 0) {
+        ::close(pipe_fds[0]);
+        int verdict = 1;
+        if (::setgid(65534) == 0 && ::setgroups(0, nullptr) == 0 && ::setuid(65534) == 0) {
+            auto client = ZeusdClient::connect(ZeusdConfig::unix_socket(path));
+            const bool says = !client.ok() && client.error().code == ErrorCode::NoPermission &&
+                              contains(client.error().message, "permission denied: " + path + " is root:") &&
+                              contains(client.error().message, "mode 660") &&
+                              contains(client.error().hint, "sudo adduser $USER");
+            verdict = says ? 0 : 2;
+            if (!says) {
+                const std::string text = client.ok() ? std::string("connected") : client.error().describe();
+                (void)::write(pipe_fds[1], text.data(), text.size());
+            }
+        }
+        ::_exit(verdict);
+    }
+    ::close(pipe_fds[1]);
+    std::string told(4096, '\0');
+    const auto got = ::read(pipe_fds[0], told.data(), told.size());
+    told.resize(got > 0 ? static_cast<std::size_t>(got) : 0);
+    ::close(pipe_fds[0]);
+    int status = 0;
+    ::waitpid(child, &status, 0);
+    ::close(listener);
+    std::filesystem::remove_all(dir);
+    ASSERT_TRUE(WIFEXITED(status));
+    EXPECT_EQ(WEXITSTATUS(status), 0) << told;
 }
 
 TEST(ZeusdClient, OlderDaemonWithoutDiscoverFieldsIsRefused) {

@@ -139,6 +139,32 @@ TEST_F(ZeusdTest, AKilledClientsPowerLimitIsRestored) {
     EXPECT_NE(log().find("restored GPU 0 with set_power_limit"), std::string::npos) << log();
 }
 
+// zeusd in a pod without hostPID: a client in another pod has pid 0 there
+// (SO_PEERCRED), yet its changes are still undone when it exits.
+TEST_F(ZeusdTest, AClientInAnotherPidNamespaceIsRestoredWhenItExits) {
+    start_in_own_pid_namespace();
+    const auto baseline = limit_of(0);
+    const auto target = a_valid_limit_other_than_current(0);
+    const std::string change =
+        "/gpu/set_power_limit?gpu_ids=0&power_limit_mw=" + std::to_string(target) + "&block=true";
+    ClientProcess client(endpoint_, change);
+    ASSERT_EQ(client.status(), 200) << log();
+    EXPECT_EQ(limit_of(0), target);
+    // The test process itself is another client of the same namespace: its
+    // answer names it, and its change is not undone by the first client's exit.
+    const auto answer =
+        post("/gpu/set_power_limit?gpu_ids=1&power_limit_mw=" + std::to_string(a_valid_limit_other_than_current(1)) +
+             "&block=true");
+    ASSERT_EQ(answer.status, 200) << answer.body;
+    EXPECT_NE(answer.headers.at("zeusd-restore").find("of another PID namespace"), std::string::npos)
+        << answer.headers.at("zeusd-restore");
+    const auto mine = limit_of(1);
+    client.kill9();
+    EXPECT_TRUE(eventually([&] { return limit_of(0) == baseline; })) << log();
+    EXPECT_NE(log().find("(of another PID namespace) is gone"), std::string::npos) << log();
+    EXPECT_EQ(limit_of(1), mine);
+}
+
 TEST_F(ZeusdTest, TheFirstValueIsRestoredAfterSeveralChangesByTheSameClient) {
     start();
     const auto baseline = limit_of(0);

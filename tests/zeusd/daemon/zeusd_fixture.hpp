@@ -62,6 +62,15 @@ class ZeusdTest : public ::testing::Test {
         daemon_ = std::make_unique<ZeusdProcess>(args, daemon_env(), dir_ / "zeusd.log", endpoint_, fd_limit);
     }
 
+    // zeusd serve on this test's socket as PID 1 of a PID namespace of its own,
+    // as in a pod without hostPID: the test's processes have no pid there.
+    void start_in_own_pid_namespace(std::vector<std::string> extra = {}) {
+        std::vector<std::string> args = {"--socket-path", *endpoint_.unix_path};
+        args.insert(args.end(), extra.begin(), extra.end());
+        daemon_ = std::make_unique<ZeusdProcess>(args, daemon_env(), dir_ / "zeusd.log", endpoint_, std::nullopt,
+                                                 /*own_pid_namespace=*/true);
+    }
+
     // zeusd serve --mode tcp on `ip` ("127.0.0.1", "::1") port 0 with `extra`
     // flags: the kernel picks a free port and zeusd's log names it; get() and
     // post() go there.

@@ -7,6 +7,7 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -134,9 +135,38 @@ std::string receive_until(int fd, const std::string& part, std::chrono::millisec
     return received;
 }
 
+namespace {
+
+volatile sig_atomic_t namespace_init = 0;
+
+void pass_signal_on(int signal) {
+    if (namespace_init > 0) ::kill(namespace_init, signal);
+}
+
+}  // namespace
+
+// In the forked child: returns in PID 1 of a new PID namespace (which then
+// execs zeusd); this process stays outside, passes SIGTERM and SIGINT on and
+// exits as that process does.
+void run_in_new_pid_namespace() {
+    if (::unshare(CLONE_NEWPID) != 0) ::_exit(125);
+    const pid_t init = ::fork();
+    if (init < 0) ::_exit(125);
+    if (init == 0) return;
+    namespace_init = init;
+    struct sigaction action {};
+    action.sa_handler = pass_signal_on;
+    ::sigaction(SIGTERM, &action, nullptr);
+    ::sigaction(SIGINT, &action, nullptr);
+    int status = 0;
+    while (::waitpid(init, &status, 0) < 0 && errno == EINTR) {
+    }
+    ::_exit(WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
+}
+
 ZeusdProcess::ZeusdProcess(std::vector<std::string> args, std::map<std::string, std::string> env,
                            const std::filesystem::path& log_file, std::optional<Endpoint> wait_for,
-                           std::optional<unsigned long> fd_limit)
+                           std::optional<unsigned long> fd_limit, bool own_pid_namespace)
     : log_file_(log_file), endpoint_(wait_for) {
     args.insert(args.begin(), {zeus::testing::zeusd_path(), "serve"});
     pid_ = ::fork();
@@ -149,6 +179,7 @@ ZeusdProcess::ZeusdProcess(std::vector<std::string> args, std::map<std::string, 
             const rlimit limit{*fd_limit, *fd_limit};
             if (::setrlimit(RLIMIT_NOFILE, &limit) != 0) ::_exit(126);
         }
+        if (own_pid_namespace) run_in_new_pid_namespace();
         std::vector<char*> argv;
         for (auto& arg : args) argv.push_back(arg.data());
         argv.push_back(nullptr);

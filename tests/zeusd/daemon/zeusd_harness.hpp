@@ -49,10 +49,12 @@ class ZeusdProcess {
     // `env`; returns once the socket answers or throws with its log. A TCP
     // `wait_for` with port 0 (ARGS then bind port 0 too) waits for the
     // "listening on HOST:PORT" line instead and takes the port from it:
-    // endpoint() has it. `fd_limit` sets its RLIMIT_NOFILE.
+    // endpoint() has it. `fd_limit` sets its RLIMIT_NOFILE. `own_pid_namespace`:
+    // zeusd runs as PID 1 of a new PID namespace (as in a pod without
+    // hostPID), under a process of ours that passes SIGTERM on.
     ZeusdProcess(std::vector<std::string> args, std::map<std::string, std::string> env,
                  const std::filesystem::path& log_file, std::optional<Endpoint> wait_for,
-                 std::optional<unsigned long> fd_limit = std::nullopt);
+                 std::optional<unsigned long> fd_limit = std::nullopt, bool own_pid_namespace = false);
     ~ZeusdProcess();
     ZeusdProcess(const ZeusdProcess&) = delete;
     ZeusdProcess& operator=(const ZeusdProcess&) = delete;
