@@ -29,8 +29,7 @@ std::string socket_users(const ServeConfig& config) {
     std::vector<std::string> who;
     if ((mode & S_IWUSR) != 0) who.push_back(user_name(config.socket_uid ? *config.socket_uid : ::geteuid()));
     if ((mode & S_IWGRP) != 0) {
-        who.push_back("members of " + (config.socket_gid ? group_name(*config.socket_gid)
-                                                         : group_name(::getegid())));
+        who.push_back("members of " + (config.socket_gid ? group_name(*config.socket_gid) : group_name(::getegid())));
     }
     if (who.empty()) return fmt::format("nobody but root (socket mode {:o})", mode);
     return fmt::format("{} (socket mode {:o})", fmt::join(who, " and "), mode);
@@ -56,8 +55,9 @@ std::string access_summary(const ServeConfig& config, const ApiGroups& enabled, 
             line += fmt::format("; GPU control only for {}", control_users(config));
         } else if (config.mode == ListenMode::UnixSocket && (config.socket_permissions & S_IWOTH) != 0 &&
                    !authenticated) {
-            line += " (any user may change any GPU's power limit and clocks: --socket-permissions 660 --socket-gid "
-                    "zeus limits it to the zeus group, as the packaged service does; docs/zeusd.md)";
+            line +=
+                " (any user may change any GPU's power limit and clocks: --socket-permissions 660 --socket-gid "
+                "zeus limits it to the zeus group, as the packaged service does; docs/zeusd.md)";
         }
     }
     return line;
