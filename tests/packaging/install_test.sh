@@ -163,6 +163,8 @@ in_root env DEBIAN_FRONTEND=noninteractive apt-get autoremove --purge -y -qq >>"
   || { cat "$work/purge.log"; fail "apt-get autoremove --purge failed"; }
 in_root userdel alice
 in_root userdel bob
+# useradd's backups of the subordinate id files, which the clean root did not have.
+for backup in etc/subuid- etc/subgid-; do grep -qx "./$backup" "$work/before" || rm -f "${root:?}/$backup"; done
 rm -rf "$root/debs" "$root/run/zeusd" "$root"/var/tmp/zeus-bso.db* "$root/var/tmp/zeus-sim-state"
 snapshot >"$work/after"
 if ! diff "$work/before" "$work/after" >"$work/left.diff"; then
