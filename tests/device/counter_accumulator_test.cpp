@@ -302,8 +302,9 @@ TEST(AccumulatedCounter, RecordedValuesAreFedInTheOrderTheyWereRead) {
 // reading fed after a newer one was a restart that added the reading's whole
 // value (megajoules on a GPU); it is behind the newer one instead.
 TEST(AccumulatedCounter, ARecordedReadingOvertakenByANewerOneIsNotARestart) {
-    AccumulatedCounter counter(CounterSpec{"never wraps", 0, 1e-3, Watts(0.0)},
-                               []() -> Result<std::uint64_t> { return Error{ErrorCode::InvalidState, "", "", 0}; });
+    AccumulatedCounter counter(CounterSpec{"never wraps", 0, 1e-3, Watts(0.0)}, []() -> Result<std::uint64_t> {
+        return Error{ErrorCode::InvalidState, "", "", 0};
+    });
     counter.record(5'000'000'000, counter.ticket());  // the baseline
     const auto slow = counter.ticket();               // reads 5,000,000,100 and loses its core
     const auto fast = counter.ticket();               // reads 5,000,000,300 and records first
@@ -319,8 +320,9 @@ TEST(AccumulatedCounter, ARecordedReadingOvertakenByANewerOneIsNotARestart) {
 // A ticket drawn after a reading was fed, for a value below it, is a real
 // restart (a driver reload between the two reads), and counted as one.
 TEST(AccumulatedCounter, ARecordedReadingBelowAnEarlierOneIsStillARestart) {
-    AccumulatedCounter counter(CounterSpec{"never wraps", 0, 1e-3, Watts(0.0)},
-                               []() -> Result<std::uint64_t> { return Error{ErrorCode::InvalidState, "", "", 0}; });
+    AccumulatedCounter counter(CounterSpec{"never wraps", 0, 1e-3, Watts(0.0)}, []() -> Result<std::uint64_t> {
+        return Error{ErrorCode::InvalidState, "", "", 0};
+    });
     counter.record(5'000'000'000, counter.ticket());
     counter.record(5'000'000'300, counter.ticket());
     counter.record(700, counter.ticket());

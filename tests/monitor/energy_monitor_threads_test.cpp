@@ -37,8 +37,7 @@ void expect_no_restart(const Measurement& m) {
     }
 }
 
-class EnergyMonitorThreads : public EnergyMonitorSim,
-                             public ::testing::WithParamInterface<WindowEdges> {};
+class EnergyMonitorThreads : public EnergyMonitorSim, public ::testing::WithParamInterface<WindowEdges> {};
 
 TEST_P(EnergyMonitorThreads, WindowsFromManyThreadsHoldTheTruth) {
     configure(kConfig);
@@ -97,11 +96,10 @@ TEST_P(EnergyMonitorThreads, WindowsFromManyThreadsHoldTheTruth) {
     }
 }
 
-INSTANTIATE_TEST_SUITE_P(Edges, EnergyMonitorThreads,
-                         ::testing::Values(WindowEdges::Synchronous, WindowEdges::Sampled),
+INSTANTIATE_TEST_SUITE_P(Edges, EnergyMonitorThreads, ::testing::Values(WindowEdges::Synchronous, WindowEdges::Sampled),
                          [](const auto& param_info) {
                              return param_info.param == WindowEdges::Synchronous ? std::string("Synchronous")
-                                                                           : std::string("Sampled");
+                                                                                 : std::string("Sampled");
                          });
 
 }  // namespace

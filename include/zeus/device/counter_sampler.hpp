@@ -28,7 +28,7 @@ class AccumulatedCounter {
     class ReadTicket {
         friend class AccumulatedCounter;
         std::optional<std::uint64_t> since;  // the last reading fed when it was drawn
-        std::uint64_t total_then = 0;       // the total then (counts)
+        std::uint64_t total_then = 0;        // the total then (counts)
         std::uint64_t began = 0;
     };
 
