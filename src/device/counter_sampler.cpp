@@ -9,20 +9,26 @@ AccumulatedCounter::AccumulatedCounter(CounterSpec spec, ReadRaw read_raw)
     : accumulator_(std::move(spec)), read_raw_(std::move(read_raw)) {}
 
 Result<Joules> AccumulatedCounter::read() {
-    ReadOrder order;
-    if (fed_any_.load()) order.since = last_fed_published_.load();
-    order.span.began = read_tickets_.fetch_add(1);
+    const ReadTicket drawn = ticket();
     auto raw = read_raw_();
-    order.span.ended = read_tickets_.load();
-    const auto finished = Clock::now();
     if (!raw) return raw.error();
-    return feed(*raw, order, finished);
+    return record(*raw, drawn);
 }
 
-Joules AccumulatedCounter::record(std::uint64_t raw) {
-    // Read by the caller at a moment we do not know: fed as the newest
-    // reading, as it always was.
-    return feed(raw, std::nullopt, Clock::now());
+AccumulatedCounter::ReadTicket AccumulatedCounter::ticket() {
+    ReadTicket drawn;
+    if (fed_any_.load()) drawn.since = last_fed_published_.load();
+    drawn.total_then = total_published_.load();
+    drawn.began = read_tickets_.fetch_add(1);
+    return drawn;
+}
+
+Joules AccumulatedCounter::record(std::uint64_t raw, const ReadTicket& ticket) {
+    // Seen after the hardware was read: a caller that records later than
+    // right after its read only widens its span, which makes the order of
+    // tickets decide less often, never wrongly.
+    const ReadOrder order{ticket, ReadSpan{ticket.began, read_tickets_.load()}};
+    return feed(raw, order, Clock::now());
 }
 
 std::uint64_t AccumulatedCounter::masked(std::uint64_t raw) const {
@@ -38,34 +44,46 @@ std::uint64_t AccumulatedCounter::forward(std::uint64_t from, std::uint64_t to) 
 
 bool AccumulatedCounter::overtaken(std::uint64_t raw, const ReadOrder& order) const {
     if (!last_fed_raw_) return false;
-    if (last_fed_span_) {
-        // The last reading fed began after this one had sampled: it is newer
-        // (this reader waited, or lost its core, between its read and here).
-        if (order.span.ended <= last_fed_span_->began) return true;
-        // It had sampled before this one began: this one is newer.
-        if (order.span.began >= last_fed_span_->ended) return false;
-    }
-    // The two reads overlapped (or the last was recorded): if this reading
-    // lies between `since` and the last reading fed, that one sampled later.
-    // Exact while the counter moves less than a lap during one read. A
-    // reading behind `since` itself is a real step backwards and is fed (and
-    // counted).
-    return order.since && forward(*order.since, raw) < forward(*order.since, *last_fed_raw_);
+    // The last reading fed began after this one had sampled: it is newer
+    // (this reader waited, or lost its core, between its read and here).
+    if (order.span.ended <= last_fed_span_.began) return true;
+    // It had sampled before this one began: this one is newer.
+    if (order.span.began >= last_fed_span_.ended) return false;
+    // The two reads overlapped: if this reading lies between `since` and the
+    // last reading fed, that one sampled later. Exact while the counter moves
+    // less than a lap during one read. A reading behind `since` itself is a
+    // real step backwards and is fed (and counted).
+    const auto& since = order.ticket.since;
+    return since && forward(*since, raw) < forward(*since, *last_fed_raw_);
 }
 
-Joules AccumulatedCounter::feed(std::uint64_t raw, std::optional<ReadOrder> order, Clock::time_point finished) {
+Joules AccumulatedCounter::total_as_of(std::uint64_t raw, const ReadTicket& ticket) const {
+    // The counter moved from `raw` to the last reading fed: the total less
+    // that. It lies between the total when this reading's ticket was drawn
+    // and the total now; a move beyond those (a restart in between, more
+    // than a lap on a wrapping counter) says nothing exact, and the bound
+    // holds.
+    const std::uint64_t behind = forward(raw, *last_fed_raw_);
+    const std::uint64_t total = accumulator_.total_counts();
+    const std::uint64_t as_of = behind <= total - ticket.total_then ? total - behind : ticket.total_then;
+    return Joules(static_cast<double>(as_of) * accumulator_.spec().joules_per_count);
+}
+
+Joules AccumulatedCounter::feed(std::uint64_t raw, const ReadOrder& order, Clock::time_point finished) {
     raw = masked(raw);
     std::lock_guard lock(feed_mutex_);
     // A reading that a newer one fed already overtook adds nothing, and
-    // feeding it would look like a step backwards (or, across a wrap, a
-    // whole lap forwards).
-    if (order && overtaken(raw, *order)) return accumulator_.total();
+    // feeding it would look like a step backwards (on a counter that never
+    // wraps: a restart, which adds the counter's whole value) or, across a
+    // wrap, a whole lap forwards.
+    if (overtaken(raw, order)) return total_as_of(raw, order.ticket);
     const auto when = std::max(finished, last_fed_at_);
     accumulator_.update(raw, when);
     last_fed_raw_ = raw;
-    last_fed_span_ = order ? std::optional<ReadSpan>(order->span) : std::nullopt;
+    last_fed_span_ = order.span;
     last_fed_at_ = when;
     last_fed_published_.store(raw);
+    total_published_.store(accumulator_.total_counts());
     fed_any_.store(true);
     return accumulator_.total();
 }

@@ -223,7 +223,7 @@ TEST(AccumulatedCounter, AnOvertakenReadingIsNotFedAsAStepBackwards) {
     reg.let_go();
     auto late = stale.get();  // brings its 100 after the 300
     ASSERT_TRUE(late.ok());
-    EXPECT_EQ(late->count(), newer->count()) << "the total never goes back";
+    EXPECT_EQ(late->count(), 0.0) << "the total as of its own reading, the baseline's";
     EXPECT_EQ(counter->accumulator().total_counts(), 200U);
     EXPECT_EQ(counter->stats().backward_glitches, 0U);
     EXPECT_TRUE(counter->stats().exact());
@@ -287,14 +287,47 @@ TEST(AccumulatedCounter, AStepBackwardsBetweenReadsThatDidNotOverlapIsStillAGlit
     EXPECT_EQ(counter->accumulator().total_counts(), 0U);
 }
 
-TEST(AccumulatedCounter, RecordedValuesAreFedInTheOrderGiven) {
+TEST(AccumulatedCounter, RecordedValuesAreFedInTheOrderTheyWereRead) {
     GatedRegister reg;
     auto counter = counter_on(reg, rapl_like(1ULL << 32, 1.0));
-    counter->record(1'000'000'000);
-    counter->record(1'000'000'500);
+    counter->record(1'000'000'000, counter->ticket());
+    counter->record(1'000'000'500, counter->ticket());
     EXPECT_EQ(counter->accumulator().total_counts(), 500U);
-    counter->record(1'000'000'400);  // the caller's reading: a real step backwards
+    counter->record(1'000'000'400, counter->ticket());  // read after the last: a real step backwards
     EXPECT_EQ(counter->stats().backward_glitches, 1U);
+}
+
+// The shape of an NVML energy field read: the caller reads the counter with
+// other fields in one call and records it. On a counter that never wraps, a
+// reading fed after a newer one was a restart that added the reading's whole
+// value (megajoules on a GPU); it is behind the newer one instead.
+TEST(AccumulatedCounter, ARecordedReadingOvertakenByANewerOneIsNotARestart) {
+    AccumulatedCounter counter(CounterSpec{"never wraps", 0, 1e-3, Watts(0.0)}, []() -> Result<std::uint64_t> {
+        return Error{ErrorCode::InvalidState, "", "", 0};
+    });
+    counter.record(5'000'000'000, counter.ticket());  // the baseline
+    const auto slow = counter.ticket();               // reads 5,000,000,100 and loses its core
+    const auto fast = counter.ticket();               // reads 5,000,000,300 and records first
+    EXPECT_DOUBLE_EQ(counter.record(5'000'000'300, fast).count(), 0.3);
+    EXPECT_DOUBLE_EQ(counter.record(5'000'000'100, slow).count(), 0.1) << "the total as of its own reading";
+    EXPECT_EQ(counter.accumulator().total_counts(), 300U);
+    EXPECT_TRUE(counter.stats().exact()) << counter.stats().resets << " resets";
+    counter.record(5'000'000'400, counter.ticket());
+    EXPECT_EQ(counter.accumulator().total_counts(), 400U);
+    EXPECT_TRUE(counter.stats().exact());
+}
+
+// A ticket drawn after a reading was fed, for a value below it, is a real
+// restart (a driver reload between the two reads), and counted as one.
+TEST(AccumulatedCounter, ARecordedReadingBelowAnEarlierOneIsStillARestart) {
+    AccumulatedCounter counter(CounterSpec{"never wraps", 0, 1e-3, Watts(0.0)}, []() -> Result<std::uint64_t> {
+        return Error{ErrorCode::InvalidState, "", "", 0};
+    });
+    counter.record(5'000'000'000, counter.ticket());
+    counter.record(5'000'000'300, counter.ticket());
+    counter.record(700, counter.ticket());
+    EXPECT_EQ(counter.stats().resets, 1U);
+    EXPECT_EQ(counter.accumulator().total_counts(), 1'000U);
 }
 
 // Every read advances the register by one count, so the true total is the
@@ -304,20 +337,29 @@ TEST(AccumulatedCounter, RecordedValuesAreFedInTheOrderGiven) {
 // threads than cores, readers lose their core between reading the register
 // and feeding it, or wait for the feed lock, while the others move the
 // register on by more than a lap.
+// Half the readers read through read(), half read the register themselves
+// and record() it with a ticket, as a caller reading several fields at once.
 void read_concurrently_across_wraps(int threads, int reads_per_thread) {
     constexpr std::uint64_t kRange = 20'000;
     constexpr std::uint64_t kStart = kRange - 100;
     std::atomic<std::uint64_t> hardware{kStart};
+    const auto read_hardware = [&] { return hardware.fetch_add(1) % kRange; };
     AccumulatedCounter counter(CounterSpec{"stress", kRange, 1e-6, Watts(0.002)},
-                               [&]() -> Result<std::uint64_t> { return hardware.fetch_add(1) % kRange; });
+                               [&]() -> Result<std::uint64_t> { return read_hardware(); });
     ASSERT_TRUE(counter.read().ok());
     std::vector<std::thread> readers;
     std::atomic<int> went_back{0};
     for (int i = 0; i < threads; ++i) {
-        readers.emplace_back([&] {
+        readers.emplace_back([&, records = i % 2 == 1] {
             double last = 0.0;
             for (int r = 0; r < reads_per_thread; ++r) {
-                auto total = counter.read();
+                Result<Joules> total = Joules(0.0);
+                if (records) {
+                    const auto ticket = counter.ticket();
+                    total = counter.record(read_hardware(), ticket);
+                } else {
+                    total = counter.read();
+                }
                 if (!total || total->count() < last) ++went_back;
                 if (total) last = total->count();
             }

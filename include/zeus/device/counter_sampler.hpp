@@ -23,15 +23,34 @@ class AccumulatedCounter {
 
     AccumulatedCounter(CounterSpec spec, ReadRaw read_raw);
 
+    // Where a reading stands among the others: drawn right before the
+    // hardware is read, and handed to record() with the value read.
+    class ReadTicket {
+        friend class AccumulatedCounter;
+        std::optional<std::uint64_t> since;  // the last reading fed when it was drawn
+        std::uint64_t total_then = 0;        // the total then (counts)
+        std::uint64_t began = 0;
+    };
+
     // Reads the hardware now and returns the accumulated total. Threads read
     // the hardware concurrently (no lock is held across a read, so one that
     // loses its core stalls nobody else); a reading that a concurrent one has
     // already overtaken is not fed, so the accumulator still sees readings
     // in order. ReadRaw must therefore be safe to call from several threads.
     [[nodiscard]] Result<Joules> read();
-    // Feeds a raw value the caller read itself (e.g. together with other
-    // fields in one device call), in order with read(). Returns the total.
-    Joules record(std::uint64_t raw);
+    // For a caller that reads the hardware itself (e.g. together with other
+    // fields in one device call): draw a ticket right before that read and
+    // record() the value with it right after, and it is ordered with every
+    // other reading exactly as read()'s are, however many threads read. There
+    // is deliberately no way to feed a value without a ticket: a value read
+    // outside the lock and fed as "the newest" after a newer one was fed
+    // looks like a counter restart.
+    [[nodiscard]] ReadTicket ticket();
+    // Returns the total as of this reading: when a newer reading was fed
+    // first, that total less what the counter moved from this one to it
+    // (never less than the total when the ticket was drawn, so one thread's
+    // totals never go back).
+    Joules record(std::uint64_t raw, const ReadTicket& ticket);
     [[nodiscard]] CounterStats stats() const { return accumulator_.stats(); }
     [[nodiscard]] const CounterAccumulator& accumulator() const { return accumulator_; }
 
@@ -42,15 +61,17 @@ class AccumulatedCounter {
         std::uint64_t began = 0;
         std::uint64_t ended = 0;
     };
-    // What a read() knew when it began: the last reading fed (nullopt: none)
-    // and where it sampled the hardware.
+    // What a reading knew when it began (its ticket) and where it sampled
+    // the hardware.
     struct ReadOrder {
-        std::optional<std::uint64_t> since;
+        const ReadTicket& ticket;
         ReadSpan span;
     };
-    // Feeds `raw` unless a reading fed already sampled the hardware after it
-    // (nullopt order: recorded by the caller, always fed as the newest).
-    Joules feed(std::uint64_t raw, std::optional<ReadOrder> order, Clock::time_point finished);
+    // Feeds `raw` unless a reading fed already sampled the hardware after it;
+    // returns the total as of `raw` (see record()).
+    Joules feed(std::uint64_t raw, const ReadOrder& order, Clock::time_point finished);
+    // The total as of `raw`, a reading that the last one fed overtook.
+    [[nodiscard]] Joules total_as_of(std::uint64_t raw, const ReadTicket& ticket) const;
     [[nodiscard]] bool overtaken(std::uint64_t raw, const ReadOrder& order) const;
     // How far the counter moved forwards from `from` to `to`: modulo the
     // range; on a counter that never wraps, a decrease is "further than any".
@@ -61,10 +82,10 @@ class AccumulatedCounter {
     ReadRaw read_raw_;
     std::mutex feed_mutex_;  // orders readings into the accumulator; never held across read_raw_
     std::optional<std::uint64_t> last_fed_raw_;
-    std::optional<ReadSpan> last_fed_span_;  // nullopt: none, or recorded at a moment we do not know
+    ReadSpan last_fed_span_;
     Clock::time_point last_fed_at_{};        // when the last reading fed was finished (never decreases)
-    // Drawn by every read() before it reads the hardware and looked at right
-    // after: whether one reading was sampled before another follows from the
+    // Drawn by every reading before it reads the hardware and looked at
+    // right after: whether one reading was sampled before another follows from the
     // order of these atomic operations alone, however long a reader then
     // waits for feed_mutex_ or loses its core.
     std::atomic<std::uint64_t> read_tickets_{0};
@@ -73,6 +94,7 @@ class AccumulatedCounter {
     // exactly in step across CPUs.
     std::atomic<bool> fed_any_{false};
     std::atomic<std::uint64_t> last_fed_published_{0};
+    std::atomic<std::uint64_t> total_published_{0};  // the accumulator's total after it
 };
 
 class CounterSampler {

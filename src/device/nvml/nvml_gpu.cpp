@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 
 #include "device/unavailable_gpu.hpp"
 
@@ -215,14 +216,16 @@ Result<EnergySnapshot> NvmlGpu::energy_snapshot() const {
     values[1].fieldId = NVML_FI_DEV_POWER_INSTANT;
     values[1].scopeId = nvml_scope(capabilities_.instant_power.scope);
     const int count = capabilities_.instant_power.support.supported && !instant_via_power_usage_ ? 2 : 1;
+    const auto ticket = energy_->ticket();  // orders this read with other threads' reads of the counter
     const nvmlReturn_t rc = lib_->fn().device_get_field_values(handle_, count, values.data());
     if (rc != NVML_SUCCESS || values[0].nvmlReturn != NVML_SUCCESS ||
         values[0].valueType != NVML_VALUE_TYPE_UNSIGNED_LONG_LONG) {
         return Gpu::energy_snapshot();  // drivers without the energy field: plain counter read
     }
-    energy_->record(static_cast<std::uint64_t>(values[0].value.ullVal));
-    EnergySnapshot snapshot{Millijoules(static_cast<std::int64_t>(energy_base_mj_) +
-                                        static_cast<std::int64_t>(energy_->accumulator().total_counts())),
+    // The total as of this reading, whichever thread fed a newer one
+    // meanwhile: it goes with this reading's refresh time and power.
+    const Joules total = energy_->record(static_cast<std::uint64_t>(values[0].value.ullVal), ticket);
+    EnergySnapshot snapshot{Millijoules(static_cast<std::int64_t>(energy_base_mj_) + std::llround(total.count() * 1e3)),
                             std::nullopt, std::nullopt};
     if (values[0].timestamp > 0) {
         snapshot.refreshed_at = std::chrono::system_clock::time_point(std::chrono::microseconds(values[0].timestamp));

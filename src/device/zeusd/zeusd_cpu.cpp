@@ -11,8 +11,8 @@ Cpus empty_set(Error why, std::string root) { return Cpus({}, Status(std::move(w
 // restart (a reset), not a wrap to be added back.
 std::shared_ptr<AccumulatedCounter> daemon_counter(std::string name, Watts max_power) {
     CounterSpec spec{std::move(name), 0, 1e-6, max_power};
-    // Values are fed by record() after one request for both counters;
-    // read() is never called.
+    // Values are fed by record(), with a ticket drawn before the request
+    // (one for both counters); read() is never called.
     return std::make_shared<AccumulatedCounter>(std::move(spec), []() -> Result<std::uint64_t> {
         return Error{ErrorCode::InvalidState, "zeusd counters are fed by their CPU", "", 0};
     });
@@ -29,11 +29,12 @@ ZeusdCpu::ZeusdCpu(CpuIdentity identity, std::shared_ptr<ZeusdClient> client, co
       package_(daemon_counter(fmt::format("zeusd CPU {} package ({})", identity_.zone_index, identity_.path),
                               options.max_package_power)),
       ceiling_{options.max_package_power, options.max_dram_power} {
-    package_->record(raw(first.cpu.value_or(Microjoules(0))));
+    // The baselines, read before anyone else could read these counters.
+    package_->record(raw(first.cpu.value_or(Microjoules(0))), package_->ticket());
     if (first.dram) {
         dram_ = daemon_counter(fmt::format("zeusd CPU {} DRAM ({})", identity_.zone_index, identity_.path),
                                options.max_dram_power);
-        dram_->record(raw(*first.dram));
+        dram_->record(raw(*first.dram), dram_->ticket());
     }
 }
 
@@ -61,26 +62,37 @@ Result<ZeusdCpuEnergy> ZeusdCpu::fetch(bool cpu, bool dram) const {
 }
 
 Result<CpuEnergy> ZeusdCpu::total_energy() const {
+    // Drawn before the request: concurrent requests may be answered, and
+    // recorded, in any order.
+    const auto package_ticket = package_->ticket();
+    const auto dram_ticket = dram_ ? std::optional(dram_->ticket()) : std::nullopt;
     auto energy = fetch(true, dram_ != nullptr);
     if (!energy) return energy.error();
     if (dram_ && !energy->dram) return dram_vanished();
-    package_->record(raw(*energy->cpu));
-    if (dram_) dram_->record(raw(*energy->dram));
-    return accumulated();
+    CpuEnergy out;
+    out.package = package_->record(raw(*energy->cpu), package_ticket);
+    out.package_stats = package_->stats();
+    if (dram_) {
+        out.dram = dram_->record(raw(*energy->dram), *dram_ticket);
+        out.dram_stats = dram_->stats();
+    }
+    return out;
 }
 
 Result<Joules> ZeusdCpu::package_energy() const {
+    const auto ticket = package_->ticket();
     auto energy = fetch(true, false);
     if (!energy) return energy.error();
-    return package_->record(raw(*energy->cpu));
+    return package_->record(raw(*energy->cpu), ticket);
 }
 
 Result<Joules> ZeusdCpu::dram_energy() const {
     if (auto s = dram_status(); !s) return s.error();
+    const auto ticket = dram_->ticket();
     auto energy = fetch(false, true);
     if (!energy) return energy.error();
     if (!energy->dram) return dram_vanished();
-    return dram_->record(raw(*energy->dram));
+    return dram_->record(raw(*energy->dram), ticket);
 }
 
 Result<CpuEnergy> ZeusdCpu::accumulated() const {
