@@ -136,6 +136,9 @@ wait_for python-packages
 step "zeus_native from the cp311 wheel into .venv (scripts/setup-python.sh)"
 ZEUS_NATIVE_WHEEL="$(ls dist/zeus_native-*-cp311-cp311-*.whl)" scripts/setup-python.sh
 
+step "documentation site (scripts/build-docs.sh: mkdocs --strict, user pages' budget)"
+scripts/build-docs.sh
+
 step "tests"
 ctest --test-dir build --output-on-failure --parallel "$jobs" --timeout 300
 wait_for pytorch
