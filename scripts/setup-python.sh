@@ -55,7 +55,10 @@ REQUIREMENTS=(--no-deps
   ghp-import==2.1.0 python-dateutil==4.0.0 watchdog==7.1.0 colorama==0.4.6
   babel==2.19.0 backrefs==8.3.1 paginate==0.5.7 pymdown-extensions==12.3
   requests==2.34.2 charset-normalizer==3.5.3 urllib3==2.8.0 tzdata==2026.6
-  mkdocstrings==1.0.8 mkdocstrings-python==2.0.11 mkdocs-autorefs==1.4.5 griffelib==2.4.1)
+  mkdocstrings==1.0.8 mkdocstrings-python==2.0.11 mkdocs-autorefs==1.4.5 griffelib==2.4.1
+  # The built site in headless Chromium over the DevTools protocol
+  # (scripts/check-docs-browser.py).
+  websocket-client==1.9.2)
 # A real framework without a GPU build, for zeus_native's sync_execution_with="jax"
 # test, in its own directory (.venv/frameworks, put on sys.path by that test
 # only): with a CPU-only JAX importable, the original's `python -m zeus.show_env`
