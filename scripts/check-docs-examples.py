@@ -144,21 +144,22 @@ def run_example(example: Example, scratch: Path, timeout: float, frameworks: str
         (workdir / "example.sh").write_text(example.code)
         command = ["bash", "-euo", "pipefail", "example.sh"]
         env["PATH"] = f"{Path(sys.executable).parent}:{env.get('PATH', '')}"  # python3 is the venv's
-    process = subprocess.Popen(command, cwd=workdir, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                               text=True, start_new_session=True)
-    try:
-        output, _ = process.communicate(timeout=timeout)
-        failed = process.returncode != 0
-        reason = f"exit status {process.returncode}"
-    except subprocess.TimeoutExpired:
-        os.killpg(process.pid, signal.SIGKILL)
-        output, _ = process.communicate()
-        failed, reason = True, f"still running after {timeout:.0f} s"
-    finally:
-        try:  # whatever the block left in the background
-            os.killpg(process.pid, signal.SIGTERM)
-        except ProcessLookupError:
-            pass
+    log = workdir / "output.log"
+    with log.open("w") as output_file:  # a file, not a pipe: a server the block left running keeps a pipe open
+        process = subprocess.Popen(command, cwd=workdir, env=env, stdout=output_file, stderr=subprocess.STDOUT,
+                                   start_new_session=True)
+        try:
+            process.wait(timeout=timeout)
+            failed, reason = process.returncode != 0, f"exit status {process.returncode}"
+        except subprocess.TimeoutExpired:
+            failed, reason = True, f"still running after {timeout:.0f} s"
+        finally:
+            try:  # the block itself if it timed out, and whatever it left in the background
+                os.killpg(process.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            process.wait()
+    output = log.read_text(errors="replace")
     if failed:
         tail = "\n".join(output.splitlines()[-25:])
         return f"{example.where}: {example.kind} example failed ({reason}):\n{example.code}--- output ---\n{tail}"
