@@ -136,12 +136,18 @@ wait_for python-packages
 step "zeus_native from the cp311 wheel into .venv (scripts/setup-python.sh)"
 ZEUS_NATIVE_WHEEL="$(ls dist/zeus_native-*-cp311-cp311-*.whl)" scripts/setup-python.sh
 
+step "documentation site (scripts/build-docs.sh: mkdocs --strict, user pages' budget), opened in Chromium"
+scripts/build-docs.sh
+.venv/bin/python scripts/check-docs-browser.py   # screenshots in build/docs-screenshots/
+
 step "tests"
 ctest --test-dir build --output-on-failure --parallel "$jobs" --timeout 300
 wait_for pytorch
 step "Python package tests (zeus_native, pytest)"
 # Any non-zero status fails the run, including 5 (no test collected).
 timeout 900 .venv/bin/python -m pytest -q -p no:cacheprovider python/tests
+step "documentation examples on the simulator (scripts/check-docs-examples.py)"
+ZEUS_DOCS_FRAMEWORKS="$(scripts/setup-frameworks.sh)" timeout 900 .venv/bin/python scripts/check-docs-examples.py
 step "Debian packages from build/, clean-root install, images, Kubernetes (scripts/test-packages.sh)"
 scripts/test-packages.sh  # docs/deploy.md
 wait_for wheel-suite-root

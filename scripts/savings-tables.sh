@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Regenerates docs/power-limit-optimizer.md's savings tables: for each public
+# Regenerates the power-limit savings tables (docs/contributing/power-limit-savings.md)
+# and their summary in docs/power-limit-optimizer.md: for each public
 # trace, `zeus power-limit simulate --all --format markdown` on the trace's own
 # GPU and on every other simulator preset whose power-limit range takes the
 # trace's limits (and on the pre-Volta P100, which takes only part of the V100
@@ -7,7 +8,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 zeus="${1:-build}/bin/zeus"
-doc=docs/power-limit-optimizer.md
+doc=docs/contributing/power-limit-savings.md
+summary_doc=docs/power-limit-optimizer.md
 begin='<!-- savings-tables:begin (scripts/savings-tables.sh) -->'
 end='<!-- savings-tables:end -->'
 traces=data/power-traces
@@ -41,12 +43,42 @@ trap 'rm -f "$generated"' EXIT
         "The P100 takes 125–250 W, so the trace's 100 W rows are left out (\`simulate\` says so). Without an energy counter every window is measured by integrating power: windows on the virtual clock integrate the simulated power sensor's readings, so these choices match the V100 rows within one trace step (test \`PreVoltaGpuChoosesAsTheV100DoesOverTheV100Trace\`)."
     echo "$end"
 } > "$generated"
-python3 - "$doc" "$generated" "$begin" "$end" <<'PY'
-import sys
-doc, generated, begin, end = sys.argv[1:]
+python3 - "$doc" "$generated" "$begin" "$end" "$summary_doc" <<'PY'
+import re, statistics, sys
+doc, generated, begin, end, summary_doc = sys.argv[1:]
 text = open(doc).read()
 new = open(generated).read().rstrip("\n")
 a, b = text.index(begin), text.index(end) + len(end)
 open(doc, "w").write(text[:a] + new + text[b:])
+
+# The summary: for each trace on its own GPU (the open tables), the median and
+# range of what each selector saves against the maximum limit.
+def table(title):
+    lines = new[new.index(title):].split("\n")[1:]
+    rows = []
+    for line in lines:
+        if line.startswith("|"):
+            rows.append([c.strip() for c in line.strip("|").split("|")])
+        elif rows:
+            break
+    return rows[0], rows[2:]
+
+def pct(cell, unit):
+    return float(re.search(r"([-+]\d+\.\d)% " + unit, cell).group(1))
+
+out = ["| trace (GPU) | workloads | selector | energy saved: median (range) | time change: median (worst) |",
+       "|---|---:|---|---|---|"]
+for trace, title in (("A40", "### A40 trace on the A40 preset"), ("V100", "### V100 trace on the V100-PCIE-32GB preset")):
+    header, rows = table(title)
+    for k in range(3, len(header)):
+        e = [0.0 - pct(r[k], "E") for r in rows]
+        t = [pct(r[k], "T") for r in rows]
+        out.append(f"| {trace} | {len(rows)} | `{header[k]}` | {statistics.median(e):.1f} % ({min(e):.1f} to {max(e):.1f} %) "
+                   f"| {statistics.median(t):+.1f} % ({max(t):+.1f} %) |")
+summary = "\n".join(out)
+sbegin, send = "<!-- savings-summary:begin (scripts/savings-tables.sh) -->", "<!-- savings-summary:end -->"
+text = open(summary_doc).read()
+a, b = text.index(sbegin) + len(sbegin), text.index(send)
+open(summary_doc, "w").write(text[:a] + "\n\n" + summary + "\n\n" + text[b:])
 PY
-echo "savings-tables: $doc updated"
+echo "savings-tables: $doc and $summary_doc updated"

@@ -44,7 +44,21 @@ REQUIREMENTS=(--no-deps
   # The original lowtime (its Rust max flow in the wheel) for the Perseus
   # solver's parity test and benchmark; matplotlib, imported but only used to
   # draw, is stubbed there (tests/lowtime/lowtime_parity.py).
-  lowtime==0.3.0 networkx==3.6.1 attrs==26.1.0)
+  lowtime==0.3.0 networkx==3.6.1 attrs==26.1.0
+  # The documentation site (scripts/build-docs.sh): mkdocs-material, and
+  # mkdocstrings reading zeus_native's sources statically for the Python API
+  # reference (griffe, no import). certifi, idna, packaging, pathspec and
+  # pygments are pinned above and satisfy these too.
+  mkdocs==1.6.1 mkdocs-material==9.8.2 mkdocs-material-extensions==1.3.1
+  mkdocs-get-deps==0.2.2 mergedeep==1.3.4 platformdirs==4.14.8 pyyaml_env_tag==1.1
+  PyYAML==6.0.4 Jinja2==3.1.6 MarkupSafe==3.0.4 Markdown==3.11.3 click==8.5.1
+  ghp-import==2.1.0 python-dateutil==4.0.0 watchdog==7.1.0 colorama==0.4.6
+  babel==2.19.0 backrefs==8.3.1 paginate==0.5.7 pymdown-extensions==12.3
+  requests==2.34.2 charset-normalizer==3.5.3 urllib3==2.8.0 tzdata==2026.6
+  mkdocstrings==1.0.8 mkdocstrings-python==2.0.11 mkdocs-autorefs==1.4.5 griffelib==2.4.1
+  # The built site in headless Chromium over the DevTools protocol
+  # (scripts/check-docs-browser.py).
+  websocket-client==1.9.2)
 # A real framework without a GPU build, for zeus_native's sync_execution_with="jax"
 # test, in its own directory (.venv/frameworks, put on sys.path by that test
 # only): with a CPU-only JAX importable, the original's `python -m zeus.show_env`

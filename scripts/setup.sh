@@ -37,6 +37,8 @@ TEST_PACKAGES=(
   clang-format
   # pyright (the Python stubs test, scripts/setup-python.sh) runs on node.
   nodejs
+  # The documentation site opened in a real browser (scripts/check-docs-browser.py).
+  chromium
 )
 
 case "${1:-}" in

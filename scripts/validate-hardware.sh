@@ -127,7 +127,7 @@ for key, title in (("power_limit_direct", "through the device layer"), ("power_l
 section = "\n".join(lines) + "\n"
 
 path = sys.argv[2]
-header = ("# Hardware measurements\n\nWritten by `scripts/validate-hardware.sh` on machines with a real GPU, newest "
+header = ("# Validation on real hardware\n\nWritten by `scripts/validate-hardware.sh` on machines with a real GPU, newest "
           "first; the simulator's default driver latencies (docs/simulator.md) come from here once a GPU of that "
           "generation has been measured.\n\n")
 try:
