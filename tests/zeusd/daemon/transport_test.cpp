@@ -46,7 +46,9 @@ TEST_F(ZeusdTest, AStaleSocketIsReplacedButALiveOneIsNot) {
     const auto [status, output] =
         run_zeusd({"serve", "--socket-path", *endpoint_.unix_path}, daemon_env());
     EXPECT_EQ(status, 1);
-    EXPECT_NE(output.find("another server is listening on"), std::string::npos) << output;
+    EXPECT_NE(output.find("another server (pid " + std::to_string(daemon_->pid()) + ") is listening on"),
+              std::string::npos)
+        << output;
     EXPECT_EQ(get("/time").status, 200);
 
     // kill -9 leaves the socket file behind; the next daemon removes it.
