@@ -129,6 +129,17 @@ class BsoSqliteLock : public ::testing::Test {
         return answers;
     }
 
+    // Every acknowledged trial is stored (it can be ended), each with a trial number of its own.
+    void expect_all_kept(const std::vector<json>& acknowledged) {
+        std::set<std::int64_t> numbers;
+        for (const auto& trial : acknowledged) {
+            numbers.insert(trial["trial_number"].get<std::int64_t>());
+            const auto ended = call(*router_, http::verb::patch, "/trials", trial.dump());
+            EXPECT_EQ(ended.status, 200) << trial << " was acknowledged and is gone: " << ended.body;
+        }
+        EXPECT_EQ(numbers.size(), acknowledged.size()) << "two requests were given the same trial number";
+    }
+
     std::filesystem::path dir_;
     std::string file_;
     std::unique_ptr<Service> service_;
@@ -155,13 +166,7 @@ TEST_F(BsoSqliteLock, RequestsWaitForAnotherWritersLockAndTheServerStaysWell) {
         EXPECT_EQ(answer.status, 200) << answer.body;
         if (answer.status == 200) acknowledged.push_back(answer.body);
     }
-    std::set<std::int64_t> numbers;
-    for (const auto& trial : acknowledged) {
-        numbers.insert(trial["trial_number"].get<std::int64_t>());
-        const auto ended = call(*router_, http::verb::patch, "/trials", trial.dump());
-        EXPECT_EQ(ended.status, 200) << trial << " was acknowledged and is gone: " << ended.body;
-    }
-    EXPECT_EQ(numbers.size(), acknowledged.size()) << "two requests were given the same trial number";
+    expect_all_kept(acknowledged);
 }
 
 // A lock held past the busy timeout: 503 with Retry-After, never 500, and
@@ -231,13 +236,7 @@ TEST_F(BsoSqliteLock, TwoServersOnOneFileShareIt) {
     EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "the second server had failed requests";
     for (const auto& trial : json::parse(std::ifstream(child_answers))) acknowledged.push_back(trial);
     EXPECT_EQ(acknowledged.size(), 100U);
-    std::set<std::int64_t> numbers;
-    for (const auto& trial : acknowledged) {
-        numbers.insert(trial["trial_number"].get<std::int64_t>());
-        const auto ended = call(*router_, http::verb::patch, "/trials", trial.dump());
-        EXPECT_EQ(ended.status, 200) << trial << " was acknowledged and is gone: " << ended.body;
-    }
-    EXPECT_EQ(numbers.size(), acknowledged.size()) << "two requests were given the same trial number";
+    expect_all_kept(acknowledged);
 }
 
 }  // namespace

@@ -172,9 +172,9 @@ TEST_F(ZeusdTest, OversizedHeadersAndBodiesAreRefused) {
 
 TEST_F(ZeusdTest, MalformedRequestsGet400AndDoNotDisturbOthers) {
     start();
-    for (const std::string& garbage : {std::string("HELLO\r\n\r\n"),
-                                      std::string("GET /time HTTP/1.1\r\nContent-Length: -1\r\n\r\n"),
-                                      std::string("\x00\x01\x02\r\n\r\n", 7)}) {
+    for (const std::string& garbage :
+         {std::string("HELLO\r\n\r\n"), std::string("GET /time HTTP/1.1\r\nContent-Length: -1\r\n\r\n"),
+          std::string("\x00\x01\x02\r\n\r\n", 7)}) {
         const auto reply = raw_exchange(endpoint_, garbage);
         EXPECT_EQ(reply.rfind("HTTP/1.1 400", 0), 0U) << reply;
     }
