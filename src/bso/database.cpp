@@ -160,6 +160,12 @@ std::string libpq_keywords(const std::string& uri) {
     return keywords;
 }
 
+sqlite_api::sqlite3* sqlite_connection(soci::session& session) {
+    // The backend of a SQLite session (SOCI exports no typeinfo for a dynamic_cast).
+    auto* backend = static_cast<soci::sqlite3_session_backend*>(session.get_backend());
+    return backend == nullptr ? nullptr : backend->conn_;
+}
+
 std::int64_t now_seconds() {
     return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
@@ -172,7 +178,8 @@ Database::~Database() = default;
 
 int Database::latest_schema_version() { return static_cast<int>(migrations().size()); }
 
-std::unique_ptr<Database> Database::open(const std::string& location, int target_version) {
+std::unique_ptr<Database> Database::open(const std::string& location, int target_version,
+                                         std::chrono::milliseconds busy_timeout) {
     const bool postgresql = location.starts_with("postgresql://") || location.starts_with("postgres://");
     std::string path = location;
     if (location.starts_with("sqlite://")) path = location.substr(std::string("sqlite://").size());
@@ -184,7 +191,8 @@ std::unique_ptr<Database> Database::open(const std::string& location, int target
             configure_postgresql(*session);
         } else {
             // Quoted so that paths with spaces survive SOCI's key=value parsing.
-            session->open(soci::sqlite3, "db=\"" + path + "\" timeout=10");
+            session->open(soci::sqlite3, "db=\"" + path + "\"");
+            sqlite_api::sqlite3_busy_timeout(sqlite_connection(*session), static_cast<int>(busy_timeout.count()));
             *session << "PRAGMA journal_mode=WAL";
             // In WAL mode NORMAL syncs at checkpoints rather than at every
             // commit: a committed request survives the server's crash (kill
@@ -199,6 +207,8 @@ std::unique_ptr<Database> Database::open(const std::string& location, int target
                                         postgresql ? "at the PostgreSQL URI" : "file '" + path + "'", e.what()));
     }
     std::unique_ptr<Database> db(new Database(std::move(session), postgresql));
+    db->sqlite_path_ = path;
+    db->busy_timeout_ = busy_timeout;
     db->refuse_the_originals_tables(postgresql ? "the PostgreSQL database" : "'" + path + "'");
     db->migrate(postgresql ? "the PostgreSQL database" : "'" + path + "'", target_version);
     return db;
@@ -281,8 +291,14 @@ void Database::migrate(const std::string& location, int target_version) {
                                             "run a newer zeus bso-server, or give another --database",
                                             location, version, latest_schema_version()));
         }
-        for (; version < std::min(target_version, latest_schema_version()); ++version) {
-            soci::transaction tx(*session_);
+        const int target = std::min(target_version, latest_schema_version());
+        while (version < target) {
+            // The version is read again under the write lock: a second
+            // server opening the same SQLite file at the same time finds the
+            // step done by the first instead of failing on its tables.
+            Transaction tx(*this);
+            version = schema_version();
+            if (version >= target) break;
             for (const auto& statement : migrations()[static_cast<std::size_t>(version)]) {
                 if (statement.starts_with(kPostgresqlOnly) && !postgresql_) continue;
                 *session_ << statement;
@@ -290,6 +306,7 @@ void Database::migrate(const std::string& location, int target_version) {
             long long next = version + 1;
             *session_ << "INSERT INTO bso_schema_version (version) VALUES (:v)", soci::use(next);
             tx.commit();
+            version = static_cast<int>(next);
         }
     } catch (const BsoError&) {
         throw;
@@ -298,7 +315,13 @@ void Database::migrate(const std::string& location, int target_version) {
     }
 }
 
-Database::Transaction::Transaction(Database& db) {
+Database::Transaction::Transaction(Database& db) : db_(db) {
+    if (!db.postgresql_) {
+        db.roll_back_sqlite();  // nothing can be left open, but a stale snapshot would be fatal
+        db.run_sqlite_transaction_step("BEGIN IMMEDIATE");
+        sqlite_open_ = true;
+        return;
+    }
     db.ensure_connected();
     try {
         tx_ = std::make_unique<soci::transaction>(*db.session_);
@@ -310,8 +333,48 @@ Database::Transaction::Transaction(Database& db) {
         tx_ = std::make_unique<soci::transaction>(*db.session_);
     }
 }
-Database::Transaction::~Transaction() = default;
-void Database::Transaction::commit() { tx_->commit(); }
+Database::Transaction::~Transaction() {
+    if (sqlite_open_) db_.roll_back_sqlite();
+}
+
+void Database::Transaction::commit() {
+    if (!sqlite_open_) {
+        tx_->commit();
+        return;
+    }
+    db_.run_sqlite_transaction_step("COMMIT");
+    sqlite_open_ = false;
+}
+
+void Database::run_sqlite_transaction_step(const char* sql) {
+    auto* connection = sqlite_connection(*session_);
+    const int result = sqlite_api::sqlite3_exec(connection, sql, nullptr, nullptr, nullptr);
+    if (result == SQLITE_OK) return;
+    const std::string why = sqlite_api::sqlite3_errmsg(connection);
+    if ((result & 0xff) == SQLITE_BUSY || (result & 0xff) == SQLITE_LOCKED) {
+        throw BsoError(503, fmt::format("the SQLite database '{}' is locked by another connection or process, and "
+                                        "stayed locked for {} ms ({}); retry shortly",
+                                        sqlite_path_, busy_timeout_.count(), why));
+    }
+    throw std::runtime_error(fmt::format("{} failed on the SQLite database '{}': {}", sql, sqlite_path_, why));
+}
+
+// Every statement of the connection is reset before the ROLLBACK: one that a
+// failed step left mid-way would keep the transaction's read snapshot, so
+// that this connection never saw another's commits again and every later
+// write failed with "database is locked" (the same trial number each time)
+// until the server restarted.
+void Database::roll_back_sqlite() noexcept {
+    auto* connection = sqlite_connection(*session_);
+    if (connection == nullptr) return;
+    for (auto* statement = sqlite_api::sqlite3_next_stmt(connection, nullptr); statement != nullptr;
+         statement = sqlite_api::sqlite3_next_stmt(connection, statement)) {
+        sqlite_api::sqlite3_reset(statement);
+    }
+    if (sqlite_api::sqlite3_get_autocommit(connection) == 0) {
+        (void)sqlite_api::sqlite3_exec(connection, "ROLLBACK", nullptr, nullptr, nullptr);
+    }
+}
 
 PreparedQuery& Database::query(const std::string& sql) {
     auto& slot = queries_[sql];

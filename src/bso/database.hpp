@@ -4,6 +4,7 @@
 // opened; a database from a newer server is refused, never altered.
 #pragma once
 
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -40,7 +41,11 @@ public:
     // when it cannot be opened or its schema is newer than this server's.
     // `schema_version` below the latest stops the upgrade there (tests of
     // the upgrade path build an older database this way).
-    static std::unique_ptr<Database> open(const std::string& location, int schema_version = latest_schema_version());
+    // SQLite: a request waits up to `busy_timeout` for a write lock another
+    // connection or process holds, then fails with BsoError(503).
+    static constexpr std::chrono::milliseconds kDefaultBusyTimeout{5000};
+    static std::unique_ptr<Database> open(const std::string& location, int schema_version = latest_schema_version(),
+                                          std::chrono::milliseconds busy_timeout = kDefaultBusyTimeout);
     ~Database();
     Database(const Database&) = delete;
     Database& operator=(const Database&) = delete;
@@ -62,7 +67,11 @@ public:
 
     // One transaction: commits on commit(), rolls back if destroyed before.
     // A BEGIN that fails on a broken connection reconnects and begins again
-    // (nothing was done yet, so nothing can be done twice).
+    // (nothing was done yet, so nothing can be done twice). On SQLite it
+    // takes the write lock at BEGIN (BEGIN IMMEDIATE), waiting up to the busy
+    // timeout for another connection or process to release it, then throws
+    // BsoError(503): a transaction that read first and found the lock taken
+    // only when it wrote could not wait (SQLite fails that at once).
     class Transaction {
     public:
         explicit Transaction(Database& db);
@@ -72,7 +81,9 @@ public:
         void commit();
 
     private:
-        std::unique_ptr<soci::transaction> tx_;
+        Database& db_;
+        std::unique_ptr<soci::transaction> tx_;  // PostgreSQL
+        bool sqlite_open_ = false;
     };
 
     // Without its batch sizes (spec.batch_sizes empty): one query instead of
@@ -109,9 +120,16 @@ private:
     void refuse_the_originals_tables(const std::string& location);
     // The statement for `sql`, prepared on this connection at its first use.
     PreparedQuery& query(const std::string& sql);
+    // SQLite: runs BEGIN IMMEDIATE, COMMIT; BsoError(503) when the lock stays taken.
+    void run_sqlite_transaction_step(const char* sql);
+    // SQLite: ends whatever transaction the connection is in, and releases
+    // its read snapshot, whatever state a failure left its statements in.
+    void roll_back_sqlite() noexcept;
 
     std::unique_ptr<soci::session> session_;
     bool postgresql_ = false;
+    std::string sqlite_path_;  // for messages
+    std::chrono::milliseconds busy_timeout_{kDefaultBusyTimeout};
     ConnectionEvents events_;
     // Declared after the session: destroyed before it.
     std::unordered_map<std::string, std::unique_ptr<PreparedQuery>> queries_;

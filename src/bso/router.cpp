@@ -22,8 +22,11 @@ using nlohmann::json;
 using http_server::fastapi::invalid;
 using http_server::fastapi::ValidationError;
 
+// A 503 (the database is unreachable or locked for now) says when to retry.
 Response error_message(int status, const std::string& message) {
-    return Response::json(json{{"message", message}}.dump(), static_cast<http::status>(status));
+    auto response = Response::json(json{{"message", message}}.dump(), static_cast<http::status>(status));
+    if (status == 503) response.headers.emplace_back("Retry-After", "1");
+    return response;
 }
 
 // Field readers with pydantic v1's coercions for the types the API uses.

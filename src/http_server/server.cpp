@@ -1,6 +1,7 @@
 #include "http_server/server.hpp"
 
 #include "http_server/rate_limited_log.hpp"
+#include "http_server/request_line.hpp"
 
 #include <malloc.h>
 #include <sys/socket.h>
@@ -13,6 +14,7 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <thread>
 #include <vector>
 
@@ -238,12 +240,32 @@ class Session : public std::enable_shared_from_this<Session<Protocol>> {
     }
 
     void on_header(beast::error_code error) {
+        if (error == http::error::bad_version) {
+            // Still in the buffer: Beast consumes nothing of a request line it refuses.
+            const auto bytes = buffer_.data();
+            const std::span<char> unread(static_cast<char*>(bytes.data()), bytes.size());
+            if (downgrade_minor_version(unread)) {
+                read_request();
+                return;
+            }
+            const auto status = status_for_bad_version(unread);
+            if (status == http::status::http_version_not_supported) {
+                version_ = 11;
+                send(Response::text(status, "HTTP Version Not Supported: this server speaks HTTP/1.1 and 1.0"), false);
+                return;
+            }
+        }
         if (error) {
             on_request(error);
             return;
         }
-        const auto& header = parser_->get();
+        auto& header = parser_->get();
         version_ = header.version();
+        if (auto problem = host_problem(header)) {
+            send(Response::text(http::status::bad_request, std::move(*problem)), false);
+            return;
+        }
+        to_origin_form(header);
         if (const auto coding = header.find(http::field::transfer_encoding); coding != header.end()) {
             // Beast decodes chunked; a body in any other coding has no length we can trust (RFC 9112 6.1).
             if (!parser_->chunked()) {

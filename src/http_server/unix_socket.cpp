@@ -15,8 +15,9 @@
 namespace zeus::http_server {
 namespace {
 
-// True when something accepts connections on the socket at `path`.
-bool socket_is_live(const std::string& path, int& connect_errno) {
+// True when something accepts connections on the socket at `path`; `peer`
+// is then its process id (0 when the kernel does not say).
+bool socket_is_live(const std::string& path, int& connect_errno, pid_t& peer) {
     const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (fd < 0) return false;
     sockaddr_un address{};
@@ -24,6 +25,9 @@ bool socket_is_live(const std::string& path, int& connect_errno) {
     std::strncpy(address.sun_path, path.c_str(), sizeof address.sun_path - 1);
     const int rc = ::connect(fd, reinterpret_cast<const sockaddr*>(&address), sizeof address);
     connect_errno = rc == 0 ? 0 : errno;
+    ucred credentials{};
+    socklen_t size = sizeof credentials;
+    peer = rc == 0 && ::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &credentials, &size) == 0 ? credentials.pid : 0;
     ::close(fd);
     return rc == 0;
 }
@@ -45,8 +49,11 @@ Status prepare_socket_path(const std::string& path, const LogSink& log) {
                          "the server never removes other files; pick another socket path or remove it yourself"};
         }
         int connect_errno = 0;
-        if (socket_is_live(path, connect_errno)) {
-            return Error{ErrorCode::InUse, fmt::format("another server is listening on {}", path),
+        pid_t peer = 0;
+        if (socket_is_live(path, connect_errno, peer)) {
+            return Error{ErrorCode::InUse,
+                         fmt::format("another server{} is listening on {}; it was left alone",
+                                     peer > 0 ? fmt::format(" (pid {})", peer) : std::string(), path),
                          "stop the other server first, or pick another socket path"};
         }
         if (connect_errno != ECONNREFUSED) {

@@ -1,5 +1,8 @@
 #include "perseus/job_manager.hpp"
 
+#include <sys/stat.h>
+
+#include <cerrno>
 #include <algorithm>
 #include <fstream>
 #include <optional>
@@ -86,14 +89,12 @@ JobManager::~JobManager() = default;
 
 std::string JobManager::register_job(const JobInfo& job, std::time_t now) {
     const std::lock_guard lock(mutex_);
-    std::string id = make_job_id(job, settings_.scheduler, now);
+    const std::string base = make_job_id(job, settings_.scheduler, now);
     // The original would overwrite a job registered in the same second with
-    // the same degrees; a suffix keeps both.
-    if (jobs_.contains(id)) {
-        std::size_t n = 2;
-        while (jobs_.contains(id + "+" + text(n))) ++n;
-        id += "+" + text(n);
-    }
+    // the same degrees, here or in another server sharing the dump
+    // directory; a suffix keeps both.
+    std::string id = base;
+    for (std::size_t n = 2; jobs_.contains(id) || !claim_dump_dir(id); ++n) id = base + "+" + text(n);
     auto state = std::make_unique<Job>();
     state->info = job;
     jobs_.emplace(id, std::move(state));
@@ -244,6 +245,18 @@ void JobManager::deliver(Pending& pending) {
 
 std::filesystem::path JobManager::job_dump_dir(const std::string& job_id) const {
     return settings_.dump_dir / file_name_of(job_id);
+}
+
+bool JobManager::claim_dump_dir(const std::string& job_id) {
+    if (!settings_.dump_data) return true;
+    std::error_code ignored;
+    std::filesystem::create_directories(settings_.dump_dir, ignored);
+    // mkdir is atomic across processes: of two servers making the same
+    // name, exactly one succeeds.
+    if (::mkdir(job_dump_dir(job_id).c_str(), 0777) == 0) return true;
+    if (errno == EEXIST) return false;
+    // Not a name taken: the dumps will fail and say so (dump()); the job goes on.
+    return true;
 }
 
 void JobManager::dump(const std::filesystem::path& file, const std::string& text) {

@@ -72,6 +72,9 @@ class JobManager {
     // Where a job's dumps go: one directory per job right under dump_dir,
     // its name the job id with every byte that could leave it encoded.
     [[nodiscard]] std::filesystem::path job_dump_dir(const std::string& job_id) const;
+    // With dumps on, makes the job's dump directory, exclusively: false when
+    // it exists (made by another server sharing dump_dir, or an earlier run).
+    bool claim_dump_dir(const std::string& job_id);
     void dump(const std::filesystem::path& file, const std::string& text);
     static void deliver(Pending& pending);
 

@@ -21,6 +21,7 @@
 #include "zeusd/access_summary.hpp"
 #include "zeusd/auth/signing_key.hpp"
 #include "zeusd/client_watcher.hpp"
+#include "zeusd/ledger_lock.hpp"
 #include "zeusd/log.hpp"
 #include "zeusd/metrics_group.hpp"
 #include "zeusd/overrides/command_overrides.hpp"
@@ -31,6 +32,8 @@ namespace zeus::zeusd {
 namespace asio = boost::asio;
 
 struct Daemon::Parts {
+    // First in, last out: held until everything else is stopped and restored.
+    std::optional<LedgerLock> ledger_lock;
     // Registered before anything listens: a SIGTERM that arrives as soon as
     // the socket answers is queued for run_until_signal, not fatal.
     asio::io_context signal_io;
@@ -213,21 +216,41 @@ Status check_ledger_directory(const std::filesystem::path& ledger_path) {
     return {};
 }
 
-// Puts back what a crashed zeusd left changed before serving anyone.
-Result<std::unique_ptr<GpuFleet>> start_gpu_fleet(Gpus gpus, const ServeConfig& config, const ApiGroups& enabled,
-                                                  const std::optional<CommandOverrides>& overrides,
-                                                  const asio::any_io_executor& control_executor) {
-    OverrideRunner runner = make_override_runner(overrides);
-    const std::filesystem::path ledger_path = config.restore_ledger_path.value_or(default_ledger_path(config));
-    if (enabled.contains(ApiGroup::GpuControl)) {
+std::filesystem::path ledger_path_of(const ServeConfig& config) {
+    return config.restore_ledger_path.value_or(default_ledger_path(config));
+}
+
+// Before the GPU fleet starts (and so before it restores anything): a
+// daemon holding our ledger is alive, and its clients' settings are its own
+// to restore. Without gpu-control, a lock that cannot be created (a
+// read-only ledger directory) is not fatal: this daemon changes no GPU, and
+// leaves the ledger's leftovers to a daemon that can lock it.
+Result<std::optional<LedgerLock>> claim_ledger(const ServeConfig& config, const ApiGroups& enabled) {
+    const auto ledger_path = ledger_path_of(config);
+    const bool controls = enabled.contains(ApiGroup::GpuControl);
+    if (controls) {
         if (auto writable = check_ledger_directory(ledger_path); !writable) return writable.error();
     }
-    auto fleet = std::make_unique<GpuFleet>(std::move(gpus), control_executor, runner, ledger_path);
+    auto lock = LedgerLock::acquire(
+        ledger_path, config.mode == ListenMode::UnixSocket ? config.socket_path : config.tcp_bind_address);
+    if (lock) return std::optional<LedgerLock>{std::move(lock).value()};
+    if (controls || lock.error().code == ErrorCode::InUse) return lock.error();
+    log::warn("{}; GPU settings a crashed zeusd left in the ledger are not restored", lock.error().describe());
+    return std::optional<LedgerLock>{};
+}
+
+// Puts back what a crashed zeusd left changed before serving anyone, when
+// this daemon holds the ledger's lock (`locked`).
+std::unique_ptr<GpuFleet> start_gpu_fleet(Gpus gpus, const ServeConfig& config, bool locked,
+                                          const std::optional<CommandOverrides>& overrides,
+                                          const asio::any_io_executor& control_executor) {
+    OverrideRunner runner = make_override_runner(overrides);
+    auto fleet = std::make_unique<GpuFleet>(std::move(gpus), control_executor, runner, ledger_path_of(config));
     for (const auto& info : fleet->info()) {
         log::info("GPU {}: {} at {} (cumulative energy {})", info.id, info.name, info.pci_address,
                   info.cumulative_energy_available ? "available" : "unavailable");
     }
-    fleet->restore_leftovers();
+    if (locked) fleet->restore_leftovers();
     return fleet;
 }
 
@@ -345,6 +368,12 @@ Result<std::unique_ptr<Daemon>> Daemon::start(const ServeConfig& config) {
     auto overrides = load_overrides(config, enabled);
     if (!overrides) return overrides.error();
     parts->overrides = std::move(overrides).value();
+    // A live daemon on our socket is left alone, before any device is opened.
+    if (config.mode == ListenMode::UnixSocket) {
+        if (auto prepared = http_server::prepare_socket_path(config.socket_path, log_server_message); !prepared) {
+            return prepared.error();
+        }
+    }
     auto wanted_gpus = open_wanted_gpus(config, enabled, groups_named);
     if (!wanted_gpus) return wanted_gpus.error();
     std::optional<Gpus> gpus = std::move(wanted_gpus).value();
@@ -354,10 +383,11 @@ Result<std::unique_ptr<Daemon>> Daemon::start(const ServeConfig& config) {
     RouterOptions router_options = std::move(made_router_options).value();
 
     if (gpus) {
-        auto fleet =
-            start_gpu_fleet(std::move(*gpus), config, enabled, parts->overrides, parts->control_pool.get_executor());
-        if (!fleet) return fleet.error();
-        parts->gpus = std::move(fleet).value();
+        auto claimed = claim_ledger(config, enabled);
+        if (!claimed) return claimed.error();
+        parts->ledger_lock = std::move(claimed).value();
+        parts->gpus = start_gpu_fleet(std::move(*gpus), config, parts->ledger_lock.has_value(), parts->overrides,
+                                      parts->control_pool.get_executor());
     }
     if (enabled.contains(ApiGroup::CpuRead)) {
         auto fleet = open_cpu_fleet(groups_named);

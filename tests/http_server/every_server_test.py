@@ -10,7 +10,9 @@ against all four servers as processes: zeusd, `zeus exporter`,
   (a Perseus long-poll; zeusd's slow override is in tests/zeusd);
 - JSON bodies nested too deeply: a 422 (the FastAPI-style servers);
 - the Perseus server's 16 MiB bodies share one budget (a 503 once it is
-  spent), and the memory of large bodies goes back after they are answered.
+  spent), and the memory of large bodies goes back after they are answered;
+- request lines and Host as RFC 9112 asks: absolute-form targets served,
+  Host required once in HTTP/1.1 (400), HTTP/1.2 served as 1.1, HTTP/2.0 a 505.
 
 Also: each server on TCP port 0 prints the port the kernel chose, with
 IPv6 hosts in brackets, and that port is the one that answers.
@@ -220,6 +222,29 @@ class EveryServer(unittest.TestCase):
                 body = reply.split(b"\r\n\r\n", 1)[1]
                 if header(reply, "Content-Type") == "application/json":
                     json.loads(body)  # one valid document
+
+    def test_request_lines_and_host_as_rfc_9112_says(self):
+        """An absolute-form target is served as its path (not a 404), an
+        HTTP/1.1 request without Host or with two is a 400, HTTP/1.2 is
+        served as HTTP/1.1 and HTTP/2.0 as text is a 505."""
+        for name, server in self.servers.items():
+            route = self.GET_ROUTES[name]
+            with self.subTest(server=name):
+                expected = status_of(server.exchange(request("GET", route)))
+                authority = "localhost" if isinstance(server.address, str) else "%s:%d" % server.address
+                absolute = server.exchange(request("GET", f"http://{authority}{route}"))
+                self.assertEqual(status_of(absolute), expected, absolute[:300])
+
+                def raw(version, hosts):
+                    return server.exchange(f"GET {route} {version}\r\n{hosts}Connection: close\r\n\r\n".encode())
+                for hosts in ("", "Host: a\r\nHost: b\r\n"):
+                    reply = raw("HTTP/1.1", hosts)
+                    self.assertEqual(status_of(reply), 400, reply[:300])
+                    self.assertIn(b"Host", reply)
+                self.assertEqual(status_of(raw("HTTP/1.0", "")), expected)
+                later = raw("HTTP/1.2", "Host: x\r\n")
+                self.assertTrue(later.startswith(b"HTTP/1.1 %d " % expected), later[:300])
+                self.assertEqual(status_of(raw("HTTP/2.0", "Host: x\r\n")), 505)
 
     def test_deep_json_bodies_are_a_422(self):
         deep = b"[" * 60000  # under the batch-size server's 64 KiB body limit

@@ -15,6 +15,7 @@
 #include <set>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include <boost/asio/executor_work_guard.hpp>
@@ -82,6 +83,10 @@ class HttpServerTest : public ::testing::Test {
                     return;
                 }
                 if (request.target() == "/throw") throw std::runtime_error("a handler bug");
+                if (request.target().starts_with("/seen")) {  // the target as the routes see it
+                    respond(Response::text(http::status::ok, "saw '" + std::string(request.target()) + "'"));
+                    return;
+                }
                 if (request.target() == "/stream") {
                     respond(Response::event_stream(std::make_shared<SteadySource>()));
                     return;
@@ -286,6 +291,71 @@ TEST_F(HttpServerTest, EventStreamsPerPeerAreCapped) {
     const auto reply = receive_all(third);
     EXPECT_TRUE(has(reply, "503 Service Unavailable")) << reply;
     EXPECT_TRUE(has(reply, "at most 2 event streams")) << reply;
+}
+
+// RFC 9112 3.2.2: a server must accept a target in absolute form; the
+// routes see its path and query.
+TEST_F(HttpServerTest, AbsoluteFormTargetsAreServedAsTheirPathAndQuery) {
+    start();
+    for (const auto& [target, seen] : std::vector<std::pair<std::string, std::string>>{
+             {"http://127.0.0.1:9466/seen?x=1", "/seen?x=1"},
+             {"HTTP://localhost/seen", "/seen"},
+             {"https://[::1]:8000/seen/a/b", "/seen/a/b"},
+             {"http://localhost?x", "/?x"},
+         }) {
+        const int fd = connect_client();
+        send_all(fd, "GET " + target + " HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n");
+        const auto reply = receive_all(fd);
+        EXPECT_TRUE(has(reply, "HTTP/1.1 200 OK")) << target << "\n" << reply;
+        if (seen != "/?x") {
+            EXPECT_TRUE(has(reply, "saw '" + seen + "'")) << target << "\n" << reply;
+        }
+    }
+}
+
+// RFC 9112 3.2: an HTTP/1.1 request without Host, or any request with two,
+// is a 400; HTTP/1.0 may leave it out.
+TEST_F(HttpServerTest, HostIsRequiredExactlyOnceInHttp11) {
+    start();
+    const auto exchange = [this](const std::string& head) {
+        const int fd = connect_client();
+        send_all(fd, head + "Connection: close\r\n\r\n");
+        return receive_all(fd);
+    };
+    const auto none = exchange("GET /seen HTTP/1.1\r\n");
+    EXPECT_TRUE(has(none, "HTTP/1.1 400 Bad Request")) << none;
+    EXPECT_TRUE(has(none, "needs a Host header")) << none;
+    const auto two = exchange("GET /seen HTTP/1.1\r\nHost: a\r\nHost: b\r\n");
+    EXPECT_TRUE(has(two, "HTTP/1.1 400 Bad Request")) << two;
+    EXPECT_TRUE(has(two, "2 Host headers")) << two;
+    const auto two_in_1_0 = exchange("GET /seen HTTP/1.0\r\nHost: a\r\nHost: b\r\n");
+    EXPECT_TRUE(has(two_in_1_0, " 400 Bad Request")) << two_in_1_0;
+    const auto empty = exchange("GET /seen HTTP/1.1\r\nHost:\r\n");
+    EXPECT_TRUE(has(empty, "HTTP/1.1 200 OK")) << empty;
+    const auto old = exchange("GET /seen HTTP/1.0\r\n");
+    EXPECT_TRUE(has(old, "HTTP/1.0 200 OK")) << old;
+    EXPECT_TRUE(has(old, "saw '/seen'")) << old;
+}
+
+// RFC 9112 2.3: a later HTTP/1 minor version is served as HTTP/1.1 (keep-alive
+// included); another major version is a 505.
+TEST_F(HttpServerTest, LaterMinorVersionsAreServedAsHttp11) {
+    start();
+    const int fd = connect_client();
+    send_all(fd, "GET /seen/1 HTTP/1.2\r\nHost: x\r\n\r\nGET /seen/2 HTTP/1.9\r\nHost: x\r\nConnection: close\r\n\r\n");
+    const auto replies = receive_all(fd);
+    EXPECT_EQ(replies.rfind("HTTP/1.1 200 OK", 0), 0U) << replies;
+    EXPECT_TRUE(has(replies, "saw '/seen/1'")) << replies;
+    EXPECT_TRUE(has(replies, "saw '/seen/2'")) << replies;
+    for (const std::string version : {"HTTP/2.0", "HTTP/3.0", "HTTP/0.9"}) {
+        const int other = connect_client();
+        send_all(other, "GET /seen " + version + "\r\nHost: x\r\n\r\n");
+        const auto reply = receive_all(other);
+        EXPECT_EQ(reply.rfind("HTTP/1.1 505 HTTP Version Not Supported", 0), 0U) << version << "\n" << reply;
+    }
+    const int malformed = connect_client();
+    send_all(malformed, "GET /seen HTTP/1.x\r\nHost: x\r\n\r\n");
+    EXPECT_TRUE(has(receive_all(malformed), " 400 Bad Request"));
 }
 
 TEST_F(HttpServerTest, ExpectContinueIsAnsweredBeforeTheBody) {

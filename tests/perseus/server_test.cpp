@@ -290,6 +290,41 @@ TEST_F(PfoServerTest, DumpsStayInsideTheDumpDirectoryWhateverTheJobMetadata) {
     EXPECT_FALSE(std::filesystem::exists(dir_ / "escaped2"));
 }
 
+// Two servers sharing a dump directory (here two managers, whose only
+// shared state is the directory, as two processes'), each given a job with
+// the same degrees in the same second: the ids differ and neither job's
+// dumps overwrite the other's.
+TEST_F(PfoServerTest, TwoServersSharingADumpDirectoryGiveSameSecondJobsTheirOwnIds) {
+    start("PointSolution", 1);
+    JobManager other(settings_);
+    JobInfo info;
+    info.pp_degree = 1;
+    info.dp_degree = 1;
+    info.tp_degree = 1;
+    info.world_size = 1;
+    const std::time_t now = 1'700'000'000;
+    const auto first = jobs_->register_job(info, now);
+    const auto second = other.register_job(info, now);
+    const auto third = other.register_job(info, now);
+    EXPECT_NE(first, second);
+    EXPECT_NE(second, third);
+    EXPECT_NE(first, third);
+    EXPECT_EQ(second, first + "+2");
+    for (const auto& [manager, id] : {std::pair<JobManager*, std::string>{&*jobs_, first}, {&other, second}}) {
+        RankInfo rank;
+        rank.available_frequencies = {1500, 1000};
+        manager->register_rank(id, rank);
+        EXPECT_TRUE(std::filesystem::exists(settings_.dump_dir / id / "ranks.json")) << id;
+    }
+    // Three jobs, three directories.
+    std::size_t directories = 0;
+    for (const auto& entry : std::filesystem::directory_iterator(settings_.dump_dir)) {
+        (void)entry;
+        ++directories;
+    }
+    EXPECT_EQ(directories, 3U);
+}
+
 // A symbolic link planted in the dump directory does not lead a dump out of it.
 TEST_F(PfoServerTest, ADumpThroughASymbolicLinkOutOfTheDumpDirectoryIsRefused) {
     std::vector<std::string> warnings;
@@ -297,7 +332,8 @@ TEST_F(PfoServerTest, ADumpThroughASymbolicLinkOutOfTheDumpDirectoryIsRefused) {
     jobs_.emplace(settings_, [&warnings](const std::string& warning) { warnings.push_back(warning); });
     router_.emplace(*jobs_);
     const auto job = register_job(1, 1, 1, "linked");
-    std::filesystem::create_directories(settings_.dump_dir);
+    // In place of the directory the registration made.
+    std::filesystem::remove(settings_.dump_dir / job);
     std::filesystem::create_directories(dir_ / "elsewhere");
     std::filesystem::create_directory_symlink(dir_ / "elsewhere", settings_.dump_dir / job);
     ASSERT_EQ(register_rank(job, 0, 0).status(), 200);

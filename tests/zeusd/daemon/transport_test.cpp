@@ -46,7 +46,9 @@ TEST_F(ZeusdTest, AStaleSocketIsReplacedButALiveOneIsNot) {
     const auto [status, output] =
         run_zeusd({"serve", "--socket-path", *endpoint_.unix_path}, daemon_env());
     EXPECT_EQ(status, 1);
-    EXPECT_NE(output.find("another server is listening on"), std::string::npos) << output;
+    EXPECT_NE(output.find("another server (pid " + std::to_string(daemon_->pid()) + ") is listening on"),
+              std::string::npos)
+        << output;
     EXPECT_EQ(get("/time").status, 200);
 
     // kill -9 leaves the socket file behind; the next daemon removes it.
@@ -170,12 +172,15 @@ TEST_F(ZeusdTest, OversizedHeadersAndBodiesAreRefused) {
 
 TEST_F(ZeusdTest, MalformedRequestsGet400AndDoNotDisturbOthers) {
     start();
-    for (const std::string& garbage : {std::string("HELLO\r\n\r\n"), std::string("GET / HTTP/9.9\r\n\r\n"),
-                                      std::string("GET /time HTTP/1.1\r\nContent-Length: -1\r\n\r\n"),
-                                      std::string("\x00\x01\x02\r\n\r\n", 7)}) {
+    for (const std::string& garbage :
+         {std::string("HELLO\r\n\r\n"), std::string("GET /time HTTP/1.1\r\nContent-Length: -1\r\n\r\n"),
+          std::string("\x00\x01\x02\r\n\r\n", 7)}) {
         const auto reply = raw_exchange(endpoint_, garbage);
         EXPECT_EQ(reply.rfind("HTTP/1.1 400", 0), 0U) << reply;
     }
+    // A version this server does not speak (RFC 9110 15.6.6).
+    const auto reply = raw_exchange(endpoint_, "GET / HTTP/9.9\r\n\r\n");
+    EXPECT_EQ(reply.rfind("HTTP/1.1 505", 0), 0U) << reply;
     EXPECT_EQ(get("/time").status, 200);
 }
 

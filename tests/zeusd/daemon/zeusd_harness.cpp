@@ -240,7 +240,8 @@ void ZeusdProcess::kill9() {
 std::string ZeusdProcess::log() const { return slurp(log_file_); }
 
 std::pair<int, std::string> run_zeusd(const std::vector<std::string>& args,
-                                      const std::map<std::string, std::string>& env) {
+                                      const std::map<std::string, std::string>& env,
+                                      std::chrono::milliseconds timeout) {
     const auto output = std::filesystem::temp_directory_path() / ("zeusd-run-" + std::to_string(::getpid()) + ".log");
     const pid_t pid = ::fork();
     if (pid == 0) {
@@ -256,8 +257,18 @@ std::pair<int, std::string> run_zeusd(const std::vector<std::string>& args,
         ::execv(argv[0], argv.data());
         ::_exit(127);
     }
+    // A zeusd that serves when it should have refused would run forever: it
+    // is killed after `timeout`, and the status says so (-SIGKILL).
     int status = 0;
-    ::waitpid(pid, &status, 0);
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (::waitpid(pid, &status, WNOHANG) == 0) {
+        if (std::chrono::steady_clock::now() >= deadline) {
+            ::kill(pid, SIGKILL);
+            ::waitpid(pid, &status, 0);
+            break;
+        }
+        ::usleep(10000);
+    }
     auto text = slurp(output);
     std::filesystem::remove(output);
     return {WIFEXITED(status) ? WEXITSTATUS(status) : -WTERMSIG(status), text};

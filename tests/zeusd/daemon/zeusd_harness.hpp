@@ -74,9 +74,11 @@ class ZeusdProcess {
     std::optional<Endpoint> endpoint_;
 };
 
-// Runs `zeusd ARGS` to completion; returns {exit status, stdout+stderr}.
+// Runs `zeusd ARGS` to completion, or kills it after `timeout`; returns
+// {exit status (-signal when killed), stdout+stderr}.
 std::pair<int, std::string> run_zeusd(const std::vector<std::string>& args,
-                                      const std::map<std::string, std::string>& env = {});
+                                      const std::map<std::string, std::string>& env = {},
+                                      std::chrono::milliseconds timeout = std::chrono::seconds(30));
 
 // Polls `condition` every 10 ms until it holds or `timeout` passes.
 template <class Condition>
