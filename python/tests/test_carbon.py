@@ -105,8 +105,30 @@ def test_bad_inputs_are_value_errors_naming_the_fix(tmp_path, monkeypatch):
 
     assert ElectrictyMapsClient is ElectricityMapsClient  # the original's spelling
     monkeypatch.delenv("ELECTRICITYMAPS_API_TOKEN", raising=False)
-    with pytest.raises(ValueError, match="ELECTRICITYMAPS_API_TOKEN"):
-        ElectricityMapsClient((42.28, -83.74))
+    # Made without a token, as the original's client; a request that fails names the variable.
+    from zeus_native.monitor.carbon import ZeusCarbonIntensityHTTPError
+
+    import http.server
+    import threading
+
+    class Refuses(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):  # the API's answer to a request without a valid token
+            body = b'{"error": "Invalid auth-token"}'
+            self.send_response(401)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.HTTPServer(("127.0.0.1", 0), Refuses)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    tokenless = ElectricityMapsClient((42.28, -83.74), base_url=f"http://127.0.0.1:{server.server_port}")
+    with pytest.raises(ZeusCarbonIntensityHTTPError, match="Invalid auth-token.*ELECTRICITYMAPS_API_TOKEN"):
+        tokenless.get_current_carbon_intensity()
+    server.shutdown()
     monkeypatch.delenv("OPENEI_API_KEY", raising=False)
     with pytest.raises(ValueError, match="OPENEI_API_KEY"):
         OpenEIClient((42.28, -83.74), label="x")
