@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import a100s, energy_bound
+from conftest import JsonServer, a100s, energy_bound
 
 DATA = Path(__file__).resolve().parents[2] / "data" / "carbon"
 
@@ -108,27 +108,10 @@ def test_bad_inputs_are_value_errors_naming_the_fix(tmp_path, monkeypatch):
     # Made without a token, as the original's client; a request that fails names the variable.
     from zeus_native.monitor.carbon import ZeusCarbonIntensityHTTPError
 
-    import http.server
-    import threading
-
-    class Refuses(http.server.BaseHTTPRequestHandler):
-        def do_GET(self):  # the API's answer to a request without a valid token
-            body = b'{"error": "Invalid auth-token"}'
-            self.send_response(401)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, *args):
-            pass
-
-    server = http.server.HTTPServer(("127.0.0.1", 0), Refuses)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    tokenless = ElectricityMapsClient((42.28, -83.74), base_url=f"http://127.0.0.1:{server.server_port}")
-    with pytest.raises(ZeusCarbonIntensityHTTPError, match="Invalid auth-token.*ELECTRICITYMAPS_API_TOKEN"):
-        tokenless.get_current_carbon_intensity()
-    server.shutdown()
+    with JsonServer(401, {"error": "Invalid auth-token"}) as api:  # the API's answer without a valid token
+        tokenless = ElectricityMapsClient((42.28, -83.74), base_url=api.url)
+        with pytest.raises(ZeusCarbonIntensityHTTPError, match="Invalid auth-token.*ELECTRICITYMAPS_API_TOKEN"):
+            tokenless.get_current_carbon_intensity()
     monkeypatch.delenv("OPENEI_API_KEY", raising=False)
     with pytest.raises(ValueError, match="OPENEI_API_KEY"):
         OpenEIClient((42.28, -83.74), label="x")

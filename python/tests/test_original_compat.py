@@ -11,13 +11,11 @@ import json
 import os
 import subprocess
 import sys
-import textwrap
-import threading
 import time
 
 import pytest
 
-from conftest import a100s
+from conftest import JsonServer, a100s
 
 ORIGINAL_FIELDS = ["time", "gpu_energy", "cpu_energy", "dram_energy", "soc_energy"]
 
@@ -196,27 +194,11 @@ def test_the_originals_utils_modules(monkeypatch, tmp_path):
 
 
 def test_get_ip_lat_long_reads_the_services_loc(monkeypatch):
-    import http.server
-
-    class Answer(http.server.BaseHTTPRequestHandler):
-        def do_GET(self):
-            body = json.dumps({"loc": "42.2776,-83.7409"}).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, *args):
-            pass
-
-    server = http.server.HTTPServer(("127.0.0.1", 0), Answer)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
     from zeus_native.utils import lat_lon
 
-    monkeypatch.setattr(lat_lon, "IP_INFO_URL", f"http://127.0.0.1:{server.server_port}/json")
-    assert lat_lon.get_ip_lat_long() == (42.2776, -83.7409)
-    server.shutdown()
+    with JsonServer(200, {"loc": "42.2776,-83.7409"}) as ipinfo:
+        monkeypatch.setattr(lat_lon, "IP_INFO_URL", f"{ipinfo.url}/json")
+        assert lat_lon.get_ip_lat_long() == (42.2776, -83.7409)
 
 
 def test_replay_zeus_monitor_replays_a_log_the_monitor_wrote(sim, tmp_path):
