@@ -31,7 +31,7 @@ struct BsoClient {
 template <class Call>
 auto released(Call&& call) {
     try {
-        nb::gil_scoped_release release;
+        ReleasedGil release;
         return call();
     } catch (const ZeusError& e) {
         throw std::runtime_error(e.error().describe());

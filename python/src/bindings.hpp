@@ -4,8 +4,10 @@
 
 #include <nanobind/nanobind.h>
 
+#include <string>
 #include <utility>
 
+#include "gil.hpp"
 #include "zeus/platform/error.hpp"
 
 namespace zeus::python {
@@ -15,6 +17,10 @@ namespace nb = nanobind;
 // Which family of the original's exceptions an error belongs to
 // (zeus_native/_errors.py maps code + family to a class).
 enum class ErrorFamily { Gpu, Cpu, Soc, Value, Runtime };
+
+// The error's text as Python users read it (the CLI's and C++'s spellings
+// replaced: zeus_native._errors.python_spelling).
+std::string python_text(const Error& error);
 
 // Raises the Python exception for `error` (message and fix in its text).
 [[noreturn]] void raise_error(const Error& error, ErrorFamily family);

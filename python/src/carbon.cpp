@@ -70,7 +70,7 @@ class PythonIntensityProvider final : public carbon::CarbonIntensityProvider {
     PythonIntensityProvider& operator=(const PythonIntensityProvider&) = delete;
     ~PythonIntensityProvider() override {
         if (!Py_IsInitialized()) return;  // the interpreter is gone: nothing to release into
-        nb::gil_scoped_acquire gil;
+        AcquiredGil gil;
         Py_DECREF(user_);
     }
 
@@ -78,7 +78,7 @@ class PythonIntensityProvider final : public carbon::CarbonIntensityProvider {
     [[nodiscard]] std::string zone() const override { return zone_; }
 
     [[nodiscard]] Result<std::vector<HourlyRate>> intensities(const std::vector<UtcTime>& hours) override {
-        nb::gil_scoped_acquire gil;
+        AcquiredGil gil;
         try {
             nb::list asked;
             for (auto h : hours) asked.append(unix_of(h));
@@ -180,7 +180,7 @@ struct ChargedWindows {
     // Joins the hourly thread (interpreter exit): the native monitor goes.
     void stop_threads() {
         std::unique_ptr<Monitor> closing = std::move(monitor);
-        nb::gil_scoped_release release;
+        ReleasedGil release;
         closing.reset();
     }
     void begin(std::string_view key, bool sync_execution) {
@@ -189,7 +189,7 @@ struct ChargedWindows {
         if (sync_execution && !e.sync.is_none()) e.sync(e.gpu_index_list);
         Status status;
         {
-            nb::gil_scoped_release release;
+            ReleasedGil release;
             status = native.begin_window(key, false);
         }
         check(status, ErrorFamily::Value);
@@ -199,7 +199,7 @@ struct ChargedWindows {
         Monitor& native = live();
         if (sync_execution && !e.sync.is_none()) e.sync(e.gpu_index_list);
         auto result = [&] {
-            nb::gil_scoped_release release;
+            ReleasedGil release;
             return native.end_window(key, false);
         }();
         return unwrap(std::move(result), ErrorFamily::Value);
@@ -226,6 +226,7 @@ void bind_intensity_source(nb::module_& m) {
                  o.emission_factor_type = std::move(factor);
                  o.base_url = std::move(base_url);
                  o.token = std::move(token);
+                 o.allow_no_token = true;  // as the original's client; the API says when it wants one
                  auto p = unwrap(carbon::ElectricityMaps::open(std::move(o)), ErrorFamily::Runtime);
                  return IntensitySource{std::shared_ptr<carbon::CarbonIntensityProvider>(std::move(p))};
              },
@@ -253,7 +254,7 @@ void bind_intensity_source(nb::module_& m) {
              [](IntensitySource& s, std::vector<double> hours) {
                  const auto h = hours_of(hours);
                  auto r = [&] {
-                     nb::gil_scoped_release release;
+                     ReleasedGil release;
                      return s.provider->intensities(h);
                  }();
                  return rate_tuples(unwrap_runtime(std::move(r)));
@@ -264,7 +265,7 @@ void bind_intensity_source(nb::module_& m) {
                  auto* em = dynamic_cast<carbon::ElectricityMaps*>(s.provider.get());
                  if (em == nullptr) throw nb::type_error("latest() is ElectricityMaps' only");
                  auto r = [&] {
-                     nb::gil_scoped_release release;
+                     ReleasedGil release;
                      return em->latest();
                  }();
                  return rate_tuples({unwrap_runtime(std::move(r))}).front();
@@ -273,7 +274,7 @@ void bind_intensity_source(nb::module_& m) {
             auto* em = dynamic_cast<carbon::ElectricityMaps*>(s.provider.get());
             if (em == nullptr) throw nb::type_error("history() is ElectricityMaps' only");
             auto r = [&] {
-                nb::gil_scoped_release release;
+                ReleasedGil release;
                 return em->history();
             }();
             return rate_tuples(unwrap_runtime(std::move(r)));
@@ -305,7 +306,7 @@ void bind_price_sources(nb::module_& m) {
         [openei_options](double lat, double lon, std::string label, std::string sector, int radius,
                          std::string base_url, std::optional<std::string> key) {
             auto r = [&] {
-                nb::gil_scoped_release release;
+                ReleasedGil release;
                 return carbon::openei_rate_json(openei_options(lat, lon, std::move(label), std::move(sector), radius, 0,
                                                                std::move(base_url), std::move(key)));
             }();
@@ -349,7 +350,7 @@ void bind_price_sources(nb::module_& m) {
             [](PriceSource& s, std::vector<double> hours) {
                 const auto h = hours_of(hours);
                 auto r = [&] {
-                    nb::gil_scoped_release release;
+                    ReleasedGil release;
                     return s.provider->prices(h);
                 }();
                 return rate_tuples(unwrap_runtime(std::move(r)));
@@ -427,7 +428,7 @@ void bind_windows(nb::module_& m) {
         .def("end_window", &CarbonWindows::end, nb::arg("key"), nb::arg("sync_execution") = true)
         .def("poll", [](CarbonWindows& w) {
             auto& native = w.live();
-            nb::gil_scoped_release release;
+            ReleasedGil release;
             native.poll();
         })
         .def("_stop_threads", &CarbonWindows::stop_threads, "Joins the hourly thread (interpreter exit); idempotent.");
@@ -448,7 +449,7 @@ void bind_windows(nb::module_& m) {
         .def("end_window", &CostWindows::end, nb::arg("key"), nb::arg("sync_execution") = true)
         .def("poll", [](CostWindows& w) {
             auto& native = w.live();
-            nb::gil_scoped_release release;
+            ReleasedGil release;
             native.poll();
         })
         .def("_stop_threads", &CostWindows::stop_threads, "Joins the hourly thread (interpreter exit); idempotent.");

@@ -73,7 +73,7 @@ void bind_counters(nb::module_& m) {
         .def(
             "stop",
             [](WrapTracker& t) {
-                nb::gil_scoped_release release;
+                ReleasedGil release;
                 t.sampler->stop();
             },
             "Join the reading thread (idempotent); wraps stays at its last count.");

@@ -17,45 +17,50 @@
 
 namespace zeus::python {
 
-Gpu& GpuSet::gpu(long index) const {
-    if (index < 0 || static_cast<std::size_t>(index) >= gpus.size()) {
+Gpu& GpuSet::gpu(const DeviceIndex& index) const {
+    auto position = index.position(gpus.size());
+    if (!position) {
         raise_error(Error{ErrorCode::InvalidArgument,
-                          fmt::format("GPU index {} is out of range: {} GPU(s) are visible", index, gpus.size()),
+                          fmt::format("GPU index {} is out of range: {} GPU(s) are visible", index.text(), gpus.size()),
                           gpus.empty() ? std::string("no GPU is visible; run `python -m zeus_native.show_env`")
                                        : fmt::format("use an index from 0 to {} (positions in CUDA_VISIBLE_DEVICES)",
                                                      gpus.size() - 1),
                           0},
                     ErrorFamily::Gpu);
     }
-    Gpu& g = gpus[static_cast<std::size_t>(index)];
+    Gpu& g = gpus[*position];
     check(g.status(), ErrorFamily::Gpu);
     return g;
 }
 
-Cpu& CpuSet::cpu(long index) const {
-    if (index < 0 || static_cast<std::size_t>(index) >= cpus.size()) {
-        raise_error(Error{ErrorCode::NotFound,
-                          fmt::format("CPU index {} is out of range: {} CPU package(s) found", index, cpus.size()),
-                          "use an index of an intel-rapl:N package zone (python -m zeus_native.show_env lists them)",
-                          0},
-                    ErrorFamily::Cpu);
+Cpu& CpuSet::cpu(const DeviceIndex& index) const {
+    auto position = index.position(cpus.size());
+    if (!position) {
+        raise_error(
+            Error{ErrorCode::NotFound,
+                  fmt::format("CPU index {} is out of range: {} CPU package(s) found", index.text(), cpus.size()),
+                  "use an index of an intel-rapl:N package zone (python -m zeus_native.show_env lists them)", 0},
+            ErrorFamily::Cpu);
     }
-    return cpus[static_cast<std::size_t>(index)];
+    return cpus[*position];
 }
 
 namespace {
 
-// Called with the GIL held again (after released()).
+// Called with the GIL held again (after on_gpu()).
 template <class T>
 T read(Result<T>&& r) {
     return unwrap(std::move(r), ErrorFamily::Gpu);
 }
 
-// Runs `f` with the GIL released (device calls may block on a driver or zeusd).
+// Runs `f(gpu)` on the GPU at `index` with the GIL released (device calls may
+// block on a driver or zeusd). The index is resolved first, with the GIL held:
+// an unknown one raises a Python exception, which needs the GIL.
 template <class F>
-auto released(F&& f) {
-    nb::gil_scoped_release release;
-    return f();
+auto on_gpu(const GpuSet& set, const DeviceIndex& index, F&& f) {
+    Gpu& gpu = set.gpu(index);
+    ReleasedGil release;
+    return f(gpu);
 }
 
 long long mw(Milliwatts p) { return p.count(); }
@@ -66,7 +71,7 @@ void bind_gpu_identity(nb::class_<GpuSet>& gpus) {
         .def_prop_ro(
             "init_error",
             [](const GpuSet& s) -> std::optional<std::string> {
-                if (s.open_error) return s.open_error->describe();
+                if (s.open_error) return python_text(*s.open_error);
                 return std::nullopt;
             },
             "Why no GPU could be opened, or None.")
@@ -88,13 +93,14 @@ void bind_gpu_identity(nb::class_<GpuSet>& gpus) {
             "warnings", [](const GpuSet& s) { return s.gpus.warnings(); },
             "What went wrong opening individual GPUs, one line each.")
         .def(
-            "get_name", [](const GpuSet& s, long i) { return s.gpu(i).identity().name; }, nb::arg("gpu_index"),
-            "The GPU's name.")
+            "get_name", [](const GpuSet& s, const DeviceIndex& i) { return s.gpu(i).identity().name; },
+            nb::arg("gpu_index"), "The GPU's name.")
         .def(
-            "get_uuid", [](const GpuSet& s, long i) { return s.gpu(i).identity().uuid; }, nb::arg("gpu_index"),
-            "The GPU's UUID.")
+            "get_uuid", [](const GpuSet& s, const DeviceIndex& i) { return s.gpu(i).identity().uuid; },
+            nb::arg("gpu_index"), "The GPU's UUID.")
         .def(
-            "get_physical_index", [](const GpuSet& s, long i) { return s.gpu(i).identity().physical_index; },
+            "get_physical_index",
+            [](const GpuSet& s, const DeviceIndex& i) { return s.gpu(i).identity().physical_index; },
             nb::arg("gpu_index"), "The vendor library's index (what nvidia-smi shows).");
 }
 
@@ -102,40 +108,41 @@ void bind_gpu_identity(nb::class_<GpuSet>& gpus) {
 void bind_gpu_settings(nb::class_<GpuSet>& gpus) {
     gpus.def(
             "get_power_management_limit_constraints",
-            [](const GpuSet& s, long i) {
-                auto c = read(released([&] { return s.gpu(i).power_limit_constraints(); }));
+            [](const GpuSet& s, const DeviceIndex& i) {
+                auto c = read(on_gpu(s, i, [&](Gpu& g) { return g.power_limit_constraints(); }));
                 return std::make_pair(mw(c.min), mw(c.max));
             },
             nb::arg("gpu_index"), "(min, max) power limit in mW.")
         .def(
             "get_power_management_limit",
-            [](const GpuSet& s, long i) { return mw(read(released([&] { return s.gpu(i).power_limit(); }))); },
+            [](const GpuSet& s, const DeviceIndex& i) {
+                return mw(read(on_gpu(s, i, [&](Gpu& g) { return g.power_limit(); })));
+            },
             nb::arg("gpu_index"), "Current power limit in mW.")
         .def(
             "set_power_management_limit",
-            [](const GpuSet& s, long i, long long limit_mw, bool) {
-                Gpu& g = s.gpu(i);
-                auto st = released([&] { return g.set_power_limit(Milliwatts(limit_mw)); });
+            [](const GpuSet& s, const DeviceIndex& i, long long limit_mw, bool) {
+                auto st = on_gpu(s, i, [&](Gpu& g) { return g.set_power_limit(Milliwatts(limit_mw)); });
                 check(st, ErrorFamily::Gpu);
             },
             nb::arg("gpu_index"), nb::arg("power_limit_mw"), nb::arg("block") = true, "Sets the power limit (mW).")
         .def(
             "reset_power_management_limit",
-            [](const GpuSet& s, long i, bool) {
-                Gpu& g = s.gpu(i);
-                check(released([&] { return g.reset_power_limit(); }), ErrorFamily::Gpu);
+            [](const GpuSet& s, const DeviceIndex& i, bool) {
+                check(on_gpu(s, i, [&](Gpu& g) { return g.reset_power_limit(); }), ErrorFamily::Gpu);
             },
             nb::arg("gpu_index"), nb::arg("block") = true, "Restores the default power limit.")
         .def(
             "set_persistence_mode",
-            [](const GpuSet& s, long i, bool enabled, bool) {
-                Gpu& g = s.gpu(i);
-                check(released([&] { return g.set_persistence_mode(enabled); }), ErrorFamily::Gpu);
+            [](const GpuSet& s, const DeviceIndex& i, bool enabled, bool) {
+                check(on_gpu(s, i, [&](Gpu& g) { return g.set_persistence_mode(enabled); }), ErrorFamily::Gpu);
             },
             nb::arg("gpu_index"), nb::arg("enabled"), nb::arg("block") = true, "Sets persistence mode.")
         .def(
             "get_persistence_mode",
-            [](const GpuSet& s, long i) { return read(released([&] { return s.gpu(i).persistence_mode(); })); },
+            [](const GpuSet& s, const DeviceIndex& i) {
+                return read(on_gpu(s, i, [&](Gpu& g) { return g.persistence_mode(); }));
+            },
             nb::arg("gpu_index"), "Whether persistence mode is on.");
 }
 
@@ -143,20 +150,20 @@ void bind_gpu_settings(nb::class_<GpuSet>& gpus) {
 void bind_gpu_clocks(nb::class_<GpuSet>& gpus) {
     gpus.def(
             "get_supported_memory_clocks",
-            [](const GpuSet& s, long i) {
+            [](const GpuSet& s, const DeviceIndex& i) {
                 std::vector<long long> out;
-                for (auto c : read(released([&] { return s.gpu(i).supported_memory_clocks(); })))
+                for (auto c : read(on_gpu(s, i, [&](Gpu& g) { return g.supported_memory_clocks(); })))
                     out.push_back(c.count());
                 return out;
             },
             nb::arg("gpu_index"), "Supported memory clocks (MHz).")
         .def(
             "get_supported_graphics_clocks",
-            [](const GpuSet& s, long i, std::optional<long long> mem) {
+            [](const GpuSet& s, const DeviceIndex& i, std::optional<long long> mem) {
                 std::optional<Megahertz> memory;
                 if (mem) memory = Megahertz(*mem);
                 std::vector<long long> out;
-                for (auto c : read(released([&] { return s.gpu(i).supported_graphics_clocks(memory); })))
+                for (auto c : read(on_gpu(s, i, [&](Gpu& g) { return g.supported_graphics_clocks(memory); })))
                     out.push_back(c.count());
                 return out;
             },
@@ -164,39 +171,36 @@ void bind_gpu_clocks(nb::class_<GpuSet>& gpus) {
             "Supported graphics clocks (MHz) at a memory clock (default: the highest).")
         .def(
             "set_memory_locked_clocks",
-            [](const GpuSet& s, long i, long long lo, long long hi, bool) {
-                Gpu& g = s.gpu(i);
-                check(released([&] { return g.set_memory_locked_clocks(Megahertz(lo), Megahertz(hi)); }), ErrorFamily::Gpu);
+            [](const GpuSet& s, const DeviceIndex& i, long long lo, long long hi, bool) {
+                check(on_gpu(s, i, [&](Gpu& g) { return g.set_memory_locked_clocks(Megahertz(lo), Megahertz(hi)); }),
+                      ErrorFamily::Gpu);
             },
             nb::arg("gpu_index"), nb::arg("min_clock_mhz"), nb::arg("max_clock_mhz"), nb::arg("block") = true,
             "Locks the memory clock to a range (MHz).")
         .def(
             "reset_memory_locked_clocks",
-            [](const GpuSet& s, long i, bool) {
-                Gpu& g = s.gpu(i);
-                check(released([&] { return g.reset_memory_locked_clocks(); }), ErrorFamily::Gpu);
+            [](const GpuSet& s, const DeviceIndex& i, bool) {
+                check(on_gpu(s, i, [&](Gpu& g) { return g.reset_memory_locked_clocks(); }), ErrorFamily::Gpu);
             },
             nb::arg("gpu_index"), nb::arg("block") = true, "Unlocks the memory clock.")
         .def(
             "set_gpu_locked_clocks",
-            [](const GpuSet& s, long i, long long lo, long long hi, bool) {
-                Gpu& g = s.gpu(i);
-                check(released([&] { return g.set_gpu_locked_clocks(Megahertz(lo), Megahertz(hi)); }), ErrorFamily::Gpu);
+            [](const GpuSet& s, const DeviceIndex& i, long long lo, long long hi, bool) {
+                check(on_gpu(s, i, [&](Gpu& g) { return g.set_gpu_locked_clocks(Megahertz(lo), Megahertz(hi)); }),
+                      ErrorFamily::Gpu);
             },
             nb::arg("gpu_index"), nb::arg("min_clock_mhz"), nb::arg("max_clock_mhz"), nb::arg("block") = true,
             "Locks the graphics clock to a range (MHz).")
         .def(
             "reset_gpu_locked_clocks",
-            [](const GpuSet& s, long i, bool) {
-                Gpu& g = s.gpu(i);
-                check(released([&] { return g.reset_gpu_locked_clocks(); }), ErrorFamily::Gpu);
+            [](const GpuSet& s, const DeviceIndex& i, bool) {
+                check(on_gpu(s, i, [&](Gpu& g) { return g.reset_gpu_locked_clocks(); }), ErrorFamily::Gpu);
             },
             nb::arg("gpu_index"), nb::arg("block") = true, "Unlocks the graphics clock.")
         .def(
             "reset_locked_clocks",
-            [](const GpuSet& s, long i, bool) {
-                Gpu& g = s.gpu(i);
-                check(released([&] { return g.reset_locked_clocks(); }), ErrorFamily::Gpu);
+            [](const GpuSet& s, const DeviceIndex& i, bool) {
+                check(on_gpu(s, i, [&](Gpu& g) { return g.reset_locked_clocks(); }), ErrorFamily::Gpu);
             },
             nb::arg("gpu_index"), nb::arg("block") = true, "Unlocks graphics and memory clocks.");
 }
@@ -205,29 +209,37 @@ void bind_gpu_clocks(nb::class_<GpuSet>& gpus) {
 void bind_gpu_readings(nb::class_<GpuSet>& gpus) {
     gpus.def(
             "get_instant_power_usage",
-            [](const GpuSet& s, long i) { return mw(read(released([&] { return s.gpu(i).instant_power(); })).power); },
+            [](const GpuSet& s, const DeviceIndex& i) {
+                return mw(read(on_gpu(s, i, [&](Gpu& g) { return g.instant_power(); })).power);
+            },
             nb::arg("gpu_index"), "Instant power (mW).")
         .def(
             "get_average_power_usage",
-            [](const GpuSet& s, long i) { return mw(read(released([&] { return s.gpu(i).average_power(); })).power); },
+            [](const GpuSet& s, const DeviceIndex& i) {
+                return mw(read(on_gpu(s, i, [&](Gpu& g) { return g.average_power(); })).power);
+            },
             nb::arg("gpu_index"), "Average power (mW).")
         .def(
             "get_average_memory_power_usage",
-            [](const GpuSet& s, long i) { return mw(read(released([&] { return s.gpu(i).memory_power(); })).power); },
+            [](const GpuSet& s, const DeviceIndex& i) {
+                return mw(read(on_gpu(s, i, [&](Gpu& g) { return g.memory_power(); })).power);
+            },
             nb::arg("gpu_index"), "Average memory power (mW).")
         .def(
             "supports_get_total_energy_consumption",
-            [](const GpuSet& s, long i) { return s.gpu(i).capabilities().energy_counter.supported; },
+            [](const GpuSet& s, const DeviceIndex& i) { return s.gpu(i).capabilities().energy_counter.supported; },
             nb::arg("gpu_index"), "Whether the GPU has an energy counter (Volta or newer).")
         .def(
             "get_total_energy_consumption",
-            [](const GpuSet& s, long i) { return read(released([&] { return s.gpu(i).total_energy(); })).count(); },
+            [](const GpuSet& s, const DeviceIndex& i) {
+                return read(on_gpu(s, i, [&](Gpu& g) { return g.total_energy(); })).count();
+            },
             nb::arg("gpu_index"), "Energy counter (mJ).")
         .def(
             "get_gpu_temperature",
-            [](const GpuSet& s, long i) {
+            [](const GpuSet& s, const DeviceIndex& i) {
                 return static_cast<long long>(
-                    std::lround(read(released([&] { return s.gpu(i).temperature(); })).count()));
+                    std::lround(read(on_gpu(s, i, [&](Gpu& g) { return g.temperature(); })).count()));
             },
             nb::arg("gpu_index"), "Temperature (°C).");
 }
@@ -248,7 +260,7 @@ void bind_gpus(nb::module_& m) {
         }
         set->options = *options;
         {
-            nb::gil_scoped_release release;
+            ReleasedGil release;
             set->gpus = Gpus::open(*options);
         }
         if (!set->gpus.status()) set->open_error = set->gpus.status().error();
@@ -259,39 +271,59 @@ void bind_gpus(nb::module_& m) {
 void bind_cpus(nb::module_& m) {
     nb::class_<CpuSet>(m, "CPUs", "The CPU packages with RAPL energy counters (the original's CPUs).")
         .def("__len__", [](const CpuSet& s) { return s.cpus.size(); })
-        .def_prop_ro("init_error", [](const CpuSet& s) -> std::optional<std::string> {
-            if (s.open_error) return s.open_error->describe();
-            return std::nullopt;
-        }, "Why no CPU package could be opened, or None.")
-        .def_prop_ro("init_error_code", [](const CpuSet& s) -> std::optional<std::string> {
-            if (s.open_error) return std::string(to_string(s.open_error->code));
-            return std::nullopt;
-        }, "The kind of init_error ('no permission', 'not found', ...), or None.")
-        .def_prop_ro("powercap_root", [](const CpuSet& s) { return s.cpus.powercap_root(); }, "The powercap directory the packages were found in.")
-        .def("get_zone_path", [](const CpuSet& s, long i) { return s.cpu(i).identity().path; }, nb::arg("cpu_index"), "The package's RAPL zone directory.")
-        .def("get_status", [](const CpuSet& s, long i) -> std::optional<std::string> {
-            auto st = s.cpu(i).status();
-            if (st) return std::nullopt;
-            return st.error().describe();
-        }, nb::arg("cpu_index"), "None when the package counter is readable, else why not.")
-        .def("get_total_energy_consumption", [](const CpuSet& s, long i) {
+        .def_prop_ro(
+            "init_error",
+            [](const CpuSet& s) -> std::optional<std::string> {
+                if (s.open_error) return python_text(*s.open_error);
+                return std::nullopt;
+            },
+            "Why no CPU package could be opened, or None.")
+        .def_prop_ro(
+            "init_error_code",
+            [](const CpuSet& s) -> std::optional<std::string> {
+                if (s.open_error) return std::string(to_string(s.open_error->code));
+                return std::nullopt;
+            },
+            "The kind of init_error ('no permission', 'not found', ...), or None.")
+        .def_prop_ro(
+            "powercap_root", [](const CpuSet& s) { return s.cpus.powercap_root(); },
+            "The powercap directory the packages were found in.")
+        .def(
+            "get_zone_path", [](const CpuSet& s, const DeviceIndex& i) { return s.cpu(i).identity().path; },
+            nb::arg("cpu_index"), "The package's RAPL zone directory.")
+        .def(
+            "get_status",
+            [](const CpuSet& s, const DeviceIndex& i) -> std::optional<std::string> {
+                auto st = s.cpu(i).status();
+                if (st) return std::nullopt;
+                return python_text(st.error());
+            },
+            nb::arg("cpu_index"), "None when the package counter is readable, else why not.")
+        .def(
+            "get_total_energy_consumption",
+            [](const CpuSet& s, const DeviceIndex& i) {
                 Cpu& c = s.cpu(i);
                 auto e = [&] {
-                    nb::gil_scoped_release release;
+                    ReleasedGil release;
                     return c.total_energy();
                 }();
                 auto v = unwrap(std::move(e), ErrorFamily::Cpu);
                 std::optional<double> dram;
                 if (v.dram) dram = v.dram->count() * 1000.0;
                 return std::make_pair(v.package.count() * 1000.0, dram);
-            }, nb::arg("cpu_index"), "(package mJ, DRAM mJ or None) since the set was opened.")
-        .def("_stop_threads", [](CpuSet& s) {
-            nb::gil_scoped_release release;
-            s.cpus.stop_sampling();
-        }, "Joins the counters' background reader (interpreter exit). Idempotent.")
-        .def("supports_get_dram_energy_consumption",
-             [](const CpuSet& s, long i) { return s.cpu(i).has_dram() && s.cpu(i).dram_status().ok(); },
-             nb::arg("cpu_index"), "Whether the package's DRAM energy can be read.");
+            },
+            nb::arg("cpu_index"), "(package mJ, DRAM mJ or None) since the set was opened.")
+        .def(
+            "_stop_threads",
+            [](CpuSet& s) {
+                ReleasedGil release;
+                s.cpus.stop_sampling();
+            },
+            "Joins the counters' background reader (interpreter exit). Idempotent.")
+        .def(
+            "supports_get_dram_energy_consumption",
+            [](const CpuSet& s, const DeviceIndex& i) { return s.cpu(i).has_dram() && s.cpu(i).dram_status().ok(); },
+            nb::arg("cpu_index"), "Whether the package's DRAM energy can be read.");
 
     m.def("open_cpus", [] {
         auto set = std::make_unique<CpuSet>();
@@ -301,7 +333,7 @@ void bind_cpus(nb::module_& m) {
             return set;
         }
         {
-            nb::gil_scoped_release release;
+            ReleasedGil release;
             set->cpus = Cpus::open(*options);
         }
         if (!set->cpus.status()) set->open_error = set->cpus.status().error();
@@ -311,33 +343,46 @@ void bind_cpus(nb::module_& m) {
 
 void bind_soc(nb::module_& m) {
     nb::class_<SocSet>(m, "SoC", "The board's system-on-chip (NVIDIA Jetson), if any.")
-        .def_prop_ro("name", [](const SocSet& s) { return std::string(s.soc->name()); }, "'NVIDIA Jetson', or 'none'.")
-        .def_prop_ro("init_error", [](const SocSet& s) -> std::optional<std::string> {
-            auto st = s.soc->status();
-            if (st) return std::nullopt;
-            return st.error().describe();
-        }, "Why this machine's SoC cannot be measured (with the fix), or None.")
-        .def("get_available_metrics", [](const SocSet& s) {
-            std::vector<std::string> out;
-            for (auto metric : s.soc->available_metrics()) out.emplace_back(to_string(metric));
-            return out;
-        }, "Metrics this SoC measures (cpu, gpu, total).")
-        .def("_stop_threads", [](SocSet& s) {
-            nb::gil_scoped_release release;
-            s.soc->stop_sampling();
-        }, "Joins the rails' background sampler (interpreter exit). Idempotent.")
-        .def("get_total_energy_consumption", [](const SocSet& s) {
-            auto energy = [&] {
-                nb::gil_scoped_release release;
-                return s.soc->total_energy();
-            }();
-            nb::dict out;  // metric -> mJ since the SoC was opened, None when unreadable
-            for (const auto& entry : unwrap(std::move(energy), ErrorFamily::Soc).metrics) {
-                out[std::string(to_string(entry.metric)).c_str()] =
-                    entry.energy ? nb::cast(entry.energy->count() * 1000.0) : nb::none();
-            }
-            return out;
-        }, "{metric: mJ since the SoC was opened, or None when unreadable}.");
+        .def_prop_ro(
+            "name", [](const SocSet& s) { return std::string(s.soc->name()); }, "'NVIDIA Jetson', or 'none'.")
+        .def_prop_ro(
+            "init_error",
+            [](const SocSet& s) -> std::optional<std::string> {
+                auto st = s.soc->status();
+                if (st) return std::nullopt;
+                return python_text(st.error());
+            },
+            "Why this machine's SoC cannot be measured (with the fix), or None.")
+        .def(
+            "get_available_metrics",
+            [](const SocSet& s) {
+                std::vector<std::string> out;
+                for (auto metric : s.soc->available_metrics()) out.emplace_back(to_string(metric));
+                return out;
+            },
+            "Metrics this SoC measures (cpu, gpu, total).")
+        .def(
+            "_stop_threads",
+            [](SocSet& s) {
+                ReleasedGil release;
+                s.soc->stop_sampling();
+            },
+            "Joins the rails' background sampler (interpreter exit). Idempotent.")
+        .def(
+            "get_total_energy_consumption",
+            [](const SocSet& s) {
+                auto energy = [&] {
+                    ReleasedGil release;
+                    return s.soc->total_energy();
+                }();
+                nb::dict out;  // metric -> mJ since the SoC was opened, None when unreadable
+                for (const auto& entry : unwrap(std::move(energy), ErrorFamily::Soc).metrics) {
+                    out[std::string(to_string(entry.metric)).c_str()] =
+                        entry.energy ? nb::cast(entry.energy->count() * 1000.0) : nb::none();
+                }
+                return out;
+            },
+            "{metric: mJ since the SoC was opened, or None when unreadable}.");
     m.def("open_soc", [] {
         auto set = std::make_unique<SocSet>();
         auto options = unwrap(SocOptions::from_environment(), ErrorFamily::Soc);
@@ -352,14 +397,15 @@ void bind_devices(nb::module_& m) {
     bind_gpus(m);
     bind_cpus(m);
     bind_soc(m);
-    m.def("environment_report",
-          [](GpuSet& gpus, const CpuSet& cpus, const SocSet& soc, bool probe_control) {
-              nb::gil_scoped_release release;
-              auto r = report::describe_environment(gpus.gpus, gpus.options, cpus.cpus, *soc.soc, probe_control);
-              return std::make_tuple(r.json, r.human, r.anything_measurable);
-          },
-          nb::arg("gpus"), nb::arg("cpus"), nb::arg("soc"), nb::arg("probe_control") = false,
-          "(json, human text, anything measurable): the report `zeus show-env` prints, from the same library code.");
+    m.def(
+        "environment_report",
+        [](GpuSet& gpus, const CpuSet& cpus, const SocSet& soc, bool probe_control) {
+            ReleasedGil release;
+            auto r = report::describe_environment(gpus.gpus, gpus.options, cpus.cpus, *soc.soc, probe_control);
+            return std::make_tuple(r.json, r.human, r.anything_measurable);
+        },
+        nb::arg("gpus"), nb::arg("cpus"), nb::arg("soc"), nb::arg("probe_control") = false,
+        "(json, human text, anything measurable): the report `zeus show-env` prints, from the same library code.");
 }
 
 }  // namespace zeus::python

@@ -19,6 +19,10 @@ const char* family_name(ErrorFamily family) {
 }
 }  // namespace
 
+std::string python_text(const Error& error) {
+    return nb::cast<std::string>(nb::module_::import_("zeus_native._errors").attr("python_spelling")(error.describe()));
+}
+
 void raise_error(const Error& error, ErrorFamily family) {
     // Imported on the error path only: the hierarchy lives in Python so that
     // the classes are the same objects users import and catch.

@@ -27,7 +27,7 @@ using metrics::PowerGauge;
 // held by a thread that waits for it: every call into the native object
 // below releases the GIL first.
 void warn_in_python(const std::string& message) {
-    nb::gil_scoped_acquire gil;
+    AcquiredGil gil;
     // Level 2: the user's line that called begin_window/end_window (a window
     // thread's push has no Python frame).
     if (PyErr_WarnEx(PyExc_UserWarning, message.c_str(), 2) < 0) {
@@ -51,7 +51,7 @@ void check_cpu_indices(nb::handle cpus, const std::vector<unsigned>& cpu_indices
                     ErrorFamily::Cpu);
     }
     const auto& cpu_set = nb::cast<const CpuSet&>(cpus);
-    for (unsigned i : cpu_indices) (void)cpu_set.cpu(i);
+    for (unsigned i : cpu_indices) (void)cpu_set.cpu(DeviceIndex{i, {}});
 }
 
 template <class T>
@@ -80,19 +80,19 @@ struct PushedMetric {
 
     void close() {
         std::unique_ptr<Native> closing = std::move(native);
-        nb::gil_scoped_release release;
+        ReleasedGil release;
         closing.reset();
     }
     void begin(std::string_view name, bool sync_execution) {
         Status status = [&] {
-            nb::gil_scoped_release release;
+            ReleasedGil release;
             return live().begin_window(name, sync_execution);
         }();
         check(status, ErrorFamily::Value);
     }
     void end(std::string_view name, bool sync_execution) {
         Status status = [&] {
-            nb::gil_scoped_release release;
+            ReleasedGil release;
             return live().end_window(name, sync_execution);
         }();
         check(status, ErrorFamily::Value);
@@ -134,7 +134,7 @@ void bind_metrics(nb::module_& m) {
            std::vector<double> gpu_buckets, std::vector<double> cpu_buckets, std::vector<double> dram_buckets) {
             check_cpu_indices(cpus, cpu_indices);
             auto result = [&] {
-                nb::gil_scoped_release release;
+                ReleasedGil release;
                 return EnergyHistogram::open(gpus_of(gpus), cpus_of(cpus), std::move(cpu_indices),
                                              std::move(gpu_indices), url, job, std::move(gpu_buckets),
                                              std::move(cpu_buckets), std::move(dram_buckets), warn_in_python);
@@ -155,7 +155,7 @@ void bind_metrics(nb::module_& m) {
            std::vector<unsigned> gpu_indices, double update_period, const std::string& url, const std::string& job) {
             check_cpu_indices(cpus, cpu_indices);
             auto result = [&] {
-                nb::gil_scoped_release release;
+                ReleasedGil release;
                 return EnergyCumulativeCounter::open(gpus_of(gpus), cpus_of(cpus), std::move(cpu_indices),
                                                      std::move(gpu_indices), std::chrono::duration<double>(update_period),
                                                      url, job, warn_in_python);
@@ -173,14 +173,13 @@ void bind_metrics(nb::module_& m) {
         [](GaugeObject* self, nb::object gpus, std::vector<unsigned> gpu_indices, double update_period,
            const std::string& url, const std::string& job) {
             auto result = [&] {
-                nb::gil_scoped_release release;
+                ReleasedGil release;
                 return PowerGauge::open(gpus_of(gpus), std::move(gpu_indices),
                                         std::chrono::duration<double>(update_period), url, job, warn_in_python);
             }();
             new (self) GaugeObject(gpus, nb::none(), opened(std::move(result)));
         },
-        nb::arg("gpus"), nb::arg("gpu_indices"), nb::arg("update_period"), nb::arg("pushgateway_url"),
-        nb::arg("job"));
+        nb::arg("gpus"), nb::arg("gpu_indices"), nb::arg("update_period"), nb::arg("pushgateway_url"), nb::arg("job"));
     bind_windows(gauge, false);
 }
 

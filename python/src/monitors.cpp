@@ -219,56 +219,57 @@ void bind_measurement(nb::module_& m) {
 void bind_energy_monitor(nb::module_& m) {
     nb::class_<EnergyWindows>(m, "EnergyMonitor",
                               "Named energy windows over GPUs, CPU packages and the SoC (base of ZeusMonitor).")
-        .def("__init__",
-             [](EnergyWindows* self, nb::object gpus, nb::object cpus, nb::object soc,
-                std::optional<std::vector<unsigned>> gpu_indices, std::optional<std::vector<unsigned>> cpu_indices,
-                bool approx, std::optional<std::string> log_file, nb::object sync, bool wait_for_counter_refresh,
-                std::string_view window_edges) {
-                 EnergyMonitorOptions options;
-                 options.wait_for_counter_refresh = wait_for_counter_refresh;
-                 if (window_edges == "sampled") {
-                     options.edges = WindowEdges::Sampled;
-                 } else if (window_edges != "synchronous") {
-                     throw nb::value_error(("window_edges must be \"synchronous\" or \"sampled\", not \"" +
-                                            std::string(window_edges) + "\"")
-                                               .c_str());
-                 }
-                 options.gpu_indices = std::move(gpu_indices);
-                 options.cpu_indices = std::move(cpu_indices);
-                 options.approx_instant_energy = approx;
-                 options.log_file = std::move(log_file);
-                 if (!sync.is_none()) {
-                     // For windows the C++ core opens itself (the power-limit optimizer's):
-                     // called without the GIL; the windows opened from Python sync in begin/end.
-                     // A failure is kept (the first of a call) and raised by the
-                     // binding that called into the core.
-                     options.sync = [self, fn = sync.ptr()](const std::vector<unsigned>& indices) {
-                         nb::gil_scoped_acquire acquire;
-                         try {
-                             nb::list l;
-                             for (unsigned i : indices) l.append(i);
-                             const nb::handle callable(fn);
-                             callable(l);
-                         } catch (nb::python_error& e) {
-                             if (!self->sync_error) self->sync_error.emplace(std::move(e));
-                         }
-                     };
-                 }
-                 const Gpus& g = nb::cast<GpuSet&>(gpus).gpus;
-                 const Cpus* c = cpus.is_none() ? nullptr : &nb::cast<CpuSet&>(cpus).cpus;
-                 const Soc* s = soc.is_none() ? nullptr : nb::cast<SocSet&>(soc).soc.get();
-                 Result<std::unique_ptr<EnergyMonitor>> opened = [&] {
-                     nb::gil_scoped_release release;
-                     return EnergyMonitor::open(g, c, s, std::move(options));
-                 }();
-                 auto monitor = unwrap(std::move(opened), ErrorFamily::Gpu);
-                 new (self) EnergyWindows{gpus, cpus, soc, std::move(monitor), sync, approx, nb::list()};
-                 for (unsigned i : self->monitor->gpu_indices()) self->gpu_index_list.append(i);
-             },
-             nb::arg("gpus"), nb::arg("cpus").none(), nb::arg("soc").none(), nb::arg("gpu_indices").none(),
-             nb::arg("cpu_indices").none(), nb::arg("approx_instant_energy"), nb::arg("log_file").none(),
-             nb::arg("sync").none(), nb::arg("wait_for_counter_refresh") = false,
-             nb::arg("window_edges") = "synchronous")
+        .def(
+            "__init__",
+            [](EnergyWindows* self, nb::object gpus, nb::object cpus, nb::object soc,
+               std::optional<std::vector<unsigned>> gpu_indices, std::optional<std::vector<unsigned>> cpu_indices,
+               bool approx, std::optional<std::string> log_file, nb::object sync, bool wait_for_counter_refresh,
+               std::string_view window_edges) {
+                EnergyMonitorOptions options;
+                options.wait_for_counter_refresh = wait_for_counter_refresh;
+                if (window_edges == "sampled") {
+                    options.edges = WindowEdges::Sampled;
+                } else if (window_edges != "synchronous") {
+                    throw nb::value_error(("window_edges must be \"synchronous\" or \"sampled\", not \"" +
+                                           std::string(window_edges) + "\"")
+                                              .c_str());
+                }
+                options.gpu_indices = std::move(gpu_indices);
+                options.cpu_indices = std::move(cpu_indices);
+                options.approx_instant_energy = approx;
+                options.log_file = std::move(log_file);
+                if (!sync.is_none()) {
+                    // For windows the C++ core opens itself (the power-limit optimizer's):
+                    // called without the GIL; the windows opened from Python sync in begin/end.
+                    // A failure is kept (the first of a call) and raised by the
+                    // binding that called into the core.
+                    options.sync = [self, fn = sync.ptr()](const std::vector<unsigned>& indices) {
+                        AcquiredGil acquire;
+                        try {
+                            nb::list l;
+                            for (unsigned i : indices) l.append(i);
+                            const nb::handle callable(fn);
+                            callable(l);
+                        } catch (nb::python_error& e) {
+                            if (!self->sync_error) self->sync_error.emplace(std::move(e));
+                        }
+                    };
+                }
+                const Gpus& g = nb::cast<GpuSet&>(gpus).gpus;
+                const Cpus* c = cpus.is_none() ? nullptr : &nb::cast<CpuSet&>(cpus).cpus;
+                const Soc* s = soc.is_none() ? nullptr : nb::cast<SocSet&>(soc).soc.get();
+                Result<std::unique_ptr<EnergyMonitor>> opened = [&] {
+                    ReleasedGil release;
+                    return EnergyMonitor::open(g, c, s, std::move(options));
+                }();
+                auto monitor = unwrap(std::move(opened), ErrorFamily::Gpu);
+                new (self) EnergyWindows{gpus, cpus, soc, std::move(monitor), sync, approx, nb::list()};
+                for (unsigned i : self->monitor->gpu_indices()) self->gpu_index_list.append(i);
+            },
+            nb::arg("gpus"), nb::arg("cpus").none(), nb::arg("soc").none(), nb::arg("gpu_indices").none(),
+            nb::arg("cpu_indices").none(), nb::arg("approx_instant_energy"), nb::arg("log_file").none(),
+            nb::arg("sync").none(), nb::arg("wait_for_counter_refresh") = false,
+            nb::arg("window_edges") = "synchronous")
         .def("begin_window", &EnergyWindows::begin, nb::arg("key"), nb::arg("sync_execution") = true,
              nb::arg("restart") = false,
              "Begins the window `key`. ValueError when it is already open (unless restart=True).")
@@ -279,18 +280,25 @@ void bind_energy_monitor(nb::module_& m) {
         .def("_warn_deferred", &EnergyWindows::warn_deferred, nb::arg("measurement"), nb::arg("key"),
              "The warnings end_window gives about a result (lost GPUs, zero energy), for one whose GPU values "
              "were left to be computed when first read (sampled edges); nothing for any other.")
-        .def("_stop_threads", [](EnergyWindows& w) {
-            nb::gil_scoped_release release;
-            w.monitor->stop_threads();
-        }, "Joins the monitor's background threads (interpreter exit); windows keep working. Idempotent.")
-        .def("reset_windows", [](EnergyWindows& w) { return w.monitor->reset_windows(); },
-             "Drops every open window; returns their names.")
-        .def_prop_ro("open_windows", [](const EnergyWindows& w) { return w.monitor->open_windows(); },
-                     "Names of the windows now open.")
-        .def_prop_ro("gpu_indices", [](const EnergyWindows& w) { return w.monitor->gpu_indices(); },
-                     "Monitored GPU indices (CUDA indices).")
-        .def_prop_ro("cpu_indices", [](const EnergyWindows& w) { return w.monitor->cpu_indices(); },
-                     "Monitored CPU package indices.")
+        .def(
+            "_stop_threads",
+            [](EnergyWindows& w) {
+                ReleasedGil release;
+                w.monitor->stop_threads();
+            },
+            "Joins the monitor's background threads (interpreter exit); windows keep working. Idempotent.")
+        .def(
+            "reset_windows", [](EnergyWindows& w) { return w.monitor->reset_windows(); },
+            "Drops every open window; returns their names.")
+        .def_prop_ro(
+            "open_windows", [](const EnergyWindows& w) { return w.monitor->open_windows(); },
+            "Names of the windows now open.")
+        .def_prop_ro(
+            "gpu_indices", [](const EnergyWindows& w) { return w.monitor->gpu_indices(); },
+            "Monitored GPU indices (CUDA indices).")
+        .def_prop_ro(
+            "cpu_indices", [](const EnergyWindows& w) { return w.monitor->cpu_indices(); },
+            "Monitored CPU package indices.")
         .def("_native_window_pairs", &EnergyWindows::native_pairs, nb::arg("count"),
              "Benchmark hook: `count` begin+end pairs through the C++ API; returns the median ns per pair.")
         .def("_native_device_reads", &EnergyWindows::native_reads, nb::arg("count"),
@@ -328,7 +336,7 @@ void bind_power_sampling(nb::class_<PowerTimelines>& timelines) {
                 for (const auto& d : domains) options.domains.push_back(parse_domain(d));
                 const Gpus& g = nb::cast<GpuSet&>(gpus).gpus;
                 auto started = [&] {
-                    nb::gil_scoped_release release;
+                    ReleasedGil release;
                     return PowerMonitor::start(g, std::move(options));
                 }();
                 new (self) PowerTimelines{gpus, unwrap(std::move(started), ErrorFamily::Value)};
@@ -338,7 +346,7 @@ void bind_power_sampling(nb::class_<PowerTimelines>& timelines) {
         .def(
             "stop",
             [](PowerTimelines& p) {
-                nb::gil_scoped_release release;
+                ReleasedGil release;
                 p.monitor->stop();
             },
             "Stops and joins the sampling thread (queries keep working). Idempotent.")
@@ -377,7 +385,7 @@ void bind_power_timelines(nb::class_<PowerTimelines>& timelines) {
     timelines
         .def(
             "get_power_timeline",
-            [](const PowerTimelines& p, std::string_view domain, std::optional<unsigned> gpu,
+            [](const PowerTimelines& p, std::string_view domain, std::optional<DeviceIndex> gpu,
                std::optional<double> start, std::optional<double> end) {
                 auto d = parse_domain(domain);
                 auto all = p.monitor->all_power_timelines(to_steady(start), to_steady(end));
@@ -390,7 +398,7 @@ void bind_power_timelines(nb::class_<PowerTimelines>& timelines) {
                 }
                 std::map<unsigned, std::vector<PowerSample>> lines;
                 for (auto& [g, s] : it->second)
-                    if (!gpu || *gpu == g) lines.emplace(g, std::move(s));
+                    if (selected(gpu, g)) lines.emplace(g, std::move(s));
                 return timeline_dict(lines);
             },
             nb::arg("power_domain"), nb::arg("gpu_index") = nb::none(), nb::arg("start_time") = nb::none(),
@@ -398,13 +406,13 @@ void bind_power_timelines(nb::class_<PowerTimelines>& timelines) {
             "{gpu: [(unix time, W), ...]} within [start_time, end_time], each change once.")
         .def(
             "get_all_power_timelines",
-            [](const PowerTimelines& p, std::optional<unsigned> gpu, std::optional<double> start,
+            [](const PowerTimelines& p, std::optional<DeviceIndex> gpu, std::optional<double> start,
                std::optional<double> end) {
                 nb::dict out;
                 for (auto& [d, lines] : p.monitor->all_power_timelines(to_steady(start), to_steady(end))) {
                     std::map<unsigned, std::vector<PowerSample>> kept;
                     for (auto& [g, s] : lines)
-                        if (!gpu || *gpu == g) kept.emplace(g, std::move(s));
+                        if (selected(gpu, g)) kept.emplace(g, std::move(s));
                     out[std::string(to_string(d)).c_str()] = timeline_dict(kept);
                 }
                 return out;
@@ -418,9 +426,23 @@ void bind_power_queries(nb::class_<PowerTimelines>& timelines) {
     timelines
         .def(
             "get_energy",
-            [](const PowerTimelines& p, double start, double end, std::string_view domain) {
-                auto by_gpu = unwrap(p.monitor->energy_by_gpu(to_steady(start), to_steady(end), parse_domain(domain)),
-                                     ErrorFamily::Value);
+            [](const PowerTimelines& p, double start, double end,
+               std::string_view domain) -> std::optional<std::map<unsigned, double>> {
+                // What was measured of [start, end], as the original integrates
+                // the readings inside it: `start = time.time(); pm = PowerMonitor()`
+                // asks for a little before the first reading.
+                const PowerDomain d = parse_domain(domain);
+                Timestamp from = to_steady(start);
+                Timestamp to = to_steady(end);
+                if (to >= from) {
+                    auto span = p.monitor->covered_span(d);
+                    if (!span) return std::nullopt;  // no reading yet (the original's None)
+                    if (from < span->second && to > span->first) {
+                        from = std::max(from, span->first);
+                        to = std::min(to, span->second);
+                    }
+                }
+                auto by_gpu = unwrap(p.monitor->energy_by_gpu(from, to, d), ErrorFamily::Value);
                 // Every GPU unknown (e.g. the interval is outside what was
                 // sampled): the caller's mistake, a ValueError as before.
                 if (std::none_of(by_gpu.begin(), by_gpu.end(), [](const auto& e) { return e.second.ok(); })) {
@@ -441,9 +463,9 @@ void bind_power_queries(nb::class_<PowerTimelines>& timelines) {
                 return out;
             },
             nb::arg("start_time"), nb::arg("end_time"), nb::arg("power_domain"),
-            "{gpu: J} over [start_time, end_time] (each reading held until the next). A GPU whose readings do not "
-            "cover the interval (lost while the others are not) is NaN, with a UserWarning naming it and the "
-            "cause; ValueError when no GPU covers it.")
+            "{gpu: J} over the part of [start_time, end_time] the readings cover (each reading held until the "
+            "next); None before the first reading. A GPU whose readings stop inside it while the others' do not "
+            "(lost) is NaN, with a UserWarning naming it and the cause; ValueError when no reading falls in it.")
         .def(
             "get_power",
             [](const PowerTimelines& p, std::optional<double> at,
@@ -473,51 +495,60 @@ struct TemperatureTimelines {
 void bind_temperature_monitor(nb::module_& m) {
     nb::class_<TemperatureTimelines>(m, "TemperatureTimelines",
                                      "Native temperature sampling thread (base of TemperatureMonitor).")
-        .def("__init__",
-             [](TemperatureTimelines* self, nb::object gpus, std::vector<unsigned> gpu_indices, double update_period,
-                std::size_t max_samples) {
-                 TemperatureMonitorOptions options;
-                 options.gpu_indices = std::move(gpu_indices);
-                 options.update_period = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                     std::chrono::duration<double>(update_period));
-                 options.max_samples_per_gpu = max_samples;
-                 const Gpus& g = nb::cast<GpuSet&>(gpus).gpus;
-                 auto started = [&] {
-                     nb::gil_scoped_release release;
-                     return TemperatureMonitor::start(g, std::move(options));
-                 }();
-                 new (self) TemperatureTimelines{gpus, unwrap(std::move(started), ErrorFamily::Value)};
-             },
-             nb::arg("gpus"), nb::arg("gpu_indices"), nb::arg("update_period"), nb::arg("max_samples"))
-        .def("stop", [](TemperatureTimelines& t) {
-            nb::gil_scoped_release release;
-            t.monitor->stop();
-        }, "Stops and joins the sampling thread. Idempotent.")
-        .def_prop_ro("gpu_indices", [](const TemperatureTimelines& t) { return t.monitor->gpu_indices(); }, "Sampled GPU indices.")
-        .def("get_temperature_timeline",
-             [](const TemperatureTimelines& t, std::optional<unsigned> gpu, std::optional<double> start,
-                std::optional<double> end) {
-                 nb::dict d;
-                 for (auto& [g, samples] : t.monitor->all_temperature_timelines(to_steady(start), to_steady(end))) {
-                     if (gpu && *gpu != g) continue;
-                     nb::list l;
-                     for (const auto& s : samples)
-                         l.append(nb::make_tuple(to_unix(s.time), static_cast<long>(std::lround(s.temperature.count()))));
-                     d[nb::cast(g)] = l;
-                 }
-                 return d;
-             },
-             nb::arg("gpu_index") = nb::none(), nb::arg("start_time") = nb::none(), nb::arg("end_time") = nb::none(),
-             "{gpu: [(unix time, °C), ...]}.")
-        .def("get_temperature",
-             [](const TemperatureTimelines& t, std::optional<double> at) -> std::optional<std::map<unsigned, long>> {
-                 auto temps = t.monitor->temperature(to_steady(at));
-                 if (!temps) return std::nullopt;
-                 std::map<unsigned, long> out;
-                 for (const auto& [g, c] : *temps) out[g] = std::lround(c.count());
-                 return out;
-             },
-             nb::arg("time") = nb::none(), "{gpu: °C} in force at `time` (default: latest), or None.");
+        .def(
+            "__init__",
+            [](TemperatureTimelines* self, nb::object gpus, std::vector<unsigned> gpu_indices, double update_period,
+               std::size_t max_samples) {
+                TemperatureMonitorOptions options;
+                options.gpu_indices = std::move(gpu_indices);
+                options.update_period =
+                    std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::duration<double>(update_period));
+                options.max_samples_per_gpu = max_samples;
+                const Gpus& g = nb::cast<GpuSet&>(gpus).gpus;
+                auto started = [&] {
+                    ReleasedGil release;
+                    return TemperatureMonitor::start(g, std::move(options));
+                }();
+                new (self) TemperatureTimelines{gpus, unwrap(std::move(started), ErrorFamily::Value)};
+            },
+            nb::arg("gpus"), nb::arg("gpu_indices"), nb::arg("update_period"), nb::arg("max_samples"))
+        .def(
+            "stop",
+            [](TemperatureTimelines& t) {
+                ReleasedGil release;
+                t.monitor->stop();
+            },
+            "Stops and joins the sampling thread. Idempotent.")
+        .def_prop_ro(
+            "gpu_indices", [](const TemperatureTimelines& t) { return t.monitor->gpu_indices(); },
+            "Sampled GPU indices.")
+        .def(
+            "get_temperature_timeline",
+            [](const TemperatureTimelines& t, std::optional<DeviceIndex> gpu, std::optional<double> start,
+               std::optional<double> end) {
+                nb::dict d;
+                for (auto& [g, samples] : t.monitor->all_temperature_timelines(to_steady(start), to_steady(end))) {
+                    if (!selected(gpu, g)) continue;
+                    nb::list l;
+                    for (const auto& s : samples)
+                        l.append(
+                            nb::make_tuple(to_unix(s.time), static_cast<long>(std::lround(s.temperature.count()))));
+                    d[nb::cast(g)] = l;
+                }
+                return d;
+            },
+            nb::arg("gpu_index") = nb::none(), nb::arg("start_time") = nb::none(), nb::arg("end_time") = nb::none(),
+            "{gpu: [(unix time, °C), ...]}.")
+        .def(
+            "get_temperature",
+            [](const TemperatureTimelines& t, std::optional<double> at) -> std::optional<std::map<unsigned, long>> {
+                auto temps = t.monitor->temperature(to_steady(at));
+                if (!temps) return std::nullopt;
+                std::map<unsigned, long> out;
+                for (const auto& [g, c] : *temps) out[g] = std::lround(c.count());
+                return out;
+            },
+            nb::arg("time") = nb::none(), "{gpu: °C} in force at `time` (default: latest), or None.");
 }
 
 }  // namespace
@@ -526,7 +557,7 @@ void EnergyWindows::begin(std::string_view key, bool sync_execution, bool restar
     if (sync_execution && !sync.is_none()) sync(gpu_index_list);
     Status status;
     {
-        nb::gil_scoped_release release;
+        ReleasedGil release;
         status = monitor->begin_window(key, false, restart);
     }
     check(status, ErrorFamily::Value);
@@ -535,7 +566,7 @@ void EnergyWindows::begin(std::string_view key, bool sync_execution, bool restar
 Measurement EnergyWindows::end(std::string_view key, bool sync_execution, bool cancel) {
     if (sync_execution && !cancel && !sync.is_none()) sync(gpu_index_list);
     Result<Measurement> result = [&] {
-        nb::gil_scoped_release release;
+        ReleasedGil release;
         return monitor->end_window(key, false, cancel);
     }();
     Measurement m = unwrap(std::move(result), ErrorFamily::Value);
@@ -576,7 +607,7 @@ void EnergyWindows::warn_about(const Measurement& m, std::string_view key) {
 double EnergyWindows::native_pairs(std::size_t count) {
     std::vector<double> ns;
     ns.reserve(count);
-    nb::gil_scoped_release release;
+    ReleasedGil release;
     for (std::size_t i = 0; i < count; ++i) {
         const auto t0 = std::chrono::steady_clock::now();
         monitor->begin_window("__zeus_native_bench", false, false).value();
@@ -594,7 +625,7 @@ double EnergyWindows::native_reads(std::size_t count) const {
     std::vector<double> ns;
     ns.reserve(count);
     const Gpus& g = gpus();
-    nb::gil_scoped_release release;
+    ReleasedGil release;
     for (std::size_t i = 0; i < count; ++i) {
         const auto t0 = std::chrono::steady_clock::now();
         for (unsigned index : monitor->gpu_indices()) static_cast<void>(g[index].energy_snapshot().value());
@@ -614,7 +645,7 @@ void bind_monitors(nb::module_& m) {
             Result<std::chrono::nanoseconds> fastest = Error{ErrorCode::InvalidArgument, "no GPU index was given",
                                                              "pass at least one GPU index", 0};
             {
-                nb::gil_scoped_release release;
+                ReleasedGil release;
                 for (unsigned i : gpu_indices) {
                     auto period = infer_counter_update_period(g[i], PowerDomain::DeviceInstant);
                     if (!period) {

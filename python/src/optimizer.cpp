@@ -12,6 +12,7 @@
 #include <variant>
 
 #include "bindings.hpp"
+#include "communicator.hpp"
 #include "devices.hpp"
 #include "monitors.hpp"
 #include "selector.hpp"
@@ -42,14 +43,14 @@ class PythonSelector final : public optimizer::OptimumSelector {
     PythonSelector& operator=(const PythonSelector&) = delete;
     ~PythonSelector() override {
         if (!Py_IsInitialized()) return;
-        nb::gil_scoped_acquire gil;
+        AcquiredGil gil;
         Py_DECREF(user_);
     }
 
     [[nodiscard]] std::string name() const override { return name_; }
     [[nodiscard]] Result<Milliwatts> select(std::span<const PowerLimitMeasurement> measurements,
                                             const optimizer::SelectionContext& /*context*/) const override {
-        nb::gil_scoped_acquire gil;
+        AcquiredGil gil;
         try {
             nb::list rows;
             for (const auto& m : measurements)
@@ -73,6 +74,9 @@ class PythonSelector final : public optimizer::OptimumSelector {
 
 struct PowerLimitOptimizer {
     nb::object monitor_owner;
+    // The ranks' aggregation in a torch.distributed job (null otherwise);
+    // declared before the optimizer, which uses it until it is destroyed.
+    std::unique_ptr<profile::Communicator> communicator;
     std::unique_ptr<optimizer::GlobalPowerLimitOptimizer> optimizer;
 
     // The framework sync of the optimizer's own windows failed: raised here,
@@ -142,12 +146,17 @@ void bind_optimizer_steps(nb::class_<PowerLimitOptimizer>& optimizer_class) {
                 options.profile_steps = profile;
                 options.pl_step = Watts(pl_step);
                 if (path) options.profile_path = *path;
+                // Every rank profiles the whole job: energy summed over the ranks,
+                // time the slowest rank's (the original all-reduces them).
+                auto communicator = framework_communicator();
+                options.communicator = communicator.get();
                 auto created = [&] {
-                    nb::gil_scoped_release release;
+                    ReleasedGil release;
                     return optimizer::GlobalPowerLimitOptimizer::create(windows.gpus(), *windows.monitor,
                                                                         std::move(options));
                 }();
-                new (self) PowerLimitOptimizer{monitor, unwrap(std::move(created), ErrorFamily::Runtime)};
+                new (self) PowerLimitOptimizer{monitor, std::move(communicator),
+                                               unwrap(std::move(created), ErrorFamily::Runtime)};
             },
             nb::arg("monitor"), nb::arg("selector").none(), nb::arg("wait_steps"), nb::arg("warmup_steps"),
             nb::arg("profile_steps"), nb::arg("pl_step"), nb::arg("profile_path").none())
@@ -155,7 +164,7 @@ void bind_optimizer_steps(nb::class_<PowerLimitOptimizer>& optimizer_class) {
              [](PowerLimitOptimizer& p) {
                  Status s;
                  {
-                     nb::gil_scoped_release release;
+                     ReleasedGil release;
                      s = p.optimizer->on_step_begin();
                  }
                  p.rethrow_sync_error();
@@ -165,7 +174,7 @@ void bind_optimizer_steps(nb::class_<PowerLimitOptimizer>& optimizer_class) {
              [](PowerLimitOptimizer& p) {
                  Status s;
                  {
-                     nb::gil_scoped_release release;
+                     ReleasedGil release;
                      s = p.optimizer->on_epoch_end();
                  }
                  p.rethrow_sync_error();
@@ -183,7 +192,7 @@ void bind_optimizer_steps(nb::class_<PowerLimitOptimizer>& optimizer_class) {
         .def("close", [](PowerLimitOptimizer& p) {
             Status s;
             {
-                nb::gil_scoped_release release;
+                ReleasedGil release;
                 s = p.optimizer->close();
             }
             check(s, ErrorFamily::Runtime);

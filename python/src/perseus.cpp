@@ -25,12 +25,13 @@ void bind_perseus(nb::module_& m) {
     nb::class_<PipelineFrequency>(m, "PipelineFrequencyOptimizer", "Perseus's client for one rank (native).")
         .def(
             "__init__",
-            [](PipelineFrequency* self, nb::object gpus, long device_id, perseus::PipelineFrequencyOptions options,
+            [](PipelineFrequency* self, nb::object gpus, const DeviceIndex& device_id,
+               perseus::PipelineFrequencyOptions options,
                std::function<std::string(std::optional<std::string>)> share) {
                 Gpu& gpu = nb::cast<GpuSet&>(gpus).gpu(device_id);
                 if (share) {
                     options.share_job_id = [share](std::optional<std::string> id) -> Result<std::string> {
-                        nb::gil_scoped_acquire gil;
+                        AcquiredGil gil;
                         try {
                             return share(std::move(id));
                         } catch (const std::exception& e) {
@@ -41,7 +42,7 @@ void bind_perseus(nb::module_& m) {
                 Result<std::unique_ptr<perseus::PipelineFrequencyOptimizer>> created = Error{};
                 {
                     // The schedule waits for every rank: other Python threads (ranks) must run.
-                    nb::gil_scoped_release released;
+                    ReleasedGil released;
                     created = perseus::PipelineFrequencyOptimizer::create(gpu, options);
                 }
                 new (self) PipelineFrequency{std::move(gpus), unwrap(std::move(created), ErrorFamily::Runtime)};
@@ -57,7 +58,8 @@ void bind_perseus(nb::module_& m) {
              [](PipelineFrequency& p, const std::string& name) {
                  check(p.optimizer->on_instruction_begin(name), ErrorFamily::Runtime);
              })
-        .def("on_instruction_end", [](PipelineFrequency& p, const std::string& name) { p.optimizer->on_instruction_end(name); })
+        .def("on_instruction_end",
+             [](PipelineFrequency& p, const std::string& name) { p.optimizer->on_instruction_end(name); })
         .def("close", [](PipelineFrequency& p) {
             if (p.optimizer) check(p.optimizer->frequency_controller().end(), ErrorFamily::Runtime);
         });

@@ -55,7 +55,7 @@ void bind_power_stream(nb::module_& m) {
                     sources.push_back(std::move(source).value());
                 }
                 auto started = [&] {
-                    nb::gil_scoped_release release;
+                    ReleasedGil release;
                     return ZeusdPowerStream::start(
                         std::move(sources), std::chrono::milliseconds(static_cast<long>(reconnect_delay_s * 1e3)));
                 }();
@@ -83,7 +83,7 @@ void bind_power_stream(nb::module_& m) {
         .def(
             "wait_for_update",
             [](const ZeusdPowerStream& s, std::uint64_t seen, double timeout_s) {
-                nb::gil_scoped_release release;
+                ReleasedGil release;
                 return s.wait_for_update(seen, std::chrono::milliseconds(static_cast<long>(timeout_s * 1e3)));
             },
             nb::arg("seen"), nb::arg("timeout_s"), "Readings received so far, once past `seen` or after timeout_s.")
@@ -92,7 +92,7 @@ void bind_power_stream(nb::module_& m) {
         .def(
             "stop",
             [](ZeusdPowerStream& s) {
-                nb::gil_scoped_release release;
+                ReleasedGil release;
                 s.stop();
             },
             "End every stream and join its thread (idempotent).");

@@ -7,6 +7,7 @@
 #include <nanobind/stl/vector.h>
 
 #include "bindings.hpp"
+#include "communicator.hpp"
 #include "monitors.hpp"
 #include "zeus/profile/profile.hpp"
 
@@ -19,26 +20,30 @@ using namespace zeus::profile;
 // Calls `fn` (kept alive by the caller's frame) from native code, taking the GIL.
 Target python_target(nb::handle fn) {
     return [fn] {
-        nb::gil_scoped_acquire acquire;
+        AcquiredGil acquire;
         fn();
     };
 }
 SyncFunction python_sync(nb::handle sync) {
     if (sync.is_none()) return {};
     return [sync](const std::vector<unsigned>& gpus) {
-        nb::gil_scoped_acquire acquire;
+        AcquiredGil acquire;
         nb::list l;
         for (unsigned g : gpus) l.append(g);
         sync(l);
     };
 }
 
+// Runs a profiling call without the GIL. In a distributed job (torch.distributed
+// up) the ranks' trials are combined as the original's: energy summed, time the
+// slowest rank's, temperatures averaged.
 template <class F>
 auto run_released(nb::handle monitor, nb::handle target, F&& f) {
     EnergyWindows& w = nb::cast<EnergyWindows&>(monitor);
-    ProfileContext ctx{w.gpus(), *w.monitor, python_sync(w.sync)};
+    auto communicator = framework_communicator();
+    ProfileContext ctx{w.gpus(), *w.monitor, python_sync(w.sync), communicator.get()};
     Target t = python_target(target);
-    nb::gil_scoped_release release;
+    ReleasedGil release;
     return f(ctx, t);
 }
 
@@ -78,16 +83,18 @@ void bind_profile(nb::module_& m) {
         .def_ro("entries", &SweepReport::entries, "One SweepResult per swept value.")
         .def("__str__", &SweepReport::to_string, "A header line and one line per entry, the original's format.");
 
-    m.def("measure",
-          [](nb::handle target, nb::handle monitor, double measurement, double cooldown, std::size_t warmup,
-             std::size_t calibration) {
-              auto r = run_released(monitor, target, [&](const ProfileContext& ctx, const Target& t) {
-                  return profile::measure(ctx, t, MeasureOptions{measurement, cooldown, warmup, calibration});
-              });
-              return unwrap(std::move(r), ErrorFamily::Value);
-          },
-          nb::arg("target_function"), nb::arg("zeus_monitor"), nb::arg("measurement_duration"),
-          nb::arg("cooldown_duration"), nb::arg("num_warmup_iterations"), nb::arg("num_calibration_iterations"));
+    m.def(
+        "measure",
+        [](nb::handle target, nb::handle monitor, double measurement, double cooldown, std::size_t warmup,
+           std::size_t calibration, std::optional<double> settle) {
+            auto r = run_released(monitor, target, [&](const ProfileContext& ctx, const Target& t) {
+                return profile::measure(ctx, t, MeasureOptions{measurement, cooldown, warmup, calibration, settle});
+            });
+            return unwrap(std::move(r), ErrorFamily::Value);
+        },
+        nb::arg("target_function"), nb::arg("zeus_monitor"), nb::arg("measurement_duration"),
+        nb::arg("cooldown_duration"), nb::arg("num_warmup_iterations"), nb::arg("num_calibration_iterations"),
+        nb::arg("warmup_settle_duration").none() = nb::none());
     m.def("profile_measurement_duration",
           [](nb::handle target, nb::handle monitor, std::vector<double> range, double cooldown, std::size_t trials,
              std::size_t warmup_trials, double threshold, std::size_t warmup, std::size_t calibration,

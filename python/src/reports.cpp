@@ -81,7 +81,7 @@ Measurement measure_until_stopped(nb::object monitor_object, const std::string& 
             options.domains = {domain};
             options.max_samples_per_gpu = 1024;
             auto started = [&] {
-                nb::gil_scoped_release release;
+                ReleasedGil release;
                 return PowerMonitor::start(windows.gpus(), std::move(options));
             }();
             power_monitor = unwrap(std::move(started), ErrorFamily::Value);
@@ -97,7 +97,7 @@ Measurement measure_until_stopped(nb::object monitor_object, const std::string& 
     const auto wait_for_stop = [&](std::chrono::nanoseconds timeout) {
         // Short sleeps: Python runs its signal handlers only when asked.
         std::this_thread::sleep_for(std::min<std::chrono::nanoseconds>(timeout, std::chrono::milliseconds(50)));
-        nb::gil_scoped_acquire acquire;
+        AcquiredGil acquire;
         if (!raised && PyErr_CheckSignals() != 0) raised.emplace();
         return raised.has_value();
     };
@@ -113,19 +113,19 @@ Measurement measure_until_stopped(nb::object monitor_object, const std::string& 
     const auto begun = [&](Timestamp window_start) {
         start = window_start;
         readings.start(MonitorClock::now());
-        nb::gil_scoped_acquire acquire;
+        AcquiredGil acquire;
         call(on_begun);
     };
     const auto on_tick = [&](Timestamp now) {
         const double wall = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
         const auto watts = readings.read(now);
         const auto warnings = readings.take_warnings();
-        nb::gil_scoped_acquire acquire;
+        AcquiredGil acquire;
         for (const auto& warning : warnings) call(on_warning, warning);
         call(on_reading, wall, std::chrono::duration<double>(now - start).count(), watts);
     };
     WindowRun run = [&] {
-        nb::gil_scoped_release release;
+        ReleasedGil release;
         auto result = measure_window(monitor, key, loop, wait_for_stop, begun, on_tick);
         if (power_monitor) power_monitor->stop();
         return result;

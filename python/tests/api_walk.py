@@ -25,8 +25,8 @@ from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 # The original's modules that make up its public API. Left out: the batch-size
 # and pipeline-frequency servers (FastAPI/SQLAlchemy services, not a client API),
-# the _legacy simulator, and utils that are the original's internals
-# (async_utils, pydantic_v1, logging, env, testing, multiprocessing, zeusd, lat_lon).
+# the _legacy simulator, and zeus.utils.zeusd (its client is native here:
+# docs/zeusd-client.md). The other utils are in: the original's examples import them.
 MODULES = [
     "zeus.callback",
     "zeus.exception",
@@ -65,6 +65,13 @@ MODULES = [
     "zeus.utils.framework",
     "zeus.utils.lr_scaler",
     "zeus.utils.metric",
+    "zeus.utils.env",
+    "zeus.utils.lat_lon",
+    "zeus.utils.logging",
+    "zeus.utils.async_utils",
+    "zeus.utils.multiprocessing",
+    "zeus.utils.testing",
+    "zeus.utils.pydantic_v1",
 ]
 
 EXCEPTIONS_DOC = Path(__file__).resolve().parents[2] / "docs" / "python.md"

@@ -205,3 +205,36 @@ def wait_for(predicate, what: str, timeout: float = 20.0):
             return value
         time.sleep(0.02)
     pytest.fail(f"timed out after {timeout} s waiting for {what}")
+
+
+class JsonServer:
+    """A loopback HTTP server answering every GET with one JSON body and status
+    (a stand-in for a web API), in a daemon thread; `url` is its base URL."""
+
+    def __init__(self, status: int, payload: object) -> None:
+        import http.server
+        import threading
+
+        body = json.dumps(payload).encode()
+
+        class Answer(http.server.BaseHTTPRequestHandler):
+            def do_GET(self):  # noqa: N802 (http.server's name)
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args):
+                pass
+
+        self.server = http.server.HTTPServer(("127.0.0.1", 0), Answer)
+        self.url = f"http://127.0.0.1:{self.server.server_port}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def __enter__(self) -> "JsonServer":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.shutdown()
+        self.server.server_close()

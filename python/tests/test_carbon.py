@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import a100s, energy_bound
+from conftest import JsonServer, a100s, energy_bound
 
 DATA = Path(__file__).resolve().parents[2] / "data" / "carbon"
 
@@ -105,8 +105,13 @@ def test_bad_inputs_are_value_errors_naming_the_fix(tmp_path, monkeypatch):
 
     assert ElectrictyMapsClient is ElectricityMapsClient  # the original's spelling
     monkeypatch.delenv("ELECTRICITYMAPS_API_TOKEN", raising=False)
-    with pytest.raises(ValueError, match="ELECTRICITYMAPS_API_TOKEN"):
-        ElectricityMapsClient((42.28, -83.74))
+    # Made without a token, as the original's client; a request that fails names the variable.
+    from zeus_native.monitor.carbon import ZeusCarbonIntensityHTTPError
+
+    with JsonServer(401, {"error": "Invalid auth-token"}) as api:  # the API's answer without a valid token
+        tokenless = ElectricityMapsClient((42.28, -83.74), base_url=api.url)
+        with pytest.raises(ZeusCarbonIntensityHTTPError, match="Invalid auth-token.*ELECTRICITYMAPS_API_TOKEN"):
+            tokenless.get_current_carbon_intensity()
     monkeypatch.delenv("OPENEI_API_KEY", raising=False)
     with pytest.raises(ValueError, match="OPENEI_API_KEY"):
         OpenEIClient((42.28, -83.74), label="x")

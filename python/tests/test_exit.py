@@ -130,3 +130,39 @@ def test_the_interpreter_exits_cleanly_with_the_object_alive(sim, tmp_path, monk
         assert run.returncode == 0, (
             f"{name}, run {attempt + 1}: exit code {run.returncode} (3: a thread outlived the atexit hooks; "
             f"-11/139: the exit-time crash)\n{run.stderr}")
+
+
+DAEMON_WINDOWS = """
+import sys, threading, time
+from zeus_native.monitor import ZeusMonitor
+
+monitor = ZeusMonitor(gpu_indices=[0, 1], window_edges=sys.argv[1])
+
+
+def windows(thread):
+    i = 0
+    while True:  # still inside begin_window/end_window when the interpreter exits
+        key = f"t{thread}-{i}"
+        monitor.begin_window(key, sync_execution=False)
+        monitor.end_window(key, sync_execution=False)
+        i += 1
+
+
+for thread in range(int(sys.argv[2])):
+    threading.Thread(target=windows, args=(thread,), daemon=True).start()
+time.sleep(0.3)
+"""
+
+
+@pytest.mark.parametrize("edges", ["synchronous", "sampled"])
+@pytest.mark.parametrize("threads", [1, 3])
+def test_the_interpreter_exits_cleanly_with_daemon_threads_inside_windows(sim, tmp_path, edges, threads):
+    sim.start(a100s(2, clock="real"))
+    script = tmp_path / "daemon_windows.py"
+    script.write_text(DAEMON_WINDOWS)
+    for attempt in range(3):  # a race: every run must be clean
+        run = subprocess.run([sys.executable, str(script), edges, str(threads)], capture_output=True, text=True,
+                             env=dict(os.environ), timeout=120)
+        assert run.returncode == 0, (
+            f"{edges} edges, {threads} thread(s), run {attempt + 1}: exit code {run.returncode} "
+            f"(-6/134: a thread taking the GIL back during finalization)\n{run.stderr[-2000:]}")

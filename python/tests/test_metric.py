@@ -296,3 +296,27 @@ def test_bad_input_names_the_problem_and_the_fix(sim, pushgateway):
         histogram.end_window("never")
     # Nothing was pushed by the objects that were refused.
     assert not pushgateway.find("energy_monitor_gpu_energy_joules_count", job="job")
+
+
+def test_cumulative_counter_pushes_cpu_and_dram_series_at_zero(sim, pushgateway, tmp_path, monkeypatch):
+    """An idle package (its counters do not move) still has its series, at 0 J, as the original's
+    prometheus Counter once a window ends."""
+    zone = tmp_path / "powercap" / "intel-rapl:0"
+    (zone / "intel-rapl:0:0").mkdir(parents=True)
+    (zone / "name").write_text("package-0\n")
+    (zone / "energy_uj").write_text("1000000\n")
+    (zone / "max_energy_range_uj").write_text("262143328850\n")
+    (zone / "intel-rapl:0:0" / "name").write_text("dram\n")
+    (zone / "intel-rapl:0:0" / "energy_uj").write_text("5000000\n")
+    (zone / "intel-rapl:0:0" / "max_energy_range_uj").write_text("262143328850\n")
+    monkeypatch.setenv("ZEUS_POWERCAP_ROOT", str(tmp_path / "powercap"))
+    sim.start(a100s(1))
+    from zeus_native.metric import EnergyCumulativeCounter
+
+    counter = EnergyCumulativeCounter(cpu_indices=[0], gpu_indices=[0], update_period=3600,
+                                      pushgateway_url=pushgateway.url, job="idle")
+    counter.begin_window("w")
+    sim.advance(0.5)
+    counter.end_window("w")
+    for family in ("energy_monitor_cpu_energy_joules_total", "energy_monitor_dram_energy_joules_total"):
+        assert [v for _, v in pushgateway.find(family, job="idle", window="w", index="0")] == [0.0], family

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 
 import pytest
 
@@ -344,3 +345,31 @@ def test_a_user_written_optimum_selector_chooses_the_limit(sim):
     assert all(isinstance(m, PowerLimitMeasurement) for m in seen[0]) and len(seen[0]) == 3
     assert monitor.gpus.get_power_management_limit(0) == 250_000
     plo.close()
+
+
+def test_warmup_settle_duration_replaces_the_warmup_count_with_a_duration(sim):
+    """The original's rule: the trial's warm-up runs int(settle / calibrated iteration time)
+    iterations instead of num_warmup_iterations (calibration keeps the count)."""
+    sim.start(a100s(1))
+    from zeus_native.monitor import ZeusMonitor
+    from zeus_native.profile import measure
+
+    monitor = ZeusMonitor()
+    calls = []
+
+    def step():
+        calls.append(1)
+        time.sleep(0.005)  # the calibration times the real clock
+        sim.advance(0.005)
+
+    def warmup_calls(settle):
+        calls.clear()
+        result = measure(step, monitor, measurement_duration=0.1, cooldown_duration=0.0, num_warmup_iterations=2,
+                         num_calibration_iterations=10, warmup_settle_duration=settle)
+        return len(calls) - 2 - 10 - result.iterations  # calibration: 2 warm-up + 10 timed
+
+    assert warmup_calls(None) == 2
+    assert warmup_calls(0.0) == 0
+    assert warmup_calls(0.3) >= 20  # ~0.3 s of 5 ms iterations, not the 2 of num_warmup_iterations
+    with pytest.raises(ValueError, match="warmup_settle_duration must be non-negative"):
+        measure(step, monitor, 0.1, 0.0, warmup_settle_duration=-1.0)

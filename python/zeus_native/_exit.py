@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import atexit
 import functools
+import sys
 import weakref
 from typing import Callable, List, Tuple
 
@@ -58,4 +59,14 @@ def stop_all() -> None:
             traceback.print_exc()
 
 
-atexit.register(stop_all)
+def _at_interpreter_exit() -> None:
+    """stop_all, then close the native gate: a daemon thread still inside a native call (a window
+    begun in a loop) must not take the GIL back once finalization starts, where CPython ends it
+    with pthread_exit and a C++ destructor on its way turns that into std::terminate (exit 134)."""
+    stop_all()
+    core = sys.modules.get("zeus_native._core")
+    if core is not None:  # never imported: no native call can be running
+        core._close_native_gate()
+
+
+atexit.register(_at_interpreter_exit)

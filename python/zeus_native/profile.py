@@ -112,12 +112,18 @@ def measure(
     num_calibration_iterations: int = 100,
     warmup_settle_duration: float | None = None,
 ) -> TrialResult:
-    """Calibrate the iteration time, then run one trial with the given durations (s)."""
-    if warmup_settle_duration is not None and warmup_settle_duration < 0:
+    """Calibrate the iteration time, then run one trial with the given durations (s).
+
+    warmup_settle_duration: run the workload this long (s) before the window instead of
+    num_warmup_iterations times (int(settle / calibrated iteration time) iterations).
+    In a torch.distributed job every rank must call it; energy is summed over the
+    ranks and time is the slowest rank's, on every rank (the original's all_reduce)."""
+    if warmup_settle_duration is not None and not warmup_settle_duration >= 0:
         raise ValueError(f"warmup_settle_duration must be non-negative, got {warmup_settle_duration}")
     return TrialResult._from_native(_core.measure(
         target_function, zeus_monitor, measurement_duration, cooldown_duration,
         num_warmup_iterations, num_calibration_iterations,
+        None if warmup_settle_duration is None else float(warmup_settle_duration),
     ))
 
 

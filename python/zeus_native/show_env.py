@@ -53,6 +53,11 @@ def report(format: str = "human", check_control: bool = False) -> str:  # noqa: 
         f"  PyTorch: {pkgs['torch']}, JAX: {pkgs['jax']}, CuPy: {pkgs['cupy']}",
         "",
     ]
+    # The library's report opens with its own "Zeus <version>" line: the same
+    # version as zeus_native's, said once above.
+    first, _, rest = human.partition("\n")
+    if first.startswith("Zeus "):
+        human = rest
     return "\n".join(head) + human
 
 

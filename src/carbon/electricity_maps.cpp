@@ -68,7 +68,8 @@ Result<std::unique_ptr<ElectricityMaps>> ElectricityMaps::open(ElectricityMapsOp
                      "use direct or lifecycle", 0};
     }
     if (!options.token) options.token = get_env(kElectricityMapsTokenVariable);
-    if (!options.token || options.token->empty()) {
+    const bool has_token = options.token && !options.token->empty();
+    if (!has_token && !options.allow_no_token) {
         return Error{ErrorCode::InvalidConfig, fmt::format("no ElectricityMaps API token: {} is not set",
                                                            kElectricityMapsTokenVariable),
                      fmt::format("set {} to your token (app.electricitymaps.com), or work offline with "
@@ -77,7 +78,9 @@ Result<std::unique_ptr<ElectricityMaps>> ElectricityMaps::open(ElectricityMapsOp
                      0};
     }
     auto state = std::make_unique<State>();
-    state->client = api_client(options.base_url, "ElectricityMaps", {"auth-token: " + *options.token});
+    std::vector<std::string> headers;
+    if (has_token) headers.push_back("auth-token: " + *options.token);
+    state->client = api_client(options.base_url, "ElectricityMaps", std::move(headers));
     state->options = std::move(options);
     return std::unique_ptr<ElectricityMaps>(new ElectricityMaps(std::move(state)));
 }

@@ -361,8 +361,10 @@ struct EnergyCumulativeCounter::Impl {
              const std::map<unsigned, EnergyValue>& values) {
         for (const auto& [index, value] : values) {
             // A counter only goes up: a negative or non-finite value is not energy.
+            // Zero is: the series exists from the window's first period (an idle
+            // package's CPU and DRAM series are pushed, at 0, as the original's).
             const double joules = value.energy.count();
-            if (std::isfinite(joules) && joules > 0) series[{window, index}] += joules;
+            if (std::isfinite(joules) && joules >= 0) series[{window, index}] += joules;
         }
     }
 

@@ -125,6 +125,21 @@ class PowerMonitorImpl final : public PowerMonitor {
         return out;
     }
 
+    [[nodiscard]] std::optional<std::pair<Timestamp, Timestamp>> covered_span(PowerDomain domain) const override {
+        const Timestamp now = MonitorClock::now();
+        std::lock_guard lock(mutex_);
+        auto by_gpu = series_.find(domain);
+        if (by_gpu == series_.end()) return std::nullopt;
+        std::optional<std::pair<Timestamp, Timestamp>> span;
+        for (const auto& [gpu, series] : by_gpu->second) {
+            if (series.samples.empty()) continue;
+            const auto [first, last] = span_of(series, now);
+            span =
+                span ? std::pair{std::min(span->first, first), std::max(span->second, last)} : std::pair{first, last};
+        }
+        return span;
+    }
+
     [[nodiscard]] Result<std::map<unsigned, Watts>> power(std::optional<Timestamp> at,
                                                          PowerDomain domain) const override {
         const Timestamp now = MonitorClock::now();
@@ -228,14 +243,20 @@ class PowerMonitorImpl final : public PowerMonitor {
     // Covered: from the oldest kept sample to the last successful read, or
     // to now while the thread is sampling and reads succeed (a few failed
     // reads in a row are tolerated: the last value is held through them).
-    [[nodiscard]] Status check_covered(unsigned gpu, PowerDomain domain, const PowerSeries& series, Timestamp start,
-                                       Timestamp end, Timestamp now) const {
-        if (series.samples.empty()) return no_sample(gpu, domain);
+    // [first sample, last time the power is known at] of a series with samples.
+    [[nodiscard]] std::pair<Timestamp, Timestamp> span_of(const PowerSeries& series, Timestamp now) const {
         const Timestamp first = series.samples.front().time;
         Timestamp last = series.last_good_poll.value_or(series.samples.back().time);
         if (thread_.running() && (series.last_read_ok || now - last <= kFailuresHeldFor * period_)) {
             last = std::max(last, now);
         }
+        return {first, last};
+    }
+
+    [[nodiscard]] Status check_covered(unsigned gpu, PowerDomain domain, const PowerSeries& series, Timestamp start,
+                                       Timestamp end, Timestamp now) const {
+        if (series.samples.empty()) return no_sample(gpu, domain);
+        const auto [first, last] = span_of(series, now);
         if (start >= first && end <= last) return {};
         const auto rel = [&](Timestamp t) { return Seconds(t - origin_).count(); };
         return Error{ErrorCode::NoData,

@@ -9,6 +9,8 @@
 #include <string_view>
 #include <thread>
 
+#include <fmt/format.h>
+
 #include "progress_tracker.hpp"
 
 namespace zeus::profile {
@@ -398,9 +400,17 @@ Result<std::pair<SweepReport, SweepReport>> profile_parameters(const ProfileCont
 }
 
 Result<TrialResult> measure(const ProfileContext& ctx, const Target& target, const MeasureOptions& o) {
+    if (o.warmup_settle_duration && !(*o.warmup_settle_duration >= 0.0)) {
+        return Error{
+            ErrorCode::InvalidArgument, "warmup_settle_duration must be non-negative",
+            fmt::format("give the seconds to run the workload before the window (got {})", *o.warmup_settle_duration),
+            0};
+    }
     auto iteration = calibrate_iteration_duration(ctx, target, o.num_warmup_iterations, o.num_calibration_iterations);
     if (!iteration) return iteration.error();
-    return run_trial(ctx, target, o.cooldown_duration, o.measurement_duration, o.num_warmup_iterations, *iteration);
+    std::size_t warmup = o.num_warmup_iterations;
+    if (o.warmup_settle_duration) warmup = static_cast<std::size_t>(*o.warmup_settle_duration / *iteration);
+    return run_trial(ctx, target, o.cooldown_duration, o.measurement_duration, warmup, *iteration);
 }
 
 }  // namespace zeus::profile

@@ -39,6 +39,10 @@ struct ElectricityMapsOptions {
     std::string base_url = "https://api.electricitymap.org";
     // nullopt: read ELECTRICITYMAPS_API_TOKEN.
     std::optional<std::string> token;
+    // Without a token anywhere: true sends the requests without one (the
+    // original's Python client does; the API may refuse them, naming the
+    // variable then); false refuses at open().
+    bool allow_no_token = false;
 };
 
 class ElectricityMaps final : public CarbonIntensityProvider {

@@ -10,6 +10,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "zeus/device/gpus.hpp"
@@ -87,6 +88,13 @@ class PowerMonitor {
     // energy_by_gpu() when every GPU is known; otherwise the first GPU's reason.
     [[nodiscard]] Result<std::map<unsigned, Joules>> energy(Timestamp start, Timestamp end,
                                                           PowerDomain domain = PowerDomain::DeviceInstant) const;
+    // The time the readings of `domain` cover, over all monitored GPUs: from the
+    // earliest kept sample to the latest time any GPU's power is known at (now
+    // while sampling and reading fine). nullopt before the first reading.
+    // Callers that integrate "what was measured" of a longer interval clip it
+    // to this span (as the original's PowerMonitor.get_energy does).
+    [[nodiscard]] virtual std::optional<std::pair<Timestamp, Timestamp>> covered_span(
+        PowerDomain domain = PowerDomain::DeviceInstant) const = 0;
     // Power of each GPU at `at` (default: the latest sample): the sample in force then.
     [[nodiscard]] virtual Result<std::map<unsigned, Watts>> power(
         std::optional<Timestamp> at = std::nullopt, PowerDomain domain = PowerDomain::DeviceInstant) const = 0;

@@ -140,6 +140,10 @@ struct MeasureOptions {
     double cooldown_duration = 0.0;     // s
     std::size_t num_warmup_iterations = 10;
     std::size_t num_calibration_iterations = 100;
+    // The trial's warm-up as a duration (s) instead: floor(settle / calibrated
+    // iteration time) iterations (the calibration keeps num_warmup_iterations).
+    // Negative: InvalidArgument. nullopt: num_warmup_iterations.
+    std::optional<double> warmup_settle_duration;
 };
 
 // Runs `num_warmup_iterations`, then times `num_calibration_iterations`

@@ -22,7 +22,7 @@ def energy_of_a_window(monitor: ZeusMonitor) -> float:
 
 def power_now(monitor: PowerMonitor) -> Optional[Dict[int, float]]:
     monitor.get_power_timeline(PowerDomain.DEVICE_INSTANT)
-    energy: Dict[int, float] = monitor.get_energy(0.0, 1.0)
+    energy: Optional[Dict[int, float]] = monitor.get_energy(0.0, 1.0)
     del energy
     return monitor.get_power()
 

@@ -13,6 +13,7 @@ from zeus_native import _core, _exit
 from zeus_native.device import _sets
 from zeus_native.device._indices import check_cpu_indices, check_gpu_indices
 from zeus_native.device.cpu.common import ZeusCPUNoPermissionError
+from zeus_native.device.gpu.common import ZeusGPUNoPermissionError
 from zeus_native.utils.framework import DEFAULT_SYNC, sync_function
 
 
@@ -34,9 +35,13 @@ class Measurement:
     cpu_energy: Optional[Dict[int, float]] = None
     dram_energy: Optional[Dict[int, float]] = None
     soc_energy: Optional[Dict[str, float]] = None
-    start_time: Optional[float] = dataclasses.field(default=None, repr=False)
-    provenance: Optional[Dict[str, Dict[Any, Dict[str, Any]]]] = dataclasses.field(default=None, repr=False)
-    window_warnings: List[str] = dataclasses.field(default_factory=list, repr=False)
+    # This package's additions: outside ==, repr and dataclasses.asdict/fields
+    # (removed from the dataclass's fields below), so that a Measurement built
+    # from the original's five fields equals a measured one with the same values.
+    start_time: Optional[float] = dataclasses.field(default=None, repr=False, compare=False)
+    provenance: Optional[Dict[str, Dict[Any, Dict[str, Any]]]] = dataclasses.field(
+        default=None, repr=False, compare=False)
+    window_warnings: List[str] = dataclasses.field(default_factory=list, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         """Fill in provenance from the values when it is not given."""
@@ -144,6 +149,11 @@ for _field in dataclasses.fields(Measurement):
     setattr(Measurement, _field.name, _ReadOnFirstAccess(
         _field.name, _NO_DEFAULT if _field.default is dataclasses.MISSING else _field.default))
 del _field
+# The original's fields only, for dataclasses.fields/asdict/astuple (the
+# constructor, pickle and copy keep the additions).
+for _extra in ("start_time", "provenance", "window_warnings"):
+    del Measurement.__dataclass_fields__[_extra]  # type: ignore[attr-defined]
+del _extra
 
 
 @dataclasses.dataclass
@@ -160,6 +170,15 @@ class MeasurementState:
     def total_energy(self) -> float:
         """GPU energy summed (J)."""
         return sum(self.gpu_energy.values())
+
+
+def _rapl_needs_root(cpu_indices: Any) -> RuntimeError:
+    """The original's RuntimeError for CPU indices a user without the privilege asked for."""
+    return RuntimeError(
+        f"Root privilege is required to read RAPL metrics (the CPU energy counters of cpu_indices={list(cpu_indices)}); "
+        "run as root, or read them through the zeusd daemon (set ZEUSD_SOCK_PATH), or disable CPU measurement "
+        "by passing cpu_indices=[] to ZeusMonitor (python -m zeus_native.show_env says which file is unreadable)"
+    )
 
 
 def _open_log(log_file: str | Path) -> str:
@@ -225,7 +244,7 @@ class ZeusMonitor(_core.EnergyMonitor):
         cpus = _sets.cpus()
         if cpus.init_error is not None:
             if cpus.init_error_code == "no permission" and cpu_indices:
-                raise ZeusCPUNoPermissionError(cpus.init_error)
+                raise _rapl_needs_root(cpu_indices) from ZeusCPUNoPermissionError(cpus.init_error)
             cpus_arg = None
         else:
             cpus_arg = cpus
@@ -238,18 +257,24 @@ class ZeusMonitor(_core.EnergyMonitor):
         gpu_indices = None if gpu_indices is None else check_gpu_indices(gpus, gpu_indices)
         cpu_indices = None if cpu_indices is None else check_cpu_indices(cpus, cpu_indices)
         path = _open_log(log_file) if log_file is not None else None
-        super().__init__(
-            gpus,
-            cpus_arg,
-            soc_arg,
-            None if gpu_indices is None else [int(i) for i in gpu_indices],
-            None if cpu_indices is None else [int(i) for i in cpu_indices],
-            bool(approx_instant_energy),
-            path,
-            sync,
-            bool(wait_for_counter_refresh),
-            str(window_edges),
-        )
+        try:
+            super().__init__(
+                gpus,
+                cpus_arg,
+                soc_arg,
+                None if gpu_indices is None else [int(i) for i in gpu_indices],
+                None if cpu_indices is None else [int(i) for i in cpu_indices],
+                bool(approx_instant_energy),
+                path,
+                sync,
+                bool(wait_for_counter_refresh),
+                str(window_edges),
+            )
+        except (ZeusGPUNoPermissionError, ZeusCPUNoPermissionError) as e:
+            # The packages were listed but their counters are root's (CVE-2020-8694).
+            if cpu_indices and any(cpus.get_zone_path(i) in str(e) for i in cpu_indices):
+                raise _rapl_needs_root(cpu_indices) from e
+            raise
         self.gpus = gpus
         self.cpus = cpus
         self.soc = soc
@@ -264,23 +289,45 @@ class ZeusMonitor(_core.EnergyMonitor):
     def begin_window(self, key: Hashable, sync_execution: bool = True, restart: bool = False) -> None:
         """Begin the window `key` (any hashable, as in the original); ValueError when it is already open
         (restart=True begins it again)."""
-        _native_begin(self, key if type(key) is str else _window_name(key), sync_execution, restart)
+        name = key if type(key) is str else _window_name(key)
+        try:
+            _native_begin(self, name, sync_execution, restart)
+        except ValueError as e:
+            raise _about_key(e, name, key) from None
+        if name is not key:
+            self.__dict__.setdefault("_non_str_keys", {})[name] = key
 
-    def reset_windows(self) -> List[str]:
-        """Drop every open window (their measurements are lost); returns their names."""
-        return list(super().reset_windows())
+    def reset_windows(self) -> List[Hashable]:
+        """Drop every open window (their measurements are lost); returns their keys."""
+        keys = self.__dict__.pop("_non_str_keys", {})
+        return [keys.get(name, name) for name in super().reset_windows()]
 
     def end_window(self, key: Hashable, sync_execution: bool = True, cancel: bool = False) -> Measurement:
         """End the window `key` and return its Measurement; ValueError when it is not open."""
         name = key if type(key) is str else _window_name(key)
         m = _new_object(Measurement)
         # Fields are read from the native result when first accessed (Measurement._fill).
-        m._pending = (_native_end(self, name, sync_execution, cancel), self, name)
+        try:
+            native = _native_end(self, name, sync_execution, cancel)
+        except ValueError as e:
+            raise _about_key(e, name, key) from None
+        if name is not key:
+            self.__dict__.get("_non_str_keys", {}).pop(name, None)
+        m._pending = (native, self, name)
+        if cancel and m.cpu_energy is None:
+            m.cpu_energy = {}  # the original's cancelled window: {cpu: 0.0} per CPU index, {} without any
         return m
 
 
 _native_begin = _core.EnergyMonitor.begin_window
 _native_end = _core.EnergyMonitor.end_window
+
+
+def _about_key(error: ValueError, name: str, key: Hashable) -> ValueError:
+    """`error` naming the window as the user keyed it (the original's '{key}'), not by its native name."""
+    if name is key:
+        return error
+    return type(error)(str(error).replace(f"'{name}'", f"'{key}'"))
 
 
 def _window_name(key: Hashable) -> str:

@@ -9,6 +9,7 @@ from typing import Dict, List, Optional, Tuple, Union
 from zeus_native import _core, _exit
 from zeus_native.device import _sets
 from zeus_native.device._indices import check_gpu_indices
+from zeus_native.device.gpu.common import ZeusGPUNotSupportedError
 
 
 class PowerDomain(enum.Enum):
@@ -71,8 +72,18 @@ class PowerMonitor(_core.PowerTimelines):
             raise ValueError("`power_domains` must be either `None` or non-empty; pass None for every supported one")
         if max_samples_per_gpu is not None and max_samples_per_gpu <= 0:
             raise ValueError(f"max_samples_per_gpu must be positive or None, got {max_samples_per_gpu}")
+        if update_period is not None and not update_period > 0:
+            raise ValueError(f"update_period must be a positive number of seconds, or None to infer it; "
+                             f"got {update_period}")
         domains = [] if power_domains is None else list(dict.fromkeys(_domain(d) for d in power_domains))
-        super().__init__(gpus, indices, update_period, max_samples_per_gpu or 0, domains)
+        try:
+            super().__init__(gpus, indices, update_period, max_samples_per_gpu or 0, domains)
+        except ZeusGPUNotSupportedError as e:
+            if not domains:
+                raise
+            # A requested domain this GPU does not have: the caller's choice (the original's ValueError).
+            raise ValueError(f"{e}; ask only for the power_domains every monitored GPU supports "
+                             "(python -m zeus_native.show_env lists them)") from e
         _exit.track(self, "sampler", _core.PowerTimelines.stop)
 
     def _default_domain(self) -> str:
@@ -106,8 +117,10 @@ class PowerMonitor(_core.PowerTimelines):
 
     def get_energy(
         self, start_time: float, end_time: float, power_domain: Union[PowerDomain, str, None] = None
-    ) -> Dict[int, float]:
-        """{gpu: J} over [start_time, end_time]; ValueError when the timeline does not cover it."""
+    ) -> Optional[Dict[int, float]]:
+        """{gpu: J} over what the readings cover of [start_time, end_time] (as the original: an interval
+        that starts before the monitor does counts from its first reading); None before any reading,
+        ValueError when no reading falls in the interval."""
         d = self._default_domain() if power_domain is None else _domain(power_domain)
         return super().get_energy(start_time, end_time, d)
 

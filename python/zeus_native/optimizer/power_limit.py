@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import abc
 import atexit
-import dataclasses
 import weakref
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, List, Optional, Tuple, Union
@@ -17,6 +16,11 @@ from typing import TYPE_CHECKING, Any, List, Optional, Tuple, Union
 from zeus_native import _core
 from zeus_native.callback import Callback
 from zeus_native.monitor.energy import ZeusMonitor
+
+try:  # the original's states are pydantic (v1 API) models
+    from zeus_native.utils.pydantic_v1 import BaseModel, NonNegativeInt, PositiveFloat, PositiveInt
+except ImportError:  # without pydantic: the same fields, checks and methods
+    from zeus_native.optimizer._models import BaseModel, NonNegativeInt, PositiveFloat, PositiveInt  # type: ignore[assignment]
 
 
 class OptimumSelector(abc.ABC):
@@ -38,7 +42,7 @@ class OptimumSelector(abc.ABC):
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     def _python_select(self, rows: List[Tuple[int, float, float]]) -> int:
-        return int(self.select([PowerLimitMeasurement(int(w), float(j), float(t)) for w, j, t in rows]))
+        return int(self.select([PowerLimitMeasurement(power_limit=w, energy=j, time=t) for w, j, t in rows]))
 
 
 class _NativeSelector(OptimumSelector):
@@ -127,47 +131,42 @@ class CarbonAware(_NativeSelector):
         )
 
 
-@dataclasses.dataclass
-class Ready:
+class Ready(BaseModel):
     """Waiting: `steps` more on_step_begin calls before `next_power_limit` (mW) is set (the original's Ready)."""
 
-    next_power_limit: int
-    steps: int
+    next_power_limit: PositiveInt
+    steps: NonNegativeInt  # 0 with warmup_steps=0 (the original's PositiveInt)
 
 
-@dataclasses.dataclass
-class Warmup:
+class Warmup(BaseModel):
     """Warming up at `current_power_limit` (mW) for `steps` more steps (the original's Warmup)."""
 
-    current_power_limit: int
-    steps: int
+    current_power_limit: PositiveInt
+    steps: NonNegativeInt
 
 
-@dataclasses.dataclass
-class Profiling:
+class Profiling(BaseModel):
     """Measuring `current_power_limit` (mW) for `steps` more steps (the original's Profiling)."""
 
-    current_power_limit: int
-    steps: int
+    current_power_limit: PositiveInt
+    steps: NonNegativeInt
 
 
-@dataclasses.dataclass
-class Done:
+class Done(BaseModel):
     """Profiling is over; `optimal_power_limit` (mW) is set (the original's Done)."""
 
-    optimal_power_limit: int
+    optimal_power_limit: PositiveInt
 
 
-@dataclasses.dataclass
-class PowerLimitMeasurement:
+class PowerLimitMeasurement(BaseModel):
     """One profiled limit (the original's): power_limit (W), energy (J) and time (s) of its window."""
 
-    power_limit: int
-    energy: float
-    time: float
+    power_limit: PositiveInt
+    energy: PositiveFloat
+    time: PositiveFloat
 
 
-_STATES = {"Ready": Ready, "Warmup": Warmup, "Profiling": Profiling}
+_STATES = {"Warmup": Warmup, "Profiling": Profiling}
 
 
 _live: "weakref.WeakSet" = weakref.WeakSet()
@@ -250,8 +249,9 @@ class GlobalPowerLimitOptimizer(Callback):
         name, limit_mw, steps = self._native.state_detail
         if name == "Done":
             return Done(optimal_power_limit=limit_mw)
-        cls = _STATES[name]
-        return cls(limit_mw, steps)
+        if name == "Ready":
+            return Ready(next_power_limit=limit_mw, steps=steps)
+        return _STATES[name](current_power_limit=limit_mw, steps=steps)
 
     @property
     def power_limits(self) -> List[int]:
@@ -273,7 +273,7 @@ class GlobalPowerLimitOptimizer(Callback):
     @property
     def measurements(self) -> List[PowerLimitMeasurement]:
         """One PowerLimitMeasurement (power_limit W, energy J, time s) per profiled limit, in profiling order."""
-        return [PowerLimitMeasurement(int(w), float(j), float(t)) for w, j, t in self._native.measurements]
+        return [PowerLimitMeasurement(power_limit=w, energy=j, time=t) for w, j, t in self._native.measurements]
 
     def report(self) -> str:
         """The profile table and each selector's choice (same text as `zeus power-limit report`)."""

@@ -10,6 +10,7 @@ import importlib
 import importlib.util
 import sys
 import types
+import warnings
 from typing import Callable, Dict, List, Union
 
 FRAMEWORKS = ("torch", "jax", "cupy")
@@ -22,14 +23,26 @@ class _DefaultFramework(str):
 DEFAULT_SYNC = _DefaultFramework("torch")
 
 
+def _missing_framework(name: str, error: ImportError) -> Callable[[list[int]], None]:
+    """The sync of a chosen framework that cannot be imported: the monitor is made (as the
+    original's), with a UserWarning now; windows that synchronise raise RuntimeError, those
+    begun and ended with sync_execution=False work."""
+    text = (f"sync_execution_with={name!r} but {name} cannot be imported ({error}); install it, choose another "
+            f"of {', '.join(FRAMEWORKS)}, or synchronise yourself and pass sync_execution=False to this "
+            "monitor's begin_window and end_window")
+    warnings.warn(text, stacklevel=4)
+
+    def sync(gpu_indices: list[int]) -> None:
+        # Only the text is kept: the ImportError's traceback holds the monitor's
+        # __init__ frame, and through this function the monitor itself, a cycle
+        # through a native object the garbage collector cannot break.
+        raise RuntimeError(text)
+
+    return sync
+
+
 def _import(name: str):
-    try:
-        return importlib.import_module(name)
-    except ImportError as e:
-        raise RuntimeError(
-            f"sync_execution_with={name!r} but {name} cannot be imported ({e}); install it, choose another of "
-            f"{', '.join(FRAMEWORKS)}, or synchronise yourself and pass sync_execution=False to the windows"
-        ) from e
+    return importlib.import_module(name)
 
 
 def _installed(name: str) -> bool:
@@ -83,7 +96,10 @@ def sync_function(sync_with: str) -> Callable[[list[int]], None] | None:
         )
     if sync_with is DEFAULT_SYNC and not _installed("torch"):
         return None
-    module = _import(str(sync_with))
+    try:
+        module = _import(str(sync_with))
+    except ImportError as e:
+        return _missing_framework(str(sync_with), e)
     if sync_with == "torch":
         if not module.cuda.is_available():
             # A PyTorch that reaches no CUDA GPU (a CPU-only build, or no NVIDIA
@@ -170,6 +186,18 @@ def _torch_distributed():
         return None
     dist = MODULE_CACHE["torch"].distributed
     return dist if dist.is_available() and dist.is_initialized() else None
+
+
+def running_ranks() -> "tuple[int, int] | None":
+    """(rank, world size) when this process is one of several of a running torch.distributed
+    process group, else None. Only a PyTorch already imported can have one up: PyTorch is not
+    imported here (the profiler and the power-limit optimizer ask at every call)."""
+    torch = sys.modules.get("torch")
+    dist = getattr(torch, "distributed", None) if torch is not None else None
+    if dist is None or not dist.is_available() or not dist.is_initialized():
+        return None
+    size = int(dist.get_world_size())
+    return (int(dist.get_rank()), size) if size > 1 else None
 
 
 def all_reduce(object: Union[List[int], List[float]], operation: str) -> Union[List[int], List[float]]:  # noqa: A002
