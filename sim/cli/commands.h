@@ -11,7 +11,7 @@ struct BurnOptions {
   std::string gpu = "0";
   double seconds = 5.0;
   double utilization = 1.0;
-  int pid = 0;               // the process the load is attributed to; 0: zeus-sim's own
+  int pid = 0;                // the process the load is attributed to; 0: zeus-sim's own
   double power_weight = 1.0;  // dynamic power per unit of utilization, relative to the GPU's
 };
 

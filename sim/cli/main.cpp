@@ -137,13 +137,15 @@ int main(int argc, char** argv) {
   auto* process_cmd = app.add_subcommand("process-energy", "Print a process's ground-truth energy on a GPU");
   process_cmd->add_option("--gpu", process_energy.gpu, "GPU index")->capture_default_str();
   process_cmd->add_option("--pid", process_energy.pid, "The process")->required();
-  process_cmd->add_option("--format", process_energy.format, "text or json")->capture_default_str()
+  process_cmd->add_option("--format", process_energy.format, "text or json")
+      ->capture_default_str()
       ->check(CLI::IsMember({"text", "json"}));
 
   std::string sharing_gpu = "all", sharing_mode;
   auto* sharing_cmd = app.add_subcommand("sharing", "How processes share a GPU: concurrent (MPS-like) or time_sliced");
   sharing_cmd->add_option("--gpu", sharing_gpu, "GPU index or \"all\"")->capture_default_str();
-  sharing_cmd->add_option("MODE", sharing_mode, "concurrent or time_sliced")->required()
+  sharing_cmd->add_option("MODE", sharing_mode, "concurrent or time_sliced")
+      ->required()
       ->check(CLI::IsMember({"concurrent", "time_sliced"}));
 
   bool print_default = false;

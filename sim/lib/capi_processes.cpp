@@ -6,8 +6,7 @@ using namespace zeus::sim::capi;
 
 extern "C" {
 
-zeusSimStatus_t zeusSimProcessLoadBegin(unsigned gpu, double utilization, int pid, double power_weight,
-                                        int* load_id) {
+zeusSimStatus_t zeusSimProcessLoadBegin(unsigned gpu, double utilization, int pid, double power_weight, int* load_id) {
   return api_call([&] {
     require(load_id, "load_id");
     *load_id = open_simulator()->begin_process_load(gpu, utilization, pid, power_weight);

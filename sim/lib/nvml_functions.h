@@ -82,8 +82,8 @@ ZEUS_NVML_EXPORT nvmlReturn_t nvmlDeviceGetBrand(nvmlDevice_t device, int* brand
  * before _v3 write smaller structs: nvmlProcessInfo_v1_t (pid, memory) for the
  * plain one; _v2 writes the same nvmlProcessInfo_v2_t as _v3. */
 typedef struct zeusSimNvmlProcessInfoV1_st {
-    unsigned int pid;
-    unsigned long long usedGpuMemory;
+  unsigned int pid;
+  unsigned long long usedGpuMemory;
 } zeusSimNvmlProcessInfoV1_t;
 ZEUS_NVML_EXPORT nvmlReturn_t nvmlDeviceGetComputeRunningProcesses(nvmlDevice_t device, unsigned int* infoCount,
                                                                    zeusSimNvmlProcessInfoV1_t* infos);

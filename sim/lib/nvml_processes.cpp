@@ -67,7 +67,10 @@ nvmlReturn_t nvmlDeviceGetProcessUtilization(nvmlDevice_t device, nvmlProcessUti
     for (std::size_t i = 0; i < samples.size(); ++i) {
       utilization[i] = nvmlProcessUtilizationSample_t{static_cast<unsigned>(samples[i].pid),
                                                       static_cast<unsigned long long>(samples[i].unix_us),
-                                                      samples[i].sm_util, 0, 0, 0};
+                                                      samples[i].sm_util,
+                                                      0,
+                                                      0,
+                                                      0};
     }
     return NVML_SUCCESS;
   });

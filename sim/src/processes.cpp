@@ -20,9 +20,8 @@ double idle_leakage_w(const GpuParams& p) {
 }
 
 bool has_active_load(const SharedState& s, const ProcessRecord& r) {
-  return std::any_of(std::begin(s.loads), std::end(s.loads), [&](const LoadSlot& load) {
-    return active_on(load, r.gpu) && load.process_pid == r.pid;
-  });
+  return std::any_of(std::begin(s.loads), std::end(s.loads),
+                     [&](const LoadSlot& load) { return active_on(load, r.gpu) && load.process_pid == r.pid; });
 }
 
 // The process's record; a new one in a free slot, else in the slot of an

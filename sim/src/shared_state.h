@@ -14,7 +14,7 @@
 namespace zeus::sim {
 
 inline constexpr std::uint64_t kStateMagic = 0x5a45555353494d31ULL;  // "ZEUSSIM1"
-inline constexpr std::uint32_t kStateLayoutVersion = 4;  // 4: processes (sim/src/processes.h)
+inline constexpr std::uint32_t kStateLayoutVersion = 4;              // 4: processes (sim/src/processes.h)
 // A DGX-class node has 8 GPUs; 64 lets benchmarks show how costs grow with the GPU count.
 inline constexpr unsigned kMaxGpus = 64;
 inline constexpr unsigned kMaxLoads = 64;
@@ -23,7 +23,8 @@ inline constexpr unsigned kMaxProfilePoints = 64;
 inline constexpr unsigned kPowerTickRing = 128;
 // Processes (sim/src/processes.h): records outlive their loads, keeping the truth.
 inline constexpr unsigned kMaxProcesses = 256;
-inline constexpr unsigned kUtilSampleRing = 256;  // per GPU, > 40 s of samples at 1/6 s  // > 1 s of power ticks at the shortest allowed period (10 ms)
+inline constexpr unsigned kUtilSampleRing =
+    256;  // per GPU, > 40 s of samples at 1/6 s  // > 1 s of power ticks at the shortest allowed period (10 ms)
 
 // Everything about a GPU that changes over time.
 struct GpuDynamics {
@@ -99,16 +100,16 @@ struct ProcessRecord {
   bool in_use;
   std::int32_t pid;
   std::uint32_t gpu;
-  double energy_j;          // its dynamic energy plus its part of the leakage above idle
-  double util_integral_s;   // ∫ its SM utilization dt
-  double util_at_tick_s;    // the integral at the last utilization sample tick
-  double rate;              // its utilization during the current substep
+  double energy_j;         // its dynamic energy plus its part of the leakage above idle
+  double util_integral_s;  // ∫ its SM utilization dt
+  double util_at_tick_s;   // the integral at the last utilization sample tick
+  double rate;             // its utilization during the current substep
 };
 
 struct UtilSample {
   std::int32_t pid;
-  std::uint32_t sm_util;   // percent of the sample period
-  std::int64_t unix_us;    // NVML's timestamp scale
+  std::uint32_t sm_util;  // percent of the sample period
+  std::int64_t unix_us;   // NVML's timestamp scale
 };
 
 enum class Sharing : std::uint32_t { kConcurrent = 0, kTimeSliced = 1 };

@@ -12,9 +12,12 @@ namespace zeus::attribution {
 
 std::string_view to_string(Method method) {
     switch (method) {
-        case Method::Exclusive: return "exclusive";
-        case Method::Utilization: return "utilization";
-        case Method::EqualSplit: return "equal_split";
+        case Method::Exclusive:
+            return "exclusive";
+        case Method::Utilization:
+            return "utilization";
+        case Method::EqualSplit:
+            return "equal_split";
     }
     return "unknown";
 }
@@ -58,7 +61,8 @@ std::vector<std::int64_t> split_exactly(std::int64_t amount, const std::vector<s
     }
     std::vector<std::size_t> order(weights.size());
     std::iota(order.begin(), order.end(), 0);
-    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return fractions[a] > fractions[b]; });
+    std::stable_sort(order.begin(), order.end(),
+                     [&](std::size_t a, std::size_t b) { return fractions[a] > fractions[b]; });
     // amount - given < number of parts, since each floor lost less than 1.
     for (std::size_t k = 0; given < amount; ++k, ++given) ++parts[order[k]];
     return parts;
@@ -105,7 +109,8 @@ IntervalAttribution attribute_interval(const IntervalInputs& in) {
     }
     std::size_t i = 0;
     for (const auto& [pid, weight] : weights) {
-        out.shares.push_back(Share{pid, active_parts[i], idle_parts[i], method == Method::Utilization ? weight : 1, method});
+        out.shares.push_back(
+            Share{pid, active_parts[i], idle_parts[i], method == Method::Utilization ? weight : 1, method});
         ++i;
     }
     return out;
@@ -123,7 +128,8 @@ Result<ProcessUtilizationSamples> GpusProcessSource::process_utilization(std::si
     return zeus::process_utilization(**device, last_seen_us);
 }
 
-Attributor::Attributor(ProcessSource& source, AttributorOptions options) : source_(source), options_(std::move(options)) {}
+Attributor::Attributor(ProcessSource& source, AttributorOptions options)
+    : source_(source), options_(std::move(options)) {}
 
 Attributor::GpuState& Attributor::state(std::size_t gpu) {
     if (gpus_.size() <= gpu) gpus_.resize(gpu + 1);

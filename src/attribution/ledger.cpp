@@ -6,12 +6,18 @@ namespace zeus::attribution {
 
 std::string_view to_string(RemainderReason reason) {
     switch (reason) {
-        case RemainderReason::BeforeStart: return "before_start";
-        case RemainderReason::Idle: return "idle";
-        case RemainderReason::NoProcess: return "no_process";
-        case RemainderReason::Unresolved: return "unresolved";
-        case RemainderReason::Expired: return "expired";
-        case RemainderReason::Count: break;
+        case RemainderReason::BeforeStart:
+            return "before_start";
+        case RemainderReason::Idle:
+            return "idle";
+        case RemainderReason::NoProcess:
+            return "no_process";
+        case RemainderReason::Unresolved:
+            return "unresolved";
+        case RemainderReason::Expired:
+            return "expired";
+        case RemainderReason::Count:
+            break;
     }
     return "unknown";
 }
@@ -53,7 +59,8 @@ std::int64_t WorkloadLedger::remainder_mj(std::size_t gpu, RemainderReason reaso
 
 std::int64_t WorkloadLedger::accounted_mj(std::size_t gpu) const {
     std::int64_t sum = 0;
-    if (gpu < remainders_.size()) sum = std::accumulate(remainders_[gpu].begin(), remainders_[gpu].end(), std::int64_t{0});
+    if (gpu < remainders_.size())
+        sum = std::accumulate(remainders_[gpu].begin(), remainders_[gpu].end(), std::int64_t{0});
     for (const auto& [key, total] : workloads_) {
         if (key.gpu == gpu) sum += total.energy_mj;
     }
@@ -62,9 +69,9 @@ std::int64_t WorkloadLedger::accounted_mj(std::size_t gpu) const {
 
 const Result<Workload>& WorkloadLedger::resolve(std::uint32_t pid, std::uint64_t pass) {
     auto it = cache_.find(pid);
-    // Kept only while seen without a gap, and never an error: a process that
+    // Kept only while seen in every pass, and never an error: a process that
     // could not be read is tried again next time.
-    if (it != cache_.end() && it->second.workload.ok() && it->second.pass + 1 >= pass) {
+    if (it != cache_.end() && it->second.workload.ok()) {
         it->second.pass = pass;
         return it->second.workload;
     }
@@ -75,7 +82,6 @@ const Result<Workload>& WorkloadLedger::resolve(std::uint32_t pid, std::uint64_t
 std::vector<Error> WorkloadLedger::add(const IntervalAttribution& interval, std::int64_t counter_mj,
                                        Clock::time_point now) {
     std::vector<Error> errors = interval.errors;
-    ++pass_;
     Remainders& rest = remainders(interval.gpu);
     rest[static_cast<std::size_t>(RemainderReason::Idle)] += interval.remainder.idle_mj;
     rest[static_cast<std::size_t>(RemainderReason::NoProcess)] += interval.remainder.no_process_mj;
@@ -94,12 +100,12 @@ std::vector<Error> WorkloadLedger::add(const IntervalAttribution& interval, std:
     // interval, or a jump the engine took as a new baseline.
     const std::int64_t uncovered = counter_mj - accounted_mj(interval.gpu);
     if (uncovered > 0) rest[static_cast<std::size_t>(RemainderReason::BeforeStart)] += uncovered;
-    // Forget cached processes not seen for a pass (their PIDs may be reused).
-    std::erase_if(cache_, [&](const auto& entry) { return entry.second.pass + 1 < pass_; });
     return errors;
 }
 
-void WorkloadLedger::expire(Clock::time_point now) {
+void WorkloadLedger::end_pass(Clock::time_point now) {
+    std::erase_if(cache_, [&](const auto& entry) { return entry.second.pass != pass_; });
+    ++pass_;
     for (auto it = workloads_.begin(); it != workloads_.end();) {
         if (now - it->second.last_increase > expiry_) {
             remainders(it->first.gpu)[static_cast<std::size_t>(RemainderReason::Expired)] += it->second.energy_mj;

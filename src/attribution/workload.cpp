@@ -63,8 +63,12 @@ std::optional<SegmentContainer> container_in_segment(std::string_view segment) {
         std::string_view runtime;
     };
     static constexpr Prefix prefixes[] = {
-        {"docker-", "docker"},         {"cri-containerd-", "containerd"}, {"cri-containerd:", "containerd"},
-        {"containerd-", "containerd"}, {"crio-", "cri-o"},                {"libpod-", "podman"},
+        {"docker-", "docker"},
+        {"cri-containerd-", "containerd"},
+        {"cri-containerd:", "containerd"},
+        {"containerd-", "containerd"},
+        {"crio-", "cri-o"},
+        {"libpod-", "podman"},
     };
     for (const Prefix& prefix : prefixes) {
         std::string_view rest = segment;
@@ -103,14 +107,16 @@ std::optional<std::uint32_t> parse_uid(std::string_view digits) {
 
 Error read_error(const std::filesystem::path& file, std::uint32_t pid, int error_number) {
     if (error_number == ENOENT || error_number == ESRCH) {
-        return Error{ErrorCode::NotFound, "process " + std::to_string(pid) + " ended (" + file.string() + " is gone)", {}};
+        return Error{
+            ErrorCode::NotFound, "process " + std::to_string(pid) + " ended (" + file.string() + " is gone)", {}};
     }
     if (error_number == EACCES || error_number == EPERM) {
         return Error{ErrorCode::NoPermission, "cannot read " + file.string() + ": permission denied",
                      "run the exporter as root or with CAP_SYS_PTRACE, and with hostPID in a container"};
     }
     return Error{ErrorCode::OperatingSystem,
-                 "cannot read " + file.string() + ": " + std::generic_category().message(error_number), {}};
+                 "cannot read " + file.string() + ": " + std::generic_category().message(error_number),
+                 {}};
 }
 
 // POSIX reads, so that the errno of a failed read (EISDIR, EACCES, ESRCH for
@@ -244,9 +250,9 @@ Result<Workload> WorkloadResolver::resolve(std::uint32_t pid) const {
     if (out.uid) {
         out.user = user_name(*out.uid);
     } else {
-        out.unavailable.push_back("user: " + (status ? (dir / "status").string() + " has no Uid line"
-                                                     : status.error().message) +
-                                  " and the cgroup path has no user-<uid>.slice");
+        out.unavailable.push_back(
+            "user: " + (status ? (dir / "status").string() + " has no Uid line" : status.error().message) +
+            " and the cgroup path has no user-<uid>.slice");
     }
     return out;
 }

@@ -26,9 +26,9 @@ TEST(SplitExactly, PartsAddUpAndEachIsWithinOneMillijouleOfItsExactValue) {
         std::int64_t sum = 0;
         for (std::size_t i = 0; i < parts.size(); ++i) {
             sum += parts[i];
-            const double exact = total == 0 ? static_cast<double>(amount) / static_cast<double>(weights.size())
-                                            : static_cast<double>(amount) * static_cast<double>(weights[i]) /
-                                                  static_cast<double>(total);
+            const double exact =
+                total == 0 ? static_cast<double>(amount) / static_cast<double>(weights.size())
+                           : static_cast<double>(amount) * static_cast<double>(weights[i]) / static_cast<double>(total);
             EXPECT_LT(std::abs(static_cast<double>(parts[i]) - exact), 1.0) << "round " << round << " part " << i;
         }
         EXPECT_EQ(sum, amount) << "round " << round;
@@ -73,8 +73,8 @@ TEST(Attributor, ConservesEnergyExactlyOverAThousandRandomIntervals) {
             for (int p = 0; p < processes; ++p) {
                 if (rng() % 3 == 0) continue;  // no sample this time
                 timestamp_us += 1000;
-                source.buffer[g].push_back({static_cast<std::uint32_t>(1000 + p), timestamp_us,
-                                            static_cast<std::uint32_t>(rng() % 101)});
+                source.buffer[g].push_back(
+                    {static_cast<std::uint32_t>(1000 + p), timestamp_us, static_cast<std::uint32_t>(rng() % 101)});
             }
             const IntervalAttribution a = attributor.step(g, Millijoules(counter[g]), now);
             ASSERT_EQ(total_of(a), a.delta_mj) << "interval " << interval;
@@ -122,15 +122,21 @@ TEST(Attributor, UtilizationIsAccumulatedOverTheIntervalNotTheLastSample) {
     EXPECT_EQ(a.shares[1].active_mj, 1000);
 }
 
-TEST(Attributor, OneProcessIsExclusiveAndGetsEverythingAboveIdle) {
+// One process for 2 s at 300 J on a GPU that idles at 50 W.
+IntervalAttribution one_process_for_two_seconds(IdlePolicy policy) {
     ScriptedProcessSource source;
     AttributorOptions options;
+    options.idle_policy = policy;
     options.idle_power = {Milliwatts(50'000)};
     Attributor attributor(source, options);
     const auto t0 = Clock::time_point{} + std::chrono::seconds(10);
     (void)attributor.step(0, Millijoules(0), t0);
     source.running[0] = {{42, 0}};
-    const IntervalAttribution a = attributor.step(0, Millijoules(300'000), t0 + std::chrono::seconds(2));
+    return attributor.step(0, Millijoules(300'000), t0 + std::chrono::seconds(2));
+}
+
+TEST(Attributor, OneProcessIsExclusiveAndGetsEverythingAboveIdle) {
+    const IntervalAttribution a = one_process_for_two_seconds(IdlePolicy::Unattributed);
     ASSERT_EQ(a.shares.size(), 1u);
     EXPECT_EQ(a.shares[0].method, Method::Exclusive);
     EXPECT_EQ(a.shares[0].active_mj, 300'000 - 50'000 * 2);
@@ -139,15 +145,7 @@ TEST(Attributor, OneProcessIsExclusiveAndGetsEverythingAboveIdle) {
 }
 
 TEST(Attributor, ByAllocationGivesTheIdleEnergyToTheProcessesOnTheGpu) {
-    ScriptedProcessSource source;
-    AttributorOptions options;
-    options.idle_policy = IdlePolicy::ByAllocation;
-    options.idle_power = {Milliwatts(50'000)};
-    Attributor attributor(source, options);
-    const auto t0 = Clock::time_point{} + std::chrono::seconds(10);
-    (void)attributor.step(0, Millijoules(0), t0);
-    source.running[0] = {{42, 0}};
-    const IntervalAttribution a = attributor.step(0, Millijoules(300'000), t0 + std::chrono::seconds(2));
+    const IntervalAttribution a = one_process_for_two_seconds(IdlePolicy::ByAllocation);
     ASSERT_EQ(a.shares.size(), 1u);
     EXPECT_EQ(a.shares[0].energy_mj(), 300'000);
     EXPECT_EQ(a.shares[0].idle_mj, 100'000);

@@ -32,8 +32,8 @@ class LedgerTest : public ::testing::Test {
 };
 
 TEST_F(LedgerTest, EveryMillijouleOfTheCounterIsAccountedForAfterEveryPass) {
-    add_process(100, "0::/kubepods.slice/kubepods-pod4f1b3a8e_9c7d_4e2a_8b1f_2a3c4d5e6f70.slice/cri-containerd-" +
-                         kId + ".scope\n");
+    add_process(100, "0::/kubepods.slice/kubepods-pod4f1b3a8e_9c7d_4e2a_8b1f_2a3c4d5e6f70.slice/cri-containerd-" + kId +
+                         ".scope\n");
     add_process(200, "0::/system.slice/slurmstepd.scope/job_77/step_0/user/task_0\n");
     add_process(300, "0::/user.slice/user-0.slice/session-1.scope\n");
     // 400 has no /proc entry: it ended, or the exporter cannot see it.
@@ -59,9 +59,11 @@ TEST_F(LedgerTest, EveryMillijouleOfTheCounterIsAccountedForAfterEveryPass) {
                 source.buffer[gpu].push_back({pid, ts++, static_cast<std::uint32_t>(rng() % 100)});
             }
             const auto interval = attributor.step(gpu, Millijoules(counter[gpu]), now);
-            for (const Error& e : ledger.add(interval, counter[gpu], now)) unresolved_errors += e.code == ErrorCode::NotFound;
+            for (const Error& e : ledger.add(interval, counter[gpu], now))
+                unresolved_errors += e.code == ErrorCode::NotFound;
             ASSERT_EQ(ledger.accounted_mj(gpu), counter[gpu]) << "pass " << pass << " GPU " << gpu;
         }
+        ledger.end_pass(now);
     }
     EXPECT_GT(unresolved_errors, 0u);
     EXPECT_GT(ledger.remainder_mj(0, RemainderReason::Unresolved), 0);
@@ -99,14 +101,47 @@ TEST_F(LedgerTest, EndedWorkloadsExpireIntoTheExpiredRemainder) {
     EXPECT_EQ(ledger.workloads().begin()->second.energy_mj, 5000);
     EXPECT_EQ(ledger.workloads().begin()->first.kind, "container");
     source.running[0].clear();
-    ledger.expire(now + std::chrono::seconds(29));
+    ledger.end_pass(now + std::chrono::seconds(29));
     EXPECT_EQ(ledger.workloads().size(), 1u) << "not yet";
     now += std::chrono::seconds(31);
     (void)ledger.add(attributor.step(0, Millijoules(6000), now), 6000, now);
-    ledger.expire(now);
+    ledger.end_pass(now);
     EXPECT_TRUE(ledger.workloads().empty());
     EXPECT_EQ(ledger.remainder_mj(0, RemainderReason::Expired), 5000);
     EXPECT_EQ(ledger.accounted_mj(0), 6000);
+}
+
+TEST_F(LedgerTest, AProcessIsReadOncePerLifeAndAReusedPidIsReadAgain) {
+    add_process(100, "0::/system.slice/docker-" + kId + ".scope\n");
+    WorkloadResolver resolver(dir.path());
+    WorkloadLedger ledger(resolver, std::chrono::minutes(5));
+    ScriptedProcessSource source;
+    Attributor attributor(source, {});
+    auto now = Clock::time_point{} + std::chrono::hours(1);
+    std::int64_t counter = 0;
+    const auto pass = [&] {
+        now += std::chrono::seconds(1);
+        counter += 1000;
+        (void)ledger.add(attributor.step(0, Millijoules(counter), now), counter, now);
+        ledger.end_pass(now);
+    };
+    pass();
+    source.running[0] = {{100, 0}};
+    pass();
+    // Its cgroup changes while it runs (it cannot, but the cache must be what answers).
+    add_process(100, "0::/user.slice/user-0.slice/session-1.scope\n");
+    pass();
+    ASSERT_EQ(ledger.workloads().size(), 1u);
+    EXPECT_EQ(ledger.workloads().begin()->first.kind, "container");
+    // It ends; the PID comes back as another process: read again.
+    source.running[0].clear();
+    pass();
+    source.running[0] = {{100, 0}};
+    pass();
+    std::set<std::string> kinds;
+    for (const auto& [key, total] : ledger.workloads()) kinds.insert(key.kind);
+    EXPECT_EQ(kinds, (std::set<std::string>{"container", "user"}));
+    EXPECT_EQ(ledger.accounted_mj(0), counter);
 }
 
 TEST(WorkloadKey, TheMostSpecificLevelNamesTheKind) {

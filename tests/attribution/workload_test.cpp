@@ -29,8 +29,8 @@ struct Case {
 std::vector<Case> cases() {
     return {
         {"v2 systemd kubelet containerd, burstable",
-         "0::/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod" + kPodSystemd +
-             ".slice/cri-containerd-" + kId + ".scope\n",
+         "0::/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod" + kPodSystemd + ".slice/cri-containerd-" +
+             kId + ".scope\n",
          kId, "containerd", kPod, "", "", std::nullopt},
         {"v2 systemd kubelet CRI-O, guaranteed",
          "0::/kubepods.slice/kubepods-pod" + kPodSystemd + ".slice/crio-" + kId + ".scope\n", kId, "cri-o", kPod, "",
@@ -64,8 +64,8 @@ std::vector<Case> cases() {
         {"pod sandbox level only (no container segment)",
          "0::/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod" + kPodSystemd + ".slice\n", "", "", kPod,
          "", "", std::nullopt},
-        {"Slurm, cgroup v2", "0::/system.slice/slurmstepd.scope/job_1234/step_0/user/task_0\n", "", "", "", "1234",
-         "0", std::nullopt},
+        {"Slurm, cgroup v2", "0::/system.slice/slurmstepd.scope/job_1234/step_0/user/task_0\n", "", "", "", "1234", "0",
+         std::nullopt},
         {"Slurm batch step, cgroup v1", "7:memory:/slurm/uid_1000/job_987/step_batch/task_0\n", "", "", "", "987",
          "batch", 1000u},
         {"user session", "0::/user.slice/user-1000.slice/session-3.scope\n", "", "", "", "", "", 1000u},

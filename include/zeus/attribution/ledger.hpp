@@ -62,14 +62,16 @@ class WorkloadLedger {
     using Clock = std::chrono::steady_clock;
     WorkloadLedger(const WorkloadResolver& resolver, std::chrono::nanoseconds expiry);
 
-    // Adds one interval of `interval.gpu`, whose counter now reads counter_mj
+    // Adds one interval of `interval.gpu` (one per GPU per pass), whose counter now reads counter_mj
     // (what the exporter shows for the GPU). Anything the interval does not
     // cover (the first call, a counter that restarted) goes to BeforeStart.
     // Returns the errors met (unresolved processes, the engine's), for counting.
     std::vector<Error> add(const IntervalAttribution& interval, std::int64_t counter_mj, Clock::time_point now);
 
-    // Drops workloads idle for longer than the expiry (into Expired).
-    void expire(Clock::time_point now);
+    // Ends a pass over the GPUs: drops workloads idle for longer than the
+    // expiry (into Expired) and forgets the cached workloads of processes not
+    // seen in this pass (their PIDs may be reused).
+    void end_pass(Clock::time_point now);
 
     [[nodiscard]] const std::map<WorkloadKey, WorkloadTotal>& workloads() const { return workloads_; }
     [[nodiscard]] std::int64_t remainder_mj(std::size_t gpu, RemainderReason reason) const;
@@ -89,8 +91,8 @@ class WorkloadLedger {
         Result<Workload> workload;
         std::uint64_t pass = 0;
     };
-    // pid -> its workload, kept while the pid is seen in consecutive passes,
-    // so /proc is read once per process, not once per second.
+    // pid -> its workload, kept while the pid is seen in every pass, so /proc
+    // is read once per process, not once per pass.
     std::map<std::uint32_t, Cached> cache_;
     std::uint64_t pass_ = 0;
 };

@@ -27,11 +27,11 @@ namespace zeus::attribution {
 [[nodiscard]] Result<std::string> cgroup_path_of(std::string_view proc_pid_cgroup);
 
 struct CgroupWorkload {
-    std::string container_id;       // 64 hex digits; empty when none
-    std::string container_runtime;  // docker, containerd, cri-o, podman; empty when the path does not say
-    std::string pod_uid;            // with dashes; empty when not under kubepods
-    std::string slurm_job;          // "1234"; empty when none
-    std::string slurm_step;         // "0", "batch", "extern"...; empty when none
+    std::string container_id;                // 64 hex digits; empty when none
+    std::string container_runtime;           // docker, containerd, cri-o, podman; empty when the path does not say
+    std::string pod_uid;                     // with dashes; empty when not under kubepods
+    std::string slurm_job;                   // "1234"; empty when none
+    std::string slurm_step;                  // "0", "batch", "extern"...; empty when none
     std::optional<std::uint32_t> slice_uid;  // from user-<uid>.slice or Slurm's uid_<uid>
 };
 
