@@ -119,16 +119,20 @@ TEST_F(LedgerTest, AProcessIsReadOncePerLifeAndAReusedPidIsReadAgain) {
     Attributor attributor(source, {});
     auto now = Clock::time_point{} + std::chrono::hours(1);
     std::int64_t counter = 0;
+    // Two GPUs, the process on GPU 0 only: a pass is a sweep over both.
     const auto pass = [&] {
         now += std::chrono::seconds(1);
         counter += 1000;
-        (void)ledger.add(attributor.step(0, Millijoules(counter), now), counter, now);
+        for (std::size_t gpu = 0; gpu < 2; ++gpu) {
+            (void)ledger.add(attributor.step(gpu, Millijoules(counter), now), counter, now);
+        }
         ledger.end_pass(now);
     };
     pass();
     source.running[0] = {{100, 0}};
     pass();
-    // Its cgroup changes while it runs (it cannot, but the cache must be what answers).
+    // Its cgroup changes while it runs (it cannot, but the cache must be what
+    // answers: /proc is read once per process, not once per GPU or pass).
     add_process(100, "0::/user.slice/user-0.slice/session-1.scope\n");
     pass();
     ASSERT_EQ(ledger.workloads().size(), 1u);
