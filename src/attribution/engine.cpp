@@ -70,6 +70,10 @@ std::vector<std::int64_t> split_exactly(std::int64_t amount, const std::vector<s
 
 namespace {
 
+bool permanently_unsupported(const Error& error) {
+    return error.code == ErrorCode::NotSupported || error.code == ErrorCode::FunctionNotFound;
+}
+
 Method interval_method(std::size_t processes, std::uint64_t total_weight) {
     if (processes == 1) return Method::Exclusive;
     return total_weight > 0 ? Method::Utilization : Method::EqualSplit;
@@ -167,24 +171,32 @@ IntervalAttribution Attributor::step(std::size_t gpu, Millijoules counter, Clock
     in.idle_policy = options_.idle_policy;
     if (const auto mw = idle_mw(gpu)) in.idle_estimate_mj = std::llround(*mw * seconds);
 
-    auto running = source_.running_processes(gpu);
-    if (running) {
-        for (const GpuProcess& process : *running) in.pids.push_back(process.pid);
-    } else {
-        out.errors.push_back(running.error());
+    bool running_known = false;
+    if (!st.no_running_processes) {
+        auto running = source_.running_processes(gpu);
+        running_known = running.ok();
+        if (running) {
+            for (const GpuProcess& process : *running) in.pids.push_back(process.pid);
+        } else {
+            out.errors.push_back(running.error());
+            st.no_running_processes = permanently_unsupported(running.error());
+        }
     }
-    auto utilization = source_.process_utilization(gpu, st.last_seen_us);
-    if (utilization) {
-        in.samples = utilization->samples;
-        st.last_seen_us = std::max(st.last_seen_us, utilization->last_seen_us);
-    } else if (utilization.error().code != ErrorCode::NotFound) {
-        // NVML's NOT_FOUND means "no sample newer than last seen": no error.
-        out.errors.push_back(utilization.error());
+    if (!st.no_utilization) {
+        auto utilization = source_.process_utilization(gpu, st.last_seen_us);
+        if (utilization) {
+            in.samples = utilization->samples;
+            st.last_seen_us = std::max(st.last_seen_us, utilization->last_seen_us);
+        } else if (utilization.error().code != ErrorCode::NotFound) {
+            // NVML's NOT_FOUND means "no sample newer than last seen": no error.
+            out.errors.push_back(utilization.error());
+            st.no_utilization = permanently_unsupported(utilization.error());
+        }
     }
 
     // Learn the idle power from intervals nobody ran in (not when configured).
     const bool configured = gpu < options_.idle_power.size() && options_.idle_power[gpu].has_value();
-    if (!configured && running && in.pids.empty() && in.samples.empty() &&
+    if (!configured && running_known && in.pids.empty() && in.samples.empty() &&
         now - st.at >= options_.min_learning_interval && seconds > 0) {
         const double average_mw = static_cast<double>(in.delta_mj) / seconds;
         if (!st.learned_idle_mw || average_mw < *st.learned_idle_mw) st.learned_idle_mw = average_mw;

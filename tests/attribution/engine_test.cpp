@@ -168,6 +168,24 @@ TEST(Attributor, WithoutUtilizationTheRunningProcessesSplitEquallyAndTheErrorIsR
     EXPECT_EQ(a.errors[0].code, ErrorCode::NotSupported);
 }
 
+TEST(Attributor, NotSupportedIsReportedOnceAndNotAskedAgain) {
+    ScriptedProcessSource source;
+    source.utilization_error = Error{ErrorCode::NotSupported, "no process utilization on MIG", {}};
+    Attributor attributor(source, {});
+    const auto t0 = Clock::time_point{} + std::chrono::seconds(10);
+    (void)attributor.step(0, Millijoules(0), t0);  // the baseline asks once
+    source.running[0] = {{1, 0}, {2, 0}};
+    const IntervalAttribution first = attributor.step(0, Millijoules(1000), t0 + std::chrono::seconds(1));
+    EXPECT_EQ(first.errors.size(), 1u);
+    const std::size_t asked = source.last_seen_asked.size();
+    const IntervalAttribution second = attributor.step(0, Millijoules(2000), t0 + std::chrono::seconds(2));
+    EXPECT_TRUE(second.errors.empty());
+    EXPECT_EQ(source.last_seen_asked.size(), asked);
+    ASSERT_EQ(second.shares.size(), 2u);
+    EXPECT_EQ(second.shares[0].method, Method::EqualSplit);
+    EXPECT_EQ(second.shares[0].active_mj + second.shares[1].active_mj, 1000);
+}
+
 TEST(Attributor, NoNewerSampleIsNotAnErrorAndFallsBackToEqualSplit) {
     ScriptedProcessSource source;
     Attributor attributor(source, {});

@@ -103,7 +103,8 @@ struct IntervalAttribution {
     std::vector<Share> shares;  // one per process, by ascending pid
     Remainder remainder;
     // Why the source could not say (the processes, or their utilization), for
-    // the caller's error count; shares then fall back as Method says.
+    // the caller's error count; shares then fall back as Method says. A
+    // NotSupported is reported once per GPU, and that call is not made again.
     std::vector<Error> errors;
 
     [[nodiscard]] std::int64_t attributed_mj() const;
@@ -160,6 +161,11 @@ class Attributor {
         Clock::time_point at{};
         std::uint64_t last_seen_us = 0;
         std::optional<double> learned_idle_mw;
+        // The source said NotSupported (or FunctionNotFound) once: not asked
+        // again, and not reported again (an old driver, MIG, a backend
+        // without process data).
+        bool no_running_processes = false;
+        bool no_utilization = false;
     };
     GpuState& state(std::size_t gpu);
     [[nodiscard]] std::optional<double> idle_mw(std::size_t gpu) const;
