@@ -28,6 +28,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <memory>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -52,6 +53,12 @@ struct Options {
     unsigned scrapers = 4;
     double rate = 10;
     bool check = false;
+    // --processes: 8 simulated processes on every GPU (zeus-sim burn --pid);
+    // --attribution: the exporter with --attribution (docs/attribution.md).
+    // Compare --processes with --processes --attribution.
+    bool processes = false;
+    bool attribution = false;
+    std::string zeus_sim = zeus::testing::zeus_sim_cli_path();
 };
 
 unsigned free_port() {
@@ -217,6 +224,10 @@ int main(int argc, char** argv) {
     Options opts;
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
+        if (a == "--attribution" || a == "--processes") {
+            (a == "--attribution" ? opts.attribution : opts.processes) = true;
+            continue;
+        }
         auto next = [&]() -> std::string {
             if (i + 1 >= argc) {
                 std::fprintf(stderr, "%s needs a value\n", a.c_str());
@@ -232,8 +243,10 @@ int main(int argc, char** argv) {
         else if (a == "--rate") opts.rate = std::stod(next());
         else if (a == "--check") opts.check = true;
         else {
-            std::fprintf(stderr, "usage: %s [--zeus PATH] [--sim-library PATH] [--seconds S] [--scrapers N] "
-                                 "[--rate R] [--node-exporter PATH] [--check]\n", argv[0]);
+            std::fprintf(stderr,
+                         "usage: %s [--zeus PATH] [--sim-library PATH] [--seconds S] [--scrapers N] "
+                         "[--rate R] [--node-exporter PATH] [--check] [--processes] [--attribution]\n",
+                         argv[0]);
             return 2;
         }
     }
@@ -262,15 +275,32 @@ int main(int argc, char** argv) {
     int status = 0;
     {
         const unsigned port = free_port();
-        Child exporter({opts.zeus, "exporter", "--simulate", "--listen", fmt::format("127.0.0.1:{}", port)}, env,
-                       (dir / "exporter.log").string());
+        std::vector<std::string> exporter_args{opts.zeus, "exporter", "--simulate", "--listen",
+                                               fmt::format("127.0.0.1:{}", port)};
+        std::vector<std::unique_ptr<Child>> processes;
+        if (opts.attribution) {
+            exporter_args.insert(exporter_args.end(), {"--attribution", "--proc", (dir / "proc").string()});
+        }
+        for (int pid = 4242; opts.processes && pid < 4250; ++pid) {
+            write_file(dir / "proc" / std::to_string(pid) / "cgroup",
+                       fmt::format("0::/kubepods.slice/kubepods-pod4f1b3a8e_9c7d_4e2a_8b1f_{:012x}.slice/"
+                                   "cri-containerd-{:064x}.scope\n",
+                                   pid, pid));
+            processes.push_back(
+                std::make_unique<Child>(std::vector<std::string>{opts.zeus_sim, "burn", "--gpu", "all", "--seconds",
+                                                                 "3600", "--util", "0.1", "--pid", std::to_string(pid)},
+                                        env, (dir / fmt::format("burn-{}.log", pid)).string()));
+        }
+        Child exporter(exporter_args, env, (dir / "exporter.log").string());
         if (!wait_ready(port)) {
             std::fprintf(stderr, "zeus exporter did not start; see its log\n");
             return 1;
         }
         std::this_thread::sleep_for(1500ms);  // a few sweeps first
         const Result r = drive(opts, port, exporter, true);
-        print("zeus exporter (8 GPUs, 2 packages)", opts, r);
+        print(fmt::format("zeus exporter{} (8 GPUs{}, 2 packages)", opts.attribution ? " --attribution" : "",
+                          opts.processes ? " x 8 processes" : ""),
+              opts, r);
         const double p99 = percentile(r.latencies_ms, 0.99);
         const double sampling = r.sampling_cpu_s.value_or(1) / r.wall_s;
         if (opts.check && (p99 >= 1.0 || r.errors > 0 || sampling >= 0.01)) status = 1;

@@ -31,6 +31,10 @@ struct ExporterOptions {
     std::string cpus = "all";
     std::string hostname;
     std::string labels = "zeus";
+    bool attribution = false;
+    std::string idle_policy = "unattributed";
+    double attribution_expiry_s = 600;
+    std::string proc_root = "/proc";
 };
 
 void report(const Error& error) { std::cerr << "zeus exporter: " << error.describe() << "\n"; }
@@ -80,6 +84,16 @@ int run_exporter(const ExporterOptions& opts) {
     if (gpu_list->has_value()) options.gpu_indices = **gpu_list;
     options.hostname = opts.hostname;
     options.label_style = opts.labels == "dcgm" ? metrics::LabelStyle::Dcgm : metrics::LabelStyle::Zeus;
+    if (opts.attribution) {
+        auto idle_policy = attribution::parse_idle_policy(opts.idle_policy);
+        if (!idle_policy) return report(idle_policy.error()), 2;
+        metrics::AttributionOptions attribution;
+        attribution.idle_policy = *idle_policy;
+        attribution.expiry = std::chrono::duration_cast<std::chrono::nanoseconds>(
+            std::chrono::duration<double>(opts.attribution_expiry_s));
+        attribution.proc_root = opts.proc_root;
+        options.attribution = attribution;
+    }
     auto sampler = metrics::DeviceMetrics::start(gpus, cpus.status() ? &cpus : nullptr, options);
     if (!sampler) return report(sampler.error()), 2;
     const metrics::DeviceMetrics& device_metrics = **sampler;
@@ -114,6 +128,18 @@ Command add_exporter(CLI::App& parent) {
                     "modelName, Hostname, as dcgm-exporter)")
         ->check(CLI::IsMember({"zeus", "dcgm"}))
         ->capture_default_str();
+    app->add_flag("--attribution", opts->attribution,
+                  "Also export each GPU's energy per workload (container, pod, Slurm job, user) and the remainder "
+                  "(docs/attribution.md); needs the host's /proc (hostPID in a container)");
+    app->add_option("--idle-policy", opts->idle_policy,
+                    "Who gets a GPU's idle energy: unattributed (the remainder) or allocation (the processes on it)")
+        ->check(CLI::IsMember({"unattributed", "allocation"}))
+        ->capture_default_str();
+    app->add_option("--attribution-expiry", opts->attribution_expiry_s,
+                    "Seconds after which a workload that gained no energy is dropped (its energy kept as expired)")
+        ->check(finite_number(1.0, 7.0 * 24 * 3600, "s"))
+        ->capture_default_str();
+    app->add_option("--proc", opts->proc_root, "Where the host's /proc is mounted")->capture_default_str();
     return [opts] { return run_exporter(*opts); };
 }
 

@@ -99,7 +99,7 @@ int run_burn(const BurnOptions& o) {
     for (unsigned gpu : gpus) energy_before.push_back(gpu_status(gpu).ground_truth_energy_j);
     for (unsigned gpu : gpus) {
       int id = 0;
-      check(zeusSimLoadBegin(gpu, o.utilization, &id), "starting the load");
+      check(zeusSimProcessLoadBegin(gpu, o.utilization, o.pid, o.power_weight, &id), "starting the load");
       loads.push_back(id);
     }
     if (is_virtual()) {
@@ -219,6 +219,29 @@ int run_fault(const FaultOptions& o) {
 int run_print_default_config() {
   std::fputs(zeusSimDefaultConfigJson(), stdout);
   return 0;
+}
+
+int run_process_energy(const ProcessEnergyOptions& o) {
+  return guarded([&] {
+    OpenSimulator open;
+    const unsigned gpu = parse_gpus(o.gpu, false).front();
+    double joules = 0;
+    check(zeusSimProcessEnergy(gpu, o.pid, &joules), "reading the process's energy");
+    if (o.format == "json") {
+      std::cout << nlohmann::json{{"gpu", gpu}, {"pid", o.pid}, {"energy_j", joules}}.dump() << "\n";
+    } else {
+      std::printf("GPU %u process %d: %.6f J\n", gpu, o.pid, joules);
+    }
+    return 0;
+  });
+}
+
+int run_sharing(const std::string& gpu_text, const std::string& mode) {
+  return guarded([&] {
+    OpenSimulator open;
+    for (unsigned gpu : parse_gpus(gpu_text, true)) check(zeusSimSetSharing(gpu, mode.c_str()), "setting the sharing");
+    return 0;
+  });
 }
 
 }  // namespace zeus::sim::cli

@@ -11,6 +11,14 @@ struct BurnOptions {
   std::string gpu = "0";
   double seconds = 5.0;
   double utilization = 1.0;
+  int pid = 0;                // the process the load is attributed to; 0: zeus-sim's own
+  double power_weight = 1.0;  // dynamic power per unit of utilization, relative to the GPU's
+};
+
+struct ProcessEnergyOptions {
+  std::string gpu = "0";
+  int pid = 0;
+  std::string format = "text";
 };
 
 struct WorkOptions {
@@ -36,5 +44,7 @@ int run_status(const std::string& format);
 int run_advance(double seconds);
 int run_fault(const FaultOptions& options);
 int run_print_default_config();
+int run_process_energy(const ProcessEnergyOptions& options);
+int run_sharing(const std::string& gpu, const std::string& mode);
 
 }  // namespace zeus::sim::cli

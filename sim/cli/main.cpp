@@ -44,6 +44,12 @@ CLI::App* add_burn(CLI::App& app, BurnOptions& burn) {
   cmd->add_option("--util", burn.utilization, "Utilization in (0, 1]")
       ->capture_default_str()
       ->check(CLI::Range(0.0, 1.0));
+  cmd->add_option("--pid", burn.pid, "The process the load is attributed to (default: zeus-sim's own)")
+      ->check(CLI::NonNegativeNumber);
+  cmd->add_option("--power-weight", burn.power_weight,
+                  "Dynamic power per unit of utilization, relative to the GPU's, in (0, 10]")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 10.0));
   return cmd;
 }
 
@@ -127,6 +133,21 @@ int main(int argc, char** argv) {
   FaultOptions fault;
   auto* fault_cmd = add_fault(app, fault);
 
+  ProcessEnergyOptions process_energy;
+  auto* process_cmd = app.add_subcommand("process-energy", "Print a process's ground-truth energy on a GPU");
+  process_cmd->add_option("--gpu", process_energy.gpu, "GPU index")->capture_default_str();
+  process_cmd->add_option("--pid", process_energy.pid, "The process")->required();
+  process_cmd->add_option("--format", process_energy.format, "text or json")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"text", "json"}));
+
+  std::string sharing_gpu = "all", sharing_mode;
+  auto* sharing_cmd = app.add_subcommand("sharing", "How processes share a GPU: concurrent (MPS-like) or time_sliced");
+  sharing_cmd->add_option("--gpu", sharing_gpu, "GPU index or \"all\"")->capture_default_str();
+  sharing_cmd->add_option("MODE", sharing_mode, "concurrent or time_sliced")
+      ->required()
+      ->check(CLI::IsMember({"concurrent", "time_sliced"}));
+
   bool print_default = false;
   auto* config_cmd = app.add_subcommand("config", "Configuration helpers");
   config_cmd->add_flag("--print-default", print_default, "Print the default configuration as JSON");
@@ -137,6 +158,8 @@ int main(int argc, char** argv) {
   if (*status_cmd) return run_status(format);
   if (*advance_cmd) return run_advance(seconds);
   if (*fault_cmd) return run_fault(fault);
+  if (*process_cmd) return run_process_energy(process_energy);
+  if (*sharing_cmd) return run_sharing(sharing_gpu, sharing_mode);
   if (*config_cmd) {
     if (print_default) return run_print_default_config();
     std::fprintf(stderr, "zeus-sim: error: config needs an action (try: zeus-sim config --print-default)\n");

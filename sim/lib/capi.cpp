@@ -3,6 +3,7 @@
 #include <cstring>
 #include <string>
 
+#include "capi_support.h"
 #include "config.h"
 #include "counters.h"
 #include "last_error.h"
@@ -11,39 +12,9 @@
 #include "zeus_sim/zeus_sim.h"
 
 using namespace zeus::sim;
+using namespace zeus::sim::capi;
 
 namespace {
-
-template <typename F>
-zeusSimStatus_t api_call(F&& f) noexcept {
-  try {
-    f();
-    return ZEUS_SIM_OK;
-  } catch (const SimError& e) {
-    set_last_error(e.what());
-    return static_cast<zeusSimStatus_t>(e.status());
-  } catch (const ConfigError& e) {
-    set_last_error(e.what());
-    return ZEUS_SIM_ERROR_CONFIG;
-  } catch (const std::exception& e) {
-    set_last_error(e.what());
-    return ZEUS_SIM_ERROR_STATE;
-  } catch (...) {
-    set_last_error("unexpected failure inside the simulator");
-    return ZEUS_SIM_ERROR_STATE;
-  }
-}
-
-std::shared_ptr<Simulator> open_simulator() {
-  std::shared_ptr<Simulator> sim = session_current();
-  if (!sim) throw SimError(Status::kState, "the simulator is not open: call zeusSimOpen() (or nvmlInit()) first");
-  return sim;
-}
-
-template <typename T>
-void require(T* out, const char* what) {
-  if (!out) throw SimError(Status::kInvalidArgument, std::string(what) + " must not be NULL");
-}
 
 // Reads one value of a GPU after bringing it up to now.
 template <typename F>

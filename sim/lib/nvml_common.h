@@ -66,8 +66,11 @@ nvmlReturn_t system_call(F&& f) noexcept {
 // handle, GPU initialised (configured init_error), GPU not lost. The call
 // first costs its caller the GPU's configured latency for `call`, outside the
 // lock: a slow driver delays its caller, not every other process.
+// device_state_call gives f the whole state and the GPU's index instead:
+// f(Simulator&, SharedState&, unsigned index, double now), for calls about the loads
+// and processes on the GPU.
 template <typename F>
-nvmlReturn_t device_call(DriverCall call, nvmlDevice_t device, F&& f) noexcept {
+nvmlReturn_t device_state_call(DriverCall call, nvmlDevice_t device, F&& f) noexcept {
   return system_call([&](Simulator& sim) -> nvmlReturn_t {
     const int index = index_of(device);
     if (index < 0 || static_cast<unsigned>(index) >= sim.gpu_count()) return NVML_ERROR_INVALID_ARGUMENT;
@@ -76,8 +79,15 @@ nvmlReturn_t device_call(DriverCall call, nvmlDevice_t device, F&& f) noexcept {
       GpuState& gpu = s.gpus[index];
       if (gpu.params.fault_init_error != 0) return static_cast<nvmlReturn_t>(gpu.params.fault_init_error);
       if (gpu.dyn.lost) return NVML_ERROR_GPU_IS_LOST;
-      return f(sim, gpu, now);
+      return f(sim, s, static_cast<unsigned>(index), now);
     });
+  });
+}
+
+template <typename F>
+nvmlReturn_t device_call(DriverCall call, nvmlDevice_t device, F&& f) noexcept {
+  return device_state_call(call, device, [&](Simulator& sim, SharedState& s, unsigned index, double now) {
+    return f(sim, s.gpus[index], now);
   });
 }
 

@@ -78,6 +78,23 @@ ZEUS_NVML_EXPORT nvmlReturn_t nvmlDeviceGetArchitecture(nvmlDevice_t device, nvm
 ZEUS_NVML_EXPORT nvmlReturn_t nvmlDeviceGetCudaComputeCapability(nvmlDevice_t device, int* major, int* minor);
 ZEUS_NVML_EXPORT nvmlReturn_t nvmlDeviceGetMinorNumber(nvmlDevice_t device, unsigned int* minorNumber);
 ZEUS_NVML_EXPORT nvmlReturn_t nvmlDeviceGetBrand(nvmlDevice_t device, int* brand);
+/* The processes of the loads on the device (sim/src/processes.h). The symbols
+ * before _v3 write smaller structs: nvmlProcessInfo_v1_t (pid, memory) for the
+ * plain one; _v2 writes the same nvmlProcessInfo_v2_t as _v3. */
+typedef struct zeusSimNvmlProcessInfoV1_st {
+  unsigned int pid;
+  unsigned long long usedGpuMemory;
+} zeusSimNvmlProcessInfoV1_t;
+ZEUS_NVML_EXPORT nvmlReturn_t nvmlDeviceGetComputeRunningProcesses(nvmlDevice_t device, unsigned int* infoCount,
+                                                                   zeusSimNvmlProcessInfoV1_t* infos);
+ZEUS_NVML_EXPORT nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v2(nvmlDevice_t device, unsigned int* infoCount,
+                                                                      nvmlProcessInfo_t* infos);
+ZEUS_NVML_EXPORT nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t device, unsigned int* infoCount,
+                                                                      nvmlProcessInfo_t* infos);
+ZEUS_NVML_EXPORT nvmlReturn_t nvmlDeviceGetProcessUtilization(nvmlDevice_t device,
+                                                              nvmlProcessUtilizationSample_t* utilization,
+                                                              unsigned int* processSamplesCount,
+                                                              unsigned long long lastSeenTimeStamp);
 ZEUS_NVML_EXPORT nvmlReturn_t nvmlDeviceGetComputeMode(nvmlDevice_t device, int* mode);
 ZEUS_NVML_EXPORT nvmlReturn_t nvmlDeviceGetDisplayMode(nvmlDevice_t device, nvmlEnableState_t* display);
 ZEUS_NVML_EXPORT nvmlReturn_t nvmlDeviceGetDisplayActive(nvmlDevice_t device, nvmlEnableState_t* isActive);
@@ -122,13 +139,7 @@ ZEUS_NVML_EXPORT nvmlReturn_t nvmlDeviceGetUtilizationRates(nvmlDevice_t device,
 ZEUS_NVML_EXPORT nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t device, nvmlMemory_t* memory);
 ZEUS_NVML_EXPORT nvmlReturn_t nvmlDeviceGetMemoryInfo_v2(nvmlDevice_t device, zeusSimNvmlMemoryV2_t* memory);
 
-/* No simulated process ever runs on a simulated GPU: *infoCount = 0. */
-ZEUS_NVML_EXPORT nvmlReturn_t nvmlDeviceGetComputeRunningProcesses(nvmlDevice_t device, unsigned int* infoCount,
-                                                                   void* infos);
-ZEUS_NVML_EXPORT nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v2(nvmlDevice_t device, unsigned int* infoCount,
-                                                                      void* infos);
-ZEUS_NVML_EXPORT nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t device, unsigned int* infoCount,
-                                                                      void* infos);
+/* No graphics process runs on a simulated GPU: *infoCount = 0. */
 ZEUS_NVML_EXPORT nvmlReturn_t nvmlDeviceGetGraphicsRunningProcesses(nvmlDevice_t device, unsigned int* infoCount,
                                                                     void* infos);
 ZEUS_NVML_EXPORT nvmlReturn_t nvmlDeviceGetGraphicsRunningProcesses_v2(nvmlDevice_t device, unsigned int* infoCount,

@@ -8,6 +8,7 @@
 #include "counters.h"
 #include "errors.h"
 #include "gpu_params_check.h"
+#include "processes.h"
 #include "trace_profile.h"
 
 namespace zeus::sim {
@@ -40,6 +41,7 @@ double equilibrium_temperature_c(const GpuParams& p, double power_w) {
 // Advances temperature, energy and work by dt at the constant operating point op.
 void integrate(SharedState& s, unsigned gpu, const OperatingPoint& op, double dt) {
   GpuState& g = s.gpus[gpu];
+  account_processes(s, gpu, op, g.dyn.last_update_s, dt);
   g.dyn.energy_j += op.power_w * dt;
   const double t_eq = equilibrium_temperature_c(g.params, op.power_w);
   g.dyn.temperature_c = t_eq + (g.dyn.temperature_c - t_eq) * std::exp(-dt / g.params.thermal_time_constant_s);
@@ -130,7 +132,6 @@ OperatingPoint operating_point(const SharedState& s, unsigned gpu) {
   const GpuState& g = s.gpus[gpu];
   const GpuParams& p = g.params;
   const GpuDynamics& d = g.dyn;
-  double util_sum = 0;
   int trace = -1;
   unsigned trace_loads = 0;
   for (const LoadSlot& load : s.loads) {
@@ -138,14 +139,15 @@ OperatingPoint operating_point(const SharedState& s, unsigned gpu) {
     if (load.profile >= 0) {
       if (trace < 0) trace = load.profile;
       ++trace_loads;
-    } else {
-      util_sum += load.utilization;
     }
   }
+  // How the processes share the GPU (sim/src/processes.h): concurrent loads
+  // scaled down together past full utilization, or time slices.
+  const LoadSharing sharing = load_sharing(s, gpu);
 
   OperatingPoint op;
   op.leakage_w = p.leakage_w_per_c * std::max(0.0, d.temperature_c - p.leakage_reference_c);
-  op.util_scale = util_sum > 1.0 ? 1.0 / util_sum : 1.0;
+  op.util_scale = sharing.scale;
   const double ceiling = clock_ceiling_mhz(p, d);
 
   if (trace >= 0 && s.profiles[trace].in_use) {
@@ -161,7 +163,9 @@ OperatingPoint operating_point(const SharedState& s, unsigned gpu) {
     return op;
   }
 
-  const double u = std::min(1.0, util_sum);
+  const double u = sharing.utilization;
+  // Dynamic power follows the power load: utilization weighted by each load's power weight.
+  const double w = sharing.power_load;
   op.utilization = u;
   if (u <= 0) {
     op.clock_mhz = d.locked_min_mhz > 0 ? std::clamp(static_cast<double>(d.locked_min_mhz), p.graphics_min_mhz, ceiling)
@@ -170,14 +174,14 @@ OperatingPoint operating_point(const SharedState& s, unsigned gpu) {
     return op;
   }
   // Highest clock whose power fits under the limit: solve
-  // idle + leakage + max_dynamic * u * (f / fmax)^alpha = limit for f.
+  // idle + leakage + max_dynamic * w * (f / fmax)^alpha = limit for f.
   const double budget = d.power_limit_w - p.idle_w - op.leakage_w;
   double fitting = kInf;
   if (p.max_dynamic_w > 0) {
-    fitting = budget > 0 ? p.graphics_max_mhz * std::pow(budget / (p.max_dynamic_w * u), 1.0 / p.clock_exponent) : 0.0;
+    fitting = budget > 0 ? p.graphics_max_mhz * std::pow(budget / (p.max_dynamic_w * w), 1.0 / p.clock_exponent) : 0.0;
   }
   op.clock_mhz = std::max(std::min(ceiling, fitting), p.graphics_min_mhz);
-  op.power_w = p.idle_w + op.leakage_w + dynamic_power_w(p, u, op.clock_mhz);
+  op.power_w = p.idle_w + op.leakage_w + dynamic_power_w(p, w, op.clock_mhz);
   return op;
 }
 

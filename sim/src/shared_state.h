@@ -14,13 +14,17 @@
 namespace zeus::sim {
 
 inline constexpr std::uint64_t kStateMagic = 0x5a45555353494d31ULL;  // "ZEUSSIM1"
-inline constexpr std::uint32_t kStateLayoutVersion = 3;
+inline constexpr std::uint32_t kStateLayoutVersion = 4;              // 4: processes (sim/src/processes.h)
 // A DGX-class node has 8 GPUs; 64 lets benchmarks show how costs grow with the GPU count.
 inline constexpr unsigned kMaxGpus = 64;
 inline constexpr unsigned kMaxLoads = 64;
 inline constexpr unsigned kMaxProfiles = 16;
 inline constexpr unsigned kMaxProfilePoints = 64;
-inline constexpr unsigned kPowerTickRing = 128;  // > 1 s of power ticks at the shortest allowed period (10 ms)
+inline constexpr unsigned kPowerTickRing = 128;
+// Processes (sim/src/processes.h): records outlive their loads, keeping the truth.
+inline constexpr unsigned kMaxProcesses = 256;
+inline constexpr unsigned kUtilSampleRing =
+    256;  // per GPU, > 40 s of samples at 1/6 s  // > 1 s of power ticks at the shortest allowed period (10 ms)
 
 // Everything about a GPU that changes over time.
 struct GpuDynamics {
@@ -82,6 +86,40 @@ struct LoadSlot {
   double work_done;
   double started_s;
   double completed_s;
+  // The process the load is attributed to (what the NVML process calls
+  // report): the caller's PID, or one the caller chose. owner_pid stays the
+  // caller's, whose death ends the load.
+  std::int32_t process_pid;
+  // Dynamic power per unit of utilization, relative to the GPU's (1: the
+  // GPU's max_dynamic_w at full utilization); differs between processes.
+  double power_weight;
+};
+
+// Ground truth of one process on one GPU (sim/src/processes.cpp).
+struct ProcessRecord {
+  bool in_use;
+  std::int32_t pid;
+  std::uint32_t gpu;
+  double energy_j;         // its dynamic energy plus its part of the leakage above idle
+  double util_integral_s;  // ∫ its SM utilization dt
+  double util_at_tick_s;   // the integral at the last utilization sample tick
+  double rate;             // its utilization during the current substep
+};
+
+struct UtilSample {
+  std::int32_t pid;
+  std::uint32_t sm_util;  // percent of the sample period
+  std::int64_t unix_us;   // NVML's timestamp scale
+};
+
+enum class Sharing : std::uint32_t { kConcurrent = 0, kTimeSliced = 1 };
+
+struct GpuProcesses {
+  Sharing sharing;
+  std::uint64_t next_util_tick;  // tick k at k * kUtilSamplePeriodS
+  std::uint32_t ring_next;
+  std::uint32_t ring_count;
+  UtilSample ring[kUtilSampleRing];
 };
 
 struct TraceProfile {
@@ -112,6 +150,8 @@ struct SharedState {
   GpuState gpus[kMaxGpus];
   LoadSlot loads[kMaxLoads];
   TraceProfile profiles[kMaxProfiles];
+  ProcessRecord processes[kMaxProcesses];
+  GpuProcesses gpu_processes[kMaxGpus];
 };
 
 }  // namespace zeus::sim

@@ -131,6 +131,8 @@ int Simulator::add_load_locked(SharedState& s, unsigned gpu, double utilization,
     load.id = s.header.next_load_id++;
     if (s.header.next_load_id <= 0) s.header.next_load_id = 1;
     load.owner_pid = getpid();
+    load.process_pid = load.owner_pid;
+    load.power_weight = 1.0;
     load.gpu = gpu;
     load.profile = profile;
     load.utilization = profile >= 0 ? 1.0 : utilization;

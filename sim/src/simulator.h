@@ -64,6 +64,13 @@ class Simulator {
                            const double* power_w);
   void inject(unsigned gpu, std::string_view fault, double value);
 
+  // Processes (sim/src/simulator_processes.cpp, sim/src/processes.h).
+  // A load attributed to process `pid` (0: the caller) whose dynamic power per
+  // unit of utilization is power_weight times the GPU's.
+  int begin_process_load(unsigned gpu, double utilization, std::int32_t pid, double power_weight);
+  void set_sharing(unsigned gpu, std::string_view mode);
+  double process_energy_j(unsigned gpu, std::int32_t pid);
+
  private:
   [[noreturn]] void throw_no_such_gpu(unsigned gpu) const;
   double clock_now_locked(SharedState& s) const;

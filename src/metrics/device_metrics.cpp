@@ -16,6 +16,7 @@
 #include <thread>
 #include <tuple>
 
+#include "zeus/attribution/ledger.hpp"
 #include "zeus/device/counter_accumulator.hpp"
 
 namespace zeus::metrics {
@@ -74,6 +75,7 @@ constexpr std::string_view reading_name(Reading reading) {
 
 struct GpuState {
     const Gpu* gpu = nullptr;
+    unsigned index = 0;  // visible (CUDA) index
     Labels labels;
     std::string device;  // "gpu0" for the error counter
     std::array<bool, static_cast<std::size_t>(Reading::Count)> enabled{};
@@ -146,6 +148,7 @@ class DeviceMetricsImpl final : public DeviceMetrics {
             const Gpu& gpu = gpus_[index];
             GpuState state;
             state.gpu = &gpu;
+            state.index = index;
             state.device = fmt::format("gpu{}", index);
             state.labels = gpu_labels(index, gpu.identity());
             if (!gpu.available()) {
@@ -182,6 +185,7 @@ class DeviceMetricsImpl final : public DeviceMetrics {
                 cpu_states_.push_back(std::move(state));
             }
         }
+        if (options_.attribution) start_attribution(*options_.attribution);
         sample_now();
         thread_ = std::jthread([this](const std::stop_token& stop) { run(stop); });
         return {};
@@ -197,6 +201,7 @@ class DeviceMetricsImpl final : public DeviceMetrics {
         const auto cpu_before = thread_cpu_time();
         const auto started = std::chrono::steady_clock::now();
         for (auto& state : gpu_states_) sample_gpu(state);
+        if (ledger_) attribute(std::chrono::steady_clock::now());
         for (auto& state : cpu_states_) sample_cpu(state);
         const auto duration = std::chrono::steady_clock::now() - started;
         {
@@ -322,6 +327,30 @@ class DeviceMetricsImpl final : public DeviceMetrics {
         }
     }
 
+    void start_attribution(const AttributionOptions& options) {
+        process_source_ = std::make_unique<attribution::GpusProcessSource>(gpus_);
+        attribution::AttributorOptions engine_options;
+        engine_options.idle_policy = options.idle_policy;
+        attributor_ = std::make_unique<attribution::Attributor>(*process_source_, engine_options);
+        resolver_ = std::make_unique<attribution::WorkloadResolver>(options.proc_root);
+        ledger_ = std::make_unique<attribution::WorkloadLedger>(*resolver_, options.expiry);
+    }
+
+    // One attribution pass over the GPUs whose counter was just read, on the
+    // very value the scrape shows for them, so that the workloads and the
+    // remainder add up to it.
+    void attribute(std::chrono::steady_clock::time_point now) {
+        for (const auto& state : gpu_states_) {
+            if (!state.energy_fresh || !state.energy_j.value) continue;
+            const auto counter_mj = static_cast<std::int64_t>(std::llround(*state.energy_j.value * 1000.0));
+            const auto interval = attributor_->step(state.index, Millijoules(counter_mj), now);
+            for (const Error& error : ledger_->add(interval, counter_mj, now)) {
+                count_error(state.device, "process attribution", error);
+            }
+        }
+        ledger_->end_pass(now);
+    }
+
     void sample_cpu(CpuState& state) {
         const Cpu& cpu = *state.cpu;
         if (!cpu.available()) return;
@@ -371,6 +400,8 @@ class DeviceMetricsImpl final : public DeviceMetrics {
         gpu_family("zeus_gpu_energy_resets", "Times the GPU's energy counter restarted (driver reload)",
                    MetricType::Counter, "", [](const GpuState& s) { return s.counter_resets.value; });
 
+        if (ledger_) attribution_families(out);
+
         auto cpu_family = [&](std::string name, std::string help, const MonotonicValue CpuState::*member) {
             MetricFamily f{std::move(name), std::move(help), MetricType::Counter, "joules", {}, {}};
             for (const auto& state : cpu_states_) {
@@ -405,6 +436,56 @@ class DeviceMetricsImpl final : public DeviceMetrics {
         return out;
     }
 
+    const GpuState* state_of(std::size_t index) const {
+        for (const auto& state : gpu_states_) {
+            if (state.index == index) return &state;
+        }
+        return nullptr;
+    }
+
+    void attribution_families(std::vector<MetricFamily>& out) const {
+        MetricFamily workloads{"zeus_workload_gpu_energy_joules",
+                               "Energy of the GPU attributed to a workload (docs/attribution.md); with the remainder, "
+                               "adds up to zeus_gpu_energy_joules_total",
+                               MetricType::Counter,
+                               "joules",
+                               {},
+                               {}};
+        for (const auto& [key, total] : ledger_->workloads()) {
+            const GpuState* state = state_of(key.gpu);
+            if (state == nullptr) continue;
+            Labels labels = state->labels;
+            labels.push_back({"kind", key.kind});
+            for (const auto& [name, value] : {std::pair{"pod_uid", &key.pod_uid},
+                                              {"container_id", &key.container_id},
+                                              {"slurm_job", &key.slurm_job},
+                                              {"user", &key.user},
+                                              {"pid", &key.pid}}) {
+                if (!value->empty()) labels.push_back({name, *value});
+            }
+            labels.push_back({"attribution", std::string(to_string(key.method))});
+            workloads.samples.push_back({std::move(labels), static_cast<double>(total.energy_mj) / 1000.0});
+        }
+        out.push_back(std::move(workloads));
+        MetricFamily remainder{"zeus_workload_gpu_remainder_energy_joules",
+                               "Energy of the GPU attributed to no live workload, by reason (docs/attribution.md)",
+                               MetricType::Counter,
+                               "joules",
+                               {},
+                               {}};
+        for (const auto& state : gpu_states_) {
+            if (!state.energy_j.value) continue;
+            for (std::size_t r = 0; r < static_cast<std::size_t>(attribution::RemainderReason::Count); ++r) {
+                const auto reason = static_cast<attribution::RemainderReason>(r);
+                Labels labels = state.labels;
+                labels.push_back({"reason", std::string(to_string(reason))});
+                remainder.samples.push_back(
+                    {std::move(labels), static_cast<double>(ledger_->remainder_mj(state.index, reason)) / 1000.0});
+            }
+        }
+        out.push_back(std::move(remainder));
+    }
+
     void publish() {
         const auto all = families();
         auto text = std::make_shared<const std::string>(render(all, ExpositionFormat::PrometheusText));
@@ -429,6 +510,11 @@ class DeviceMetricsImpl final : public DeviceMetrics {
     mutable std::mutex published_mutex_;
     std::shared_ptr<const std::string> text_;
     std::shared_ptr<const std::string> openmetrics_;
+    // Attribution (options_.attribution), used by the sampling thread only.
+    std::unique_ptr<attribution::GpusProcessSource> process_source_;
+    std::unique_ptr<attribution::Attributor> attributor_;
+    std::unique_ptr<attribution::WorkloadResolver> resolver_;
+    std::unique_ptr<attribution::WorkloadLedger> ledger_;
     std::jthread thread_;  // last: stopped before the state it reads goes
 };
 

@@ -7,8 +7,42 @@ Every value is checked against the simulator's own report (`zeus-sim status
 import json
 import subprocess
 import sys
+import time
 
 import pynvml
+
+
+def poll(what, fetch, deadline_s=20.0):
+    """fetch() until it returns something truthy; an AssertionError naming `what` after deadline_s."""
+    end = time.monotonic() + deadline_s
+    while time.monotonic() < end:
+        value = fetch()
+        if value:
+            return value
+        time.sleep(0.05)
+    raise AssertionError(f"{what}: nothing after {deadline_s} s")
+
+
+def check_processes(zeus_sim: str, h, gpu: int) -> None:
+    """A load attributed to PID 4242 (zeus-sim burn --pid) is what pynvml's own
+    structs read back: the running process and its utilization samples."""
+    burn = subprocess.Popen([zeus_sim, "burn", "--gpu", str(gpu), "--seconds", "60", "--util", "0.8", "--pid", "4242"],
+                            stdout=subprocess.DEVNULL)
+    try:
+        procs = poll("a running process", lambda: pynvml.nvmlDeviceGetComputeRunningProcesses(h))
+        assert [p.pid for p in procs] == [4242], [p.pid for p in procs]
+
+        def busy_samples():
+            try:
+                samples = pynvml.nvmlDeviceGetProcessUtilization(h, 0)
+            except (pynvml.NVMLError_NotFound, pynvml.NVMLError_InsufficientSize):
+                return []  # no sample yet, or one arrived between pynvml's sizing call and its read
+            return [s for s in samples if s.pid == 4242 and s.smUtil == 80]
+        samples = poll("a utilization sample of PID 4242 at 80 %", busy_samples)
+        assert all(s.timeStamp > 0 for s in samples)
+    finally:
+        burn.terminate()
+        burn.wait()
 
 
 def main(zeus_sim: str) -> int:
@@ -58,6 +92,7 @@ def main(zeus_sim: str) -> int:
                                   stdout=subprocess.DEVNULL)
             e2 = pynvml.nvmlDeviceGetTotalEnergyConsumption(h)
             assert e2 > e1, (e1, e2)
+            check_processes(zeus_sim, h, i)
 
             # Setters behave like NVML: out of range is INVALID_ARGUMENT.
             try:

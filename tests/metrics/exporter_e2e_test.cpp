@@ -198,6 +198,66 @@ TEST_F(ExporterEndToEnd, PrometheusIncreaseMatchesTheGroundTruthAcrossACounterRe
     zeusSimLoadEnd(loads[1]);
 }
 
+// docs/attribution.md: with --attribution, the PromQL identity
+// sum(workloads) + sum(remainder) == the GPU's counter holds at every scrape
+// while simulated processes come and go, and no workload series ever resets.
+TEST_F(ExporterEndToEnd, PromqlWorkloadsPlusRemainderEqualTheGpuCounterWhileProcessesComeAndGo) {
+    configure(R"({"gpus": [{"model": "A100-SXM4-40GB"}]})");
+    const Gpus gpus = Gpus::open(simulated());
+    ASSERT_EQ(gpus.size(), 1U);
+    const auto proc = dir_ / "proc";
+    for (const auto& [pid, cgroup] : {std::pair<int, std::string>{5001,
+                                                                  "0::/kubepods.slice/kubepods-pod4f1b3a8e_9c7d_"
+                                                                  "4e2a_8b1f_2a3c4d5e6f70.slice/crio-" +
+                                                                      std::string(64, 'b') + ".scope\n"},
+                                      {5002, "0::/system.slice/slurmstepd.scope/job_31/step_0/user/task_0\n"}}) {
+        std::filesystem::create_directories(proc / std::to_string(pid));
+        std::ofstream(proc / std::to_string(pid) / "cgroup") << cgroup;
+    }
+    ExporterProcess exporter({"--simulate", "--cpus", "none", "--period", std::to_string(kSamplePeriodS),
+                              "--attribution", "--proc", proc.string()});
+    ASSERT_TRUE(exporter.running()) << exporter.log();
+    PrometheusServer prometheus({"127.0.0.1:" + std::to_string(exporter.port())}, kScrapeIntervalS);
+    ASSERT_TRUE(prometheus.running()) << prometheus.log();
+    const double start = unix_now();
+    int a = -1, b = -1;
+    ASSERT_EQ(zeusSimProcessLoadBegin(0, 0.6, 5001, 1.0, &a), ZEUS_SIM_OK) << zeusSimLastError();
+    std::this_thread::sleep_for(2500ms);
+    ASSERT_EQ(zeusSimProcessLoadBegin(0, 0.3, 5002, 1.5, &b), ZEUS_SIM_OK) << zeusSimLastError();
+    std::this_thread::sleep_for(2500ms);
+    ASSERT_EQ(zeusSimLoadEnd(a), ZEUS_SIM_OK);
+    std::this_thread::sleep_for(2500ms);
+    ASSERT_EQ(zeusSimLoadEnd(b), ZEUS_SIM_OK);
+    std::this_thread::sleep_for(2500ms);
+    const double end = unix_now();
+
+    const std::string identity =
+        "(sum(zeus_workload_gpu_energy_joules_total{gpu=\"0\"}) or vector(0))"
+        " + sum(zeus_workload_gpu_remainder_energy_joules_total{gpu=\"0\"})"
+        " - sum(zeus_gpu_energy_joules_total{gpu=\"0\"})";
+    int checked = 0;
+    for (double t = start + 1; t <= end; t += 0.5) {
+        const auto node = query(prometheus, "sum(zeus_gpu_energy_joules_total{gpu=\"0\"})", t);
+        if (!node) continue;  // not scraped yet
+        const auto difference = query(prometheus, identity, t);
+        ASSERT_TRUE(difference) << "at " << t;
+        // Integer millijoules in the exporter; the text format's doubles and PromQL's sum round.
+        EXPECT_NEAR(*difference, 0.0, 1e-9 * *node) << "at " << t;
+        ++checked;
+    }
+    EXPECT_GE(checked, 8);
+    const std::string range = fmt::format("{}ms", std::lround((end - start) * 1000));
+    EXPECT_EQ(query(prometheus, fmt::format("sum(resets(zeus_workload_gpu_energy_joules_total[{}]))", range), end)
+                  .value_or(-1),
+              0.0);
+    for (const std::string selector : {"kind=\"container\",pod_uid=\"4f1b3a8e-9c7d-4e2a-8b1f-2a3c4d5e6f70\"",
+                                       "kind=\"slurm_job\",slurm_job=\"31\""}) {
+        const auto energy = query(prometheus, "sum(zeus_workload_gpu_energy_joules_total{" + selector + "})", end);
+        ASSERT_TRUE(energy) << selector << "; exporter log:\n" << exporter.log();
+        EXPECT_GT(*energy, 0) << selector;
+    }
+}
+
 // docs/deploy.md: the exporter and zeusd's /metrics serve the same series; the
 // shipped scrape configuration has a job for each, and a node scraped through
 // both must not count twice in the shipped dashboard.

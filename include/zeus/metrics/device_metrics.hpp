@@ -20,6 +20,7 @@
 #include <string_view>
 #include <vector>
 
+#include "zeus/attribution/engine.hpp"
 #include "zeus/device/cpu.hpp"
 #include "zeus/device/gpus.hpp"
 #include "zeus/metrics/exposition.hpp"
@@ -32,6 +33,19 @@ namespace zeus::metrics {
 // that DCGM dashboards and alerts select the same GPUs (docs/metrics.md).
 enum class LabelStyle { Zeus, Dcgm };
 
+// Energy attribution (docs/attribution.md): each GPU's energy counter split
+// among the workloads on it, exported as zeus_workload_gpu_energy_joules_total
+// plus zeus_workload_gpu_remainder_energy_joules_total{reason}, which add up
+// to zeus_gpu_energy_joules_total exactly at every sweep. Off unless asked
+// for: it needs the host's /proc (hostPID in a container) to name workloads.
+struct AttributionOptions {
+    attribution::IdlePolicy idle_policy = attribution::IdlePolicy::Unattributed;
+    // A workload that gained no energy for this long is dropped; its energy
+    // moves to the "expired" remainder (bounded cardinality).
+    std::chrono::nanoseconds expiry = std::chrono::minutes(10);
+    std::string proc_root = "/proc";
+};
+
 struct DeviceMetricsOptions {
     // How often the devices are read (the scrape serves the latest sweep).
     std::chrono::nanoseconds period = std::chrono::seconds(1);
@@ -42,6 +56,7 @@ struct DeviceMetricsOptions {
     // Called with a line the first time a reading fails in a new way
     // (device, reading and error); empty: stderr.
     std::function<void(const std::string&)> on_new_error;
+    std::optional<AttributionOptions> attribution;  // nullopt: off
 };
 
 struct DeviceMetricsStats {

@@ -147,6 +147,21 @@ typedef struct {
 ZEUS_SIM_API unsigned zeusSimPresetCount(void);
 ZEUS_SIM_API zeusSimStatus_t zeusSimPresetInfo(unsigned index, zeusSimPresetInfo_t* info);
 
+/* ---- Processes (sim/src/processes.h, docs/simulator.md) ----
+ * Every load belongs to a process: NVML's nvmlDeviceGetComputeRunningProcesses_v3
+ * and nvmlDeviceGetProcessUtilization answer from them, and each keeps its
+ * ground-truth energy: what the GPU drew above idle because of it. */
+/* A utilization load attributed to process `pid` (0: the caller; the load
+ * still ends when the caller dies) whose dynamic power per unit of utilization
+ * is power_weight (in (0, 10]) times the GPU's. End it with zeusSimLoadEnd. */
+ZEUS_SIM_API zeusSimStatus_t zeusSimProcessLoadBegin(unsigned gpu, double utilization, int pid, double power_weight,
+                                                     int* load_id);
+/* How processes share a GPU: "concurrent" (MPS-like, the default: loads run
+ * together) or "time_sliced" (each of n processes runs 1/n of the time). */
+ZEUS_SIM_API zeusSimStatus_t zeusSimSetSharing(unsigned gpu, const char* mode);
+/* Ground-truth energy of process `pid` on `gpu` since the state was created. */
+ZEUS_SIM_API zeusSimStatus_t zeusSimProcessEnergy(unsigned gpu, int pid, double* joules);
+
 /* 1 when the simulator runs on the virtual clock, 0 on the real clock. */
 ZEUS_SIM_API zeusSimStatus_t zeusSimIsVirtualClock(int* is_virtual);
 

@@ -162,6 +162,29 @@ typedef struct nvmlUtilization_st {
     unsigned int memory;
 } nvmlUtilization_t;
 
+/* A process with a compute context on a device (nvmlProcessInfo_v2_t, which
+ * nvmlDeviceGetComputeRunningProcesses_v3 writes; pynvml declares the same
+ * fields as c_nvmlProcessInfo_v2_t). The instance ids are 0xFFFFFFFF when MIG is off. */
+typedef struct nvmlProcessInfo_v2_st {
+    unsigned int pid;
+    unsigned long long usedGpuMemory; /* bytes; NVML_VALUE_NOT_AVAILABLE when unknown */
+    unsigned int gpuInstanceId;
+    unsigned int computeInstanceId;
+} nvmlProcessInfo_v2_t;
+typedef nvmlProcessInfo_v2_t nvmlProcessInfo_t;
+#define NVML_VALUE_NOT_AVAILABLE_ULL (~0ULL)
+
+/* One per-process utilization sample (nvmlDeviceGetProcessUtilization; pynvml's
+ * c_nvmlProcessUtilizationSample_t): the percent of one driver sampling period. */
+typedef struct nvmlProcessUtilizationSample_st {
+    unsigned int pid;
+    unsigned long long timeStamp; /* CPU timestamp, microseconds */
+    unsigned int smUtil;
+    unsigned int memUtil;
+    unsigned int encUtil;
+    unsigned int decUtil;
+} nvmlProcessUtilizationSample_t;
+
 /*
  * Function pointer types. The exported symbol names differ from the C names
  * for some functions (nvml.h maps nvmlInit to nvmlInit_v2 and so on): the
@@ -209,6 +232,17 @@ typedef nvmlReturn_t (*nvmlDeviceGetPersistenceMode_fn)(nvmlDevice_t device, nvm
 typedef nvmlReturn_t (*nvmlDeviceSetPersistenceMode_fn)(nvmlDevice_t device, nvmlEnableState_t mode);
 typedef nvmlReturn_t (*nvmlDeviceGetUtilizationRates_fn)(nvmlDevice_t device, nvmlUtilization_t* utilization);
 typedef nvmlReturn_t (*nvmlDeviceGetMemoryInfo_fn)(nvmlDevice_t device, nvmlMemory_t* memory);
+/* Sizing: *infoCount = 0 and infos = NULL gives NVML_SUCCESS when there is no
+ * process, else NVML_ERROR_INSUFFICIENT_SIZE with the count written. */
+typedef nvmlReturn_t (*nvmlDeviceGetComputeRunningProcesses_fn)(nvmlDevice_t device, unsigned int* infoCount,
+                                                                nvmlProcessInfo_t* infos); /* _v3 */
+/* Samples newer than lastSeenTimeStamp (0: all the driver holds). Sizing:
+ * utilization = NULL gives NVML_ERROR_INSUFFICIENT_SIZE with the count written;
+ * NVML_ERROR_NOT_FOUND when no sample is newer. Not supported on MIG. */
+typedef nvmlReturn_t (*nvmlDeviceGetProcessUtilization_fn)(nvmlDevice_t device,
+                                                           nvmlProcessUtilizationSample_t* utilization,
+                                                           unsigned int* processSamplesCount,
+                                                           unsigned long long lastSeenTimeStamp);
 
 #ifdef __cplusplus
 }

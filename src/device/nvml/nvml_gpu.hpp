@@ -7,10 +7,11 @@
 #include "device/nvml/nvml_library.hpp"
 #include "zeus/device/counter_sampler.hpp"
 #include "zeus/device/gpu.hpp"
+#include "zeus/device/gpu_processes.hpp"
 
 namespace zeus::nvml {
 
-class NvmlGpu final : public Gpu {
+class NvmlGpu final : public Gpu, public GpuProcessQuery {
   public:
     // An NvmlGpu, or an UnavailableGpu carrying the reason when the handle
     // cannot be had. Never throws for device problems.
@@ -26,6 +27,9 @@ class NvmlGpu final : public Gpu {
     [[nodiscard]] Result<PowerReading> power(PowerDomain domain) const override;
     [[nodiscard]] Result<Celsius> temperature() const override;
     [[nodiscard]] Result<Megahertz> sm_clock() const override;
+    // GpuProcessQuery (src/device/nvml/nvml_processes.cpp).
+    [[nodiscard]] Result<std::vector<GpuProcess>> running_compute_processes() const override;
+    [[nodiscard]] Result<ProcessUtilizationSamples> process_utilization(std::uint64_t last_seen_us) const override;
 
     [[nodiscard]] Result<Milliwatts> power_limit() const override;
     [[nodiscard]] Result<Milliwatts> default_power_limit() const override;

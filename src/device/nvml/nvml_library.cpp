@@ -123,6 +123,11 @@ Result<std::shared_ptr<Library>> Library::open(const std::string& path) {
     f.device_get_field_values = resolve<nvmlDeviceGetFieldValues_fn>(dl, {"nvmlDeviceGetFieldValues"});
     f.device_get_temperature = resolve<nvmlDeviceGetTemperature_fn>(dl, {"nvmlDeviceGetTemperature"});
     f.device_get_clock_info = resolve<nvmlDeviceGetClockInfo_fn>(dl, {"nvmlDeviceGetClockInfo"});
+    // Only _v3 writes nvmlProcessInfo_v2_t; the older symbols use smaller structs.
+    f.device_get_compute_running_processes =
+        resolve<nvmlDeviceGetComputeRunningProcesses_fn>(dl, {"nvmlDeviceGetComputeRunningProcesses_v3"});
+    f.device_get_process_utilization =
+        resolve<nvmlDeviceGetProcessUtilization_fn>(dl, {"nvmlDeviceGetProcessUtilization"});
     f.device_get_power_management_limit =
         resolve<nvmlDeviceGetPowerManagementLimit_fn>(dl, {"nvmlDeviceGetPowerManagementLimit"});
     f.device_get_power_management_limit_constraints = resolve<nvmlDeviceGetPowerManagementLimitConstraints_fn>(

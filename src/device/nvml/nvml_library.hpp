@@ -45,6 +45,8 @@ struct Functions {
     nvmlDeviceResetMemoryLockedClocks_fn device_reset_memory_locked_clocks = nullptr;
     nvmlDeviceGetPersistenceMode_fn device_get_persistence_mode = nullptr;
     nvmlDeviceSetPersistenceMode_fn device_set_persistence_mode = nullptr;
+    nvmlDeviceGetComputeRunningProcesses_fn device_get_compute_running_processes = nullptr;
+    nvmlDeviceGetProcessUtilization_fn device_get_process_utilization = nullptr;
 };
 
 class Library {
