@@ -12,6 +12,11 @@ namespace zeus::sim {
 
 std::int64_t monotonic_now_ns();
 std::int64_t unix_now_us();  // µs: nanoseconds since 1970 overflow in 2262
+// The wall clock less the monotonic one (µs): what dates a monotonic time.
+// Steady within a process while the wall clock is (it follows a step of more
+// than a millisecond): two reads of one refresh must give one date, which
+// reading both clocks each time would not when preempted between the reads.
+std::int64_t wall_offset_us();
 // This boot's id (/proc/sys/kernel/random/boot_id), "" where unreadable:
 // CLOCK_MONOTONIC readings compare only within one boot.
 const char* boot_id();

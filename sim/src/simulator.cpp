@@ -108,12 +108,11 @@ void Simulator::advance_virtual(double seconds) {
 
 std::int64_t Simulator::unix_us_at(double t) {
   const StateHeader& h = mapping_.state().header;
-  // The virtual clock's wall time is its own; the real clock's is the wall
-  // clock now, less how long ago t was (a stepped wall clock dates readings
-  // after the step, as a driver stamping them then would).
+  // The virtual clock's wall time is its own; the real clock's is the
+  // monotonic time dated by the wall clock's current offset (a stepped wall
+  // clock dates readings after the step, as a driver stamping them would).
   if (h.virtual_clock) return h.created_unix_us + static_cast<std::int64_t>(std::llround(t * 1e6));
-  const std::int64_t ago_ns = monotonic_now_ns() - h.created_monotonic_ns - static_cast<std::int64_t>(std::llround(t * 1e9));
-  return unix_now_us() - ago_ns / 1000;
+  return (h.created_monotonic_ns + static_cast<std::int64_t>(std::llround(t * 1e9))) / 1000 + wall_offset_us();
 }
 
 void Simulator::check_profile_locked(const SharedState& s, int profile) const {
