@@ -43,7 +43,7 @@ using IntensityNow = std::function<Result<double>()>;
 // hour it has at or before it, else the earliest after).
 [[nodiscard]] IntensityNow intensity_now(std::shared_ptr<CarbonIntensityProvider> provider,
                                          std::function<UtcTime()> clock = [] {
-                                             return std::chrono::time_point_cast<std::chrono::seconds>(
+                                             return std::chrono::floor<std::chrono::seconds>(
                                                  std::chrono::system_clock::now());
                                          });
 

@@ -224,7 +224,7 @@ Result<EnergySnapshot> NvmlGpu::energy_snapshot() const {
     EnergySnapshot snapshot{Millijoules(static_cast<std::int64_t>(energy_base_mj_) +
                                         static_cast<std::int64_t>(energy_->accumulator().total_counts())),
                             std::nullopt, std::nullopt};
-    if (values[0].timestamp > 0) {
+    if (values[0].timestamp != 0) {  // 0: none; below: a wall clock before 1970
         snapshot.refreshed_at = std::chrono::system_clock::time_point(std::chrono::microseconds(values[0].timestamp));
     }
     if (count == 2 && values[1].nvmlReturn == NVML_SUCCESS && values[1].valueType == NVML_VALUE_TYPE_UNSIGNED_INT) {
@@ -264,7 +264,7 @@ Result<PowerReading> NvmlGpu::read_power_field(unsigned field, unsigned scope, c
                          {}, 0};
     }
     PowerReading reading{Milliwatts(mw), std::nullopt};
-    if (value.timestamp > 0) {
+    if (value.timestamp != 0) {  // 0: none; below: a wall clock before 1970
         reading.refreshed_at = std::chrono::system_clock::time_point(std::chrono::microseconds(value.timestamp));
     }
     return reading;
