@@ -167,8 +167,8 @@ class EnergyMonitorImpl final : public EnergyMonitor {
         for (std::size_t k = 0; k < counter_gpus().size() && !edge_sampler_; ++k) {
             auto edge = read_counter_edge(k);
             if (!edge) return edge.error();
-            state.gpus.push_back({edge->energy.energy, edge->energy.error_bound, edge->stats, edge->watched,
-                                  std::nullopt});
+            state.gpus.push_back(
+                {edge->energy.energy, edge->energy.error_bound, edge->stats, edge->watched, std::nullopt});
         }
         state.sensor_gpus.reserve(sensor_gpus_.size());
         for (unsigned i : sensor_gpus_) {
@@ -225,8 +225,9 @@ class EnergyMonitorImpl final : public EnergyMonitor {
         Measurement m;
         m.start_time = state.start_wall;
         // The steady clock only, and never negative (a faked one may go back).
-        m.time = std::max(Seconds(0.0), simulator_clock_ ? simulator_clock_->now() - state.start_simulated
-                                                         : std::chrono::duration_cast<Seconds>(window.end - state.start));
+        m.time =
+            std::max(Seconds(0.0), simulator_clock_ ? simulator_clock_->now() - state.start_simulated
+                                                    : std::chrono::duration_cast<Seconds>(window.end - state.start));
         auto uncounted = uncounted_gpu_values(state, window.end);
         if (!uncounted) return uncounted.error();
         std::map<unsigned, EnergyValue> others = std::move(uncounted).value();

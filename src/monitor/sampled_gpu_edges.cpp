@@ -18,7 +18,8 @@ constexpr std::chrono::seconds kStaleSample{1};
 // stood in for as a stuck one (counter_or_stand_in, which updates `watched`).
 Result<EnergySnapshot> sampled_snapshot(const EdgeSampler::GpuSample& sample, CounterWatch::GpuView& watched) {
     if (!sample.snapshot) {
-        if (watched.refused) return counter_or_stand_in(Error{ErrorCode::NotSupported, *watched.refused, {}, 0}, watched);
+        if (watched.refused)
+            return counter_or_stand_in(Error{ErrorCode::NotSupported, *watched.refused, {}, 0}, watched);
         return Error{ErrorCode::Unavailable, sample.error.empty() ? "not read yet" : sample.error,
                      "check the GPU (nvidia-smi)", 0};
     }

@@ -200,11 +200,11 @@ std::string render_csv(const EnergyReport& r) {
         // A lost device has no energy: empty fields (its source is "lost", device_source).
         const std::string energy = d.lost ? std::string() : fmt::format("{:.6f}", d.energy_j);
         const std::string power = d.lost ? std::string() : fmt::format("{:.6f}", average_power(d.energy_j, r.time_s));
-        out += fmt::format(
-            "{},{},{},{},{:.6f},{},{},{},{},{}{}{}\n", csv_field(d.device), d.kind,
-            d.index ? std::to_string(*d.index) : std::string(), csv_field(d.name), r.time_s, energy, power,
-            d.source, csv_field(warnings), d.kind == "gpu" && r.simulated ? "true" : "false",
-            r.carbon ? amount_cell(r.carbon->of(d.device)) : "", r.cost ? amount_cell(r.cost->of(d.device)) : "");
+        out += fmt::format("{},{},{},{},{:.6f},{},{},{},{},{}{}{}\n", csv_field(d.device), d.kind,
+                           d.index ? std::to_string(*d.index) : std::string(), csv_field(d.name), r.time_s, energy,
+                           power, d.source, csv_field(warnings), d.kind == "gpu" && r.simulated ? "true" : "false",
+                           r.carbon ? amount_cell(r.carbon->of(d.device)) : "",
+                           r.cost ? amount_cell(r.cost->of(d.device)) : "");
     }
     return out;
 }

@@ -265,9 +265,10 @@ TEST_F(MeasureCommands, RunWithACounterBrokenMidRunMatchesTheGroundTruth) {
         const auto before = truth();
         ASSERT_EQ(before.size(), 2U);
         const auto report_path = dir_ / (fault + ".json");
-        const auto r = run(env_ + zeus::testing::zeus_cli_path() + " run --simulate --cpus none --format json --output " +
-                           report_path.string() + " -- sh -c 'sleep 1; " + zeus::testing::zeus_sim_cli_path() +
-                           " fault --gpu 1 " + fault + " 1; sleep 2'");
+        const auto r =
+            run(env_ + zeus::testing::zeus_cli_path() + " run --simulate --cpus none --format json --output " +
+                report_path.string() + " -- sh -c 'sleep 1; " + zeus::testing::zeus_sim_cli_path() + " fault --gpu 1 " +
+                fault + " 1; sleep 2'");
         const auto after = truth();
         ASSERT_EQ(r.exit_code, 0) << r.output;
         ASSERT_EQ(run(env_ + zeus::testing::zeus_sim_cli_path() + " fault --gpu 1 clear 0").exit_code, 0);

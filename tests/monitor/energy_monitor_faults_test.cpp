@@ -249,9 +249,8 @@ TEST_P(StuckCounterFallback, MatchesTheGroundTruthAsZeusRunMeasuresIt) {
 }
 
 INSTANTIATE_TEST_SUITE_P(StallsWindowsAndLoad, StuckCounterFallback,
-                         ::testing::Values(StuckCase{0.5, 3.0, 0.0}, StuckCase{1.0, 3.0, 0.0},
-                                           StuckCase{2.0, 3.0, 0.0}, StuckCase{1.0, 5.5, 0.0},
-                                           StuckCase{1.0, 3.0, 0.8}));
+                         ::testing::Values(StuckCase{0.5, 3.0, 0.0}, StuckCase{1.0, 3.0, 0.0}, StuckCase{2.0, 3.0, 0.0},
+                                           StuckCase{1.0, 5.5, 0.0}, StuckCase{1.0, 3.0, 0.8}));
 
 // A counter that turns NOT_SUPPORTED mid-window while the GPU still answers
 // for its power is not a lost GPU: like a stuck counter, its energy from its
@@ -265,9 +264,8 @@ struct RefusedCase {
 class CounterRefused : public CounterFault, public ::testing::WithParamInterface<RefusedCase> {};
 
 TEST_P(CounterRefused, MidWindowFallsBackToPower) {
-    const Measurement m =
-        measure_with([] { ASSERT_EQ(zeusSimInjectFault(0, "energy_not_supported", 1), ZEUS_SIM_OK); }, false,
-                     GetParam().settle, GetParam().edges);
+    const Measurement m = measure_with([] { ASSERT_EQ(zeusSimInjectFault(0, "energy_not_supported", 1), ZEUS_SIM_OK); },
+                                       false, GetParam().settle, GetParam().edges);
     const EnergyValue& v = m.gpu_energy.at(0);
     EXPECT_FALSE(v.lost) << warnings_of(v);
     EXPECT_EQ(v.source, EnergySource::IntegratedPower);
