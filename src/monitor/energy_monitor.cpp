@@ -146,11 +146,6 @@ class EnergyMonitorImpl final : public EnergyMonitor {
             if (windows_.contains(key)) return duplicate(key);
         }
         if (sync) synchronize();
-        // The watch's thread starts (first window) before the edge's clock,
-        // as the edge sampler does: the reads below must follow the edge at
-        // once, or an edge that cannot settle (a counter stuck at the end)
-        // begins when the thread got going, which counted less under load.
-        if (counter_watch_) counter_watch_->start();
         WindowState state;
         if (edge_sampler_) {
             // The frame before the clock: every sample in it predates the edge.
@@ -163,6 +158,7 @@ class EnergyMonitorImpl final : public EnergyMonitor {
             state.start = MonitorClock::now();
         }
         if (simulator_clock_) state.start_simulated = simulator_clock_->now();
+        if (counter_watch_) counter_watch_->start();
         if (!edge_sampler_) state.gpus.reserve(counter_gpus().size());
         for (std::size_t k = 0; k < counter_gpus().size() && !edge_sampler_; ++k) {
             auto edge = read_counter_edge(k);
