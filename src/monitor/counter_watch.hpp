@@ -3,7 +3,8 @@
 // sampler's reads, so one thread reads the counters), so that
 //  - a counter that stops while the power says the GPU draws energy (a stuck
 //    counter) is noticed, and the energy from when it stopped is the power
-//    integrated instead;
+//    integrated instead; so is one that refuses to be read (NOT_SUPPORTED)
+//    while the GPU still answers for its power, from its last good read;
 //  - a counter that restarts (driver reload) loses at most one period: the
 //    energy between the last read and the restart, which the counter no
 //    longer holds, is the power integrated over that period minus what the
