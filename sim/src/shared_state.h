@@ -14,7 +14,7 @@
 namespace zeus::sim {
 
 inline constexpr std::uint64_t kStateMagic = 0x5a45555353494d31ULL;  // "ZEUSSIM1"
-inline constexpr std::uint32_t kStateLayoutVersion = 4;              // 4: processes (sim/src/processes.h)
+inline constexpr std::uint32_t kStateLayoutVersion = 5;              // 4: processes (sim/src/processes.h); 5: and the monotonic clock
 // A DGX-class node has 8 GPUs; 64 lets benchmarks show how costs grow with the GPU count.
 inline constexpr unsigned kMaxGpus = 64;
 inline constexpr unsigned kMaxLoads = 64;
@@ -139,7 +139,11 @@ struct StateHeader {
   std::uint32_t initialized;  // written last during initialisation
   std::uint32_t gpu_count;
   pthread_mutex_t mutex;  // process-shared, robust
-  std::int64_t created_unix_ns;
+  std::int64_t created_unix_us;  // µs: nanoseconds since 1970 overflow in 2262
+  // Simulated time on the real clock is CLOCK_MONOTONIC since this, which
+  // counts from boot: a state file from another boot (boot_id) starts over.
+  std::int64_t created_monotonic_ns;
+  char boot_id[40];
   double virtual_now_s;
   bool virtual_clock;
   std::int32_t next_load_id;

@@ -12,15 +12,11 @@
 #include <thread>
 
 #include "faults.h"
+#include "sim_clock.h"
 #include "trace_profile.h"
 
 namespace zeus::sim {
 namespace {
-
-std::int64_t unix_now_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 std::string format_number(double x) {
   char text[32];
@@ -60,7 +56,8 @@ void Simulator::throw_no_such_gpu(unsigned gpu) const {
 
 double Simulator::clock_now_locked(SharedState& s) const {
   if (s.header.virtual_clock) return s.header.virtual_now_s;
-  return static_cast<double>(unix_now_ns() - s.header.created_unix_ns) * 1e-9;
+  // The monotonic clock never goes back; a wall-clock step does not move it.
+  return static_cast<double>(std::max<std::int64_t>(0, monotonic_now_ns() - s.header.created_monotonic_ns)) * 1e-9;
 }
 
 double Simulator::prepare_locked(SharedState& s, unsigned gpu) {
@@ -110,7 +107,12 @@ void Simulator::advance_virtual(double seconds) {
 }
 
 std::int64_t Simulator::unix_us_at(double t) {
-  return mapping_.state().header.created_unix_ns / 1000 + static_cast<std::int64_t>(std::llround(t * 1e6));
+  const StateHeader& h = mapping_.state().header;
+  // The virtual clock's wall time is its own; the real clock's is the
+  // monotonic time dated by the wall clock's current offset (a stepped wall
+  // clock dates readings after the step, as a driver stamping them would).
+  if (h.virtual_clock) return h.created_unix_us + static_cast<std::int64_t>(std::llround(t * 1e6));
+  return (h.created_monotonic_ns + static_cast<std::int64_t>(std::llround(t * 1e9))) / 1000 + wall_offset_us();
 }
 
 void Simulator::check_profile_locked(const SharedState& s, int profile) const {

@@ -13,6 +13,7 @@
 #include "errors.h"
 #include "gpu_params_check.h"
 #include "physics.h"
+#include "sim_clock.h"
 
 namespace zeus::sim {
 namespace {
@@ -35,7 +36,8 @@ void init_mutex(pthread_mutex_t& mutex) {
 bool usable(const SharedState& s, const SimConfig& config) {
   const StateHeader& h = s.header;
   if (h.magic != kStateMagic || h.layout_version != kStateLayoutVersion || h.total_size != sizeof(SharedState) ||
-      h.initialized != 1 || h.config_hash != config.hash || h.gpu_count != config.gpus.size()) {
+      h.initialized != 1 || h.config_hash != config.hash || h.gpu_count != config.gpus.size() ||
+      std::strncmp(h.boot_id, boot_id(), sizeof h.boot_id) != 0) {
     return false;
   }
   // A matching header over damaged parameters must not reach the physics.
@@ -43,11 +45,6 @@ bool usable(const SharedState& s, const SimConfig& config) {
     if (invalid_gpu_params_reason(s.gpus[i].params)) return false;
   }
   return true;
-}
-
-std::int64_t unix_now_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
 }
 
 // Open-file-description locks on the whole file. Unlike flock(2), converting
@@ -70,7 +67,7 @@ bool held_by_others(int error) { return error == EAGAIN || error == EACCES; }
 
 }  // namespace
 
-void initialize_state(SharedState& s, const SimConfig& config, std::int64_t created_unix_ns) {
+void initialize_state(SharedState& s, const SimConfig& config, std::int64_t created_unix_us) {
   std::memset(static_cast<void*>(&s), 0, sizeof s);
   StateHeader& h = s.header;
   h.magic = kStateMagic;
@@ -79,7 +76,9 @@ void initialize_state(SharedState& s, const SimConfig& config, std::int64_t crea
   h.config_hash = config.hash;
   h.gpu_count = static_cast<std::uint32_t>(config.gpus.size());
   init_mutex(h.mutex);
-  h.created_unix_ns = created_unix_ns;
+  h.created_unix_us = created_unix_us;
+  h.created_monotonic_ns = monotonic_now_ns();
+  std::strncpy(h.boot_id, boot_id(), sizeof h.boot_id - 1);
   h.virtual_now_s = 0;
   h.virtual_clock = config.clock == ClockMode::kVirtual;
   h.next_load_id = 1;
@@ -95,7 +94,7 @@ StateMapping::StateMapping(const SimConfig& config, const std::string& path) : p
     void* mem = mmap(nullptr, sizeof(SharedState), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (mem == MAP_FAILED) fail(path_, "mmap");
     state_ = static_cast<SharedState*>(mem);
-    initialize_state(*state_, config, unix_now_ns());
+    initialize_state(*state_, config, unix_now_us());
     return;
   }
   fd_ = open(path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0666);
@@ -147,7 +146,7 @@ void StateMapping::attach_alone(const SimConfig& config) {
   if (!right_size && ftruncate(fd_, static_cast<off_t>(sizeof(SharedState))) != 0) fail(path_, "resizing the file");
   map();
   if (!right_size || !usable(*state_, config)) {
-    initialize_state(*state_, config, unix_now_ns());
+    initialize_state(*state_, config, unix_now_us());
     msync(state_, sizeof(SharedState), MS_ASYNC);
   }
   // Atomic downgrade: from here on others may attach next to us.

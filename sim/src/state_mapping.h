@@ -62,6 +62,6 @@ class StateLock {
 
 // Fills a fresh state from the configuration (also used by unit tests on
 // plain memory).
-void initialize_state(SharedState& state, const SimConfig& config, std::int64_t created_unix_ns);
+void initialize_state(SharedState& state, const SimConfig& config, std::int64_t created_unix_us);
 
 }  // namespace zeus::sim

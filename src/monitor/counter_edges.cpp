@@ -50,6 +50,18 @@ CounterWatch::GpuView watched_at(CounterWatch::GpuView view, const EnergySnapsho
     return view;
 }
 
+Result<EnergySnapshot> counter_or_stand_in(Result<EnergySnapshot> snapshot, CounterWatch::GpuView& watched) {
+    if (snapshot || snapshot.error().code != ErrorCode::NotSupported || !watched.counter) return snapshot;
+    if (!watched.stuck_since) {
+        // Refused since the watch's last read, which it has not seen yet: the
+        // counter then lagged the truth by `lag`, the power since follows.
+        watched.stuck_since = watched.read_at;
+        watched.compensation += watched.lag;
+    }
+    if (!watched.refused) watched.refused = snapshot.error().describe();
+    return EnergySnapshot{*watched.counter, std::nullopt, std::nullopt};
+}
+
 EnergyValue counter_difference(const CounterEdge& begin, const EdgeEstimate& end,
                                const CounterWatch::GpuView& watched) {
     EnergyValue value{end.energy - begin.energy + (watched.compensation - begin.watched.compensation),
@@ -83,13 +95,30 @@ void note_counter_history(EnergyValue& value, unsigned gpu, const CounterEdge& b
             gpu, outages == 1 ? std::string("once") : fmt::format("{} times", outages),
             Seconds(watched.longest_outage).count()));
     }
-    if (watched.stuck_since) {
+    if (watched.stuck_since && watched.refused) {
+        value.source = EnergySource::IntegratedPower;
+        value.warnings.push_back(fmt::format(
+            "the GPU's energy counter stopped answering {:.1f} s before the window ended while the GPU still "
+            "reported its power ({}); the energy since then is integrated instant power",
+            Seconds(end - *watched.stuck_since).count(), *watched.refused));
+    } else if (watched.stuck_since) {
         value.source = EnergySource::IntegratedPower;
         value.warnings.push_back(fmt::format(
             "the GPU's energy counter stopped {:.1f} s before the window ended while the GPU drew power; the energy "
             "since then is integrated instant power",
             Seconds(end - *watched.stuck_since).count()));
     }
+}
+
+void note_impossible_power(EnergyValue& value, unsigned gpu, Watts ceiling, Seconds time) {
+    if (ceiling <= Watts(0.0) || time <= Seconds(0.0) || value.lost) return;
+    const Joules allowed = ceiling * 1.1 * time + ceiling * kCounterUpdatePeriod;
+    if (value.energy <= allowed) return;
+    value.warnings.push_back(fmt::format(
+        "GPU {}'s average power over the window ({:.0f} W) is above its highest power limit ({:.0f} W), which no "
+        "GPU sustains: its energy counter or a clock is wrong (a wall-clock step?), so the value is not to be "
+        "trusted",
+        gpu, (value.energy / time).count(), ceiling.count()));
 }
 
 void mark_zeros(std::map<unsigned, EnergyValue>& values, bool approx_instant_energy,

@@ -71,6 +71,13 @@ EnergyValue lost_value(EnergySource source, std::string warning);
 // reads would otherwise miss that part.
 CounterWatch::GpuView watched_at(CounterWatch::GpuView view, const EnergySnapshot& snapshot, Timestamp now);
 
+// A counter read at an edge, or what stands in for it: a counter that
+// refuses to be read (NOT_SUPPORTED) on a GPU the watch read before stands
+// still at its last good read, and `watched` becomes stuck from then on (the
+// watch's compensation, or the power since that read, carries the energy, as
+// for a stuck counter). Any other failure (a lost GPU) stays an error.
+Result<EnergySnapshot> counter_or_stand_in(Result<EnergySnapshot> snapshot, CounterWatch::GpuView& watched);
+
 // A counter GPU's value from its two edges: the counter's difference plus
 // what the watch compensated in between, never below 0 J, with both edges'
 // bounds.
@@ -82,6 +89,13 @@ EnergyValue counter_difference(const CounterEdge& begin, const EdgeEstimate& end
 void note_counter_history(EnergyValue& value, unsigned gpu, const CounterEdge& begin,
                           const CounterWatch::GpuView& watched, const std::optional<CounterStats>& end_stats,
                           Timestamp end);
+
+// A window whose average power is above the GPU's highest power limit
+// `ceiling` (by more than a tenth, or one counter period's worth on a short
+// window), which no GPU sustains: the counter or a clock is wrong (a
+// wall-clock step under a simulator, a counter that jumped), and the value
+// says so. Nothing when the ceiling is unknown (0 W).
+void note_impossible_power(EnergyValue& value, unsigned gpu, Watts ceiling, Seconds time);
 
 // A GPU that measured exactly zero (a window shorter than the counter's
 // update period): instant power × time with approx_instant_energy (`instant`

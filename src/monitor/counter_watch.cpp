@@ -66,6 +66,14 @@ CounterWatch::Reading CounterWatch::reading_of(unsigned i, const EnergySnapshot&
 void CounterWatch::observe(unsigned i, const Result<EnergySnapshot>& snapshot) {
     const Timestamp now = MonitorClock::now();
     if (!snapshot) {
+        // A counter that refuses while the power still answers: the power
+        // is integrated instead, as for a stuck counter.
+        if (snapshot.error().code == ErrorCode::NotSupported) {
+            if (auto power = gpus_[i].instant_power()) {
+                counter_refused(i, now, quantity_cast<Watts>(power->power), snapshot.error().describe());
+                return;
+            }
+        }
         // A GPU lost at a window's end is the window's to report; one
         // that comes back is counted below.
         std::lock_guard lock(mutex_);
@@ -79,6 +87,7 @@ void CounterWatch::observe(unsigned i, const Result<EnergySnapshot>& snapshot) {
     s.note_answered(now);
     if (!s.have_read) {
         s.first_read(r, now);
+        s.keep_good_read(snapshot->energy, r.lag);
         return;
     }
     // Readings in between are unknown: the mean of the two ends.
@@ -92,6 +101,17 @@ void CounterWatch::observe(unsigned i, const Result<EnergySnapshot>& snapshot) {
         s.stood_still(now, drawn);
     }
     s.remember_read(r.counter, r.power, now);
+    s.keep_good_read(snapshot->energy, r.lag);
+}
+
+void CounterWatch::counter_refused(unsigned i, Timestamp now, Watts power, std::string why) {
+    std::lock_guard lock(mutex_);
+    State& s = states_[i];
+    s.note_answered(now);
+    if (!s.have_read) return;  // never read: nothing to stand in for, the window reports it
+    s.stood_still(now, (s.power + power) * 0.5 * (now - s.read_at), /*stopped=*/true);
+    s.view.refused = std::move(why);
+    s.remember_read(s.counter, power, now);
 }
 
 void CounterWatch::State::note_answered(Timestamp now) {
@@ -137,12 +157,12 @@ void CounterWatch::State::moved(const Reading& r, Timestamp now, Joules counted)
     power_since_move = Joules(0.0);
 }
 
-void CounterWatch::State::stood_still(Timestamp now, Joules drawn) {
+void CounterWatch::State::stood_still(Timestamp now, Joules drawn, bool stopped) {
     power_since_move += drawn;
     if (view.stuck_since) {
         view.compensation += drawn;
         stuck_compensation += drawn;
-    } else if (now - counter_moved_at >= kStuckAfter && power_since_move >= kStuckEnergy) {
+    } else if (stopped || (now - counter_moved_at >= kStuckAfter && power_since_move >= kStuckEnergy)) {
         // Stopped at its last refresh before the last move: the windows'
         // interpolation covered up to that read.
         view.stuck_since = counter_moved_at;

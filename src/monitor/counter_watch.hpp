@@ -3,7 +3,8 @@
 // sampler's reads, so one thread reads the counters), so that
 //  - a counter that stops while the power says the GPU draws energy (a stuck
 //    counter) is noticed, and the energy from when it stopped is the power
-//    integrated instead;
+//    integrated instead; so is one that refuses to be read (NOT_SUPPORTED)
+//    while the GPU still answers for its power, from its last good read;
 //  - a counter that restarts (driver reload) loses at most one period: the
 //    energy between the last read and the restart, which the counter no
 //    longer holds, is the power integrated over that period minus what the
@@ -38,6 +39,13 @@ class CounterWatch {
         std::optional<Timestamp> stuck_since;  // the counter has not moved since then while power flowed
         Timestamp read_at{};                   // the watch's last read: `compensation` runs up to it
         Watts power{0.0};                      // the instant power then
+        // The counter at the last good read and its lag behind that read: what
+        // stands in for a counter that refuses to be read (NOT_SUPPORTED).
+        std::optional<Millijoules> counter;
+        Joules lag{0.0};
+        // Why the counter refuses to be read, while it does (the GPU still
+        // answers for its power): stuck from its last good read.
+        std::optional<std::string> refused;
         // Times the GPU stopped answering and came back (lost for a while),
         // and how long the last such outage lasted: its counter kept
         // counting, but a window that spans one should say so.
@@ -87,7 +95,8 @@ class CounterWatch {
         void first_read(const Reading& r, Timestamp now);
         void restarted(const Reading& r, Timestamp now, Joules uncounted);
         void moved(const Reading& r, Timestamp now, Joules counted);
-        void stood_still(Timestamp now, Joules drawn);
+        // `stopped`: known to have stopped (it refuses to be read), without the wait.
+        void stood_still(Timestamp now, Joules drawn, bool stopped = false);
         // What every good read leaves behind, the first included.
         void remember_read(Joules at_counter, Watts at_power, Timestamp at) {
             counter = at_counter;
@@ -96,8 +105,17 @@ class CounterWatch {
             view.read_at = at;
             view.power = at_power;
         }
+        // What a good read leaves for a counter that refuses later, which it no longer does.
+        void keep_good_read(Millijoules at_counter, Joules at_lag) {
+            view.counter = at_counter;
+            view.lag = at_lag;
+            view.refused.reset();
+        }
     };
     void sweep();
+    // A read where the counter refused (NOT_SUPPORTED) but the GPU answered
+    // with its power `power`: the counter stands still from its last good read.
+    void counter_refused(unsigned i, Timestamp now, Watts power, std::string why);
     [[nodiscard]] Reading reading_of(unsigned i, const EnergySnapshot& snapshot) const;
 
     const Gpus& gpus_;

@@ -161,12 +161,10 @@ class EnergyMonitorImpl final : public EnergyMonitor {
         if (counter_watch_) counter_watch_->start();
         if (!edge_sampler_) state.gpus.reserve(counter_gpus().size());
         for (std::size_t k = 0; k < counter_gpus().size() && !edge_sampler_; ++k) {
-            const unsigned i = counter_gpus()[k];
-            auto snapshot = gpus_[i].energy_snapshot();
-            if (!snapshot) return snapshot.error();
-            const auto watched = watched_counter(i, *snapshot);
-            const EdgeEstimate edge = counter_energy(k, *snapshot, watched);
-            state.gpus.push_back({edge.energy, edge.error_bound, gpus_[i].energy_counter_stats(), watched, std::nullopt});
+            auto edge = read_counter_edge(k);
+            if (!edge) return edge.error();
+            state.gpus.push_back(
+                {edge->energy.energy, edge->energy.error_bound, edge->stats, edge->watched, std::nullopt});
         }
         state.sensor_gpus.reserve(sensor_gpus_.size());
         for (unsigned i : sensor_gpus_) {
@@ -222,8 +220,10 @@ class EnergyMonitorImpl final : public EnergyMonitor {
         }
         Measurement m;
         m.start_time = state.start_wall;
-        m.time = simulator_clock_ ? simulator_clock_->now() - state.start_simulated
-                                  : std::chrono::duration_cast<Seconds>(window.end - state.start);
+        // The steady clock only, and never negative (a faked one may go back).
+        m.time =
+            std::max(Seconds(0.0), simulator_clock_ ? simulator_clock_->now() - state.start_simulated
+                                                    : std::chrono::duration_cast<Seconds>(window.end - state.start));
         auto uncounted = uncounted_gpu_values(state, window.end);
         if (!uncounted) return uncounted.error();
         std::map<unsigned, EnergyValue> others = std::move(uncounted).value();
@@ -357,23 +357,30 @@ class EnergyMonitorImpl final : public EnergyMonitor {
         // Formatted once per window, not once per GPU.
         std::string short_window;
         if (time < kCounterUpdatePeriod && !counter_gpus().empty()) short_window = short_window_warning(time);
+        // Every counter read at the edge, before waiting for the counters'
+        // refreshes: a stuck counter's stand-in energy (the power integrated
+        // up to the read) must end at the edge, not up to kSettleTimeout
+        // after it, which counted 0.4 s of power twice.
+        std::vector<Result<CounterEdgeRead>> reads;
+        reads.reserve(counter_gpus().size());
+        for (std::size_t k = 0; k < counter_gpus().size(); ++k) reads.push_back(read_counter_edge(k));
         std::vector<std::optional<Joules>> settled_end;
         if (settles_edges()) settled_end = settle_counters(end_wall);
         for (std::size_t k = 0; k < counter_gpus().size(); ++k) {
             const unsigned i = counter_gpus()[k];
             const auto& begin = state.gpus[k];
-            auto snapshot = gpus_[i].energy_snapshot();
-            if (!snapshot) {
+            const auto& read = reads[k];
+            if (!read) {
                 // One lost GPU must not cost the others their measurement.
                 values.emplace_hint(values.end(), i,
                                     lost_value(EnergySource::HardwareCounter,
                                                fmt::format("GPU {} could not be read at the end of the window, its "
                                                            "energy is unknown: {}",
-                                                           i, snapshot.error().describe())));
+                                                           i, read.error().describe())));
                 continue;
             }
-            const auto watched = watched_counter(i, *snapshot);
-            EdgeEstimate at_end = counter_energy(k, *snapshot, watched);
+            const auto& watched = read->watched;
+            EdgeEstimate at_end = read->energy;
             const bool settles = settles_edges() && !watched.stuck_since;
             if (settles && settled_end[k]) at_end = EdgeEstimate{*settled_end[k]};
             EnergyValue value = counter_difference(begin, at_end, watched);
@@ -385,7 +392,8 @@ class EnergyMonitorImpl final : public EnergyMonitor {
                     "(the value is off by at most {:.3f} J)",
                     kSettleTimeout.count(), value.edge_error_bound.value_or(Joules(0.0)).count()));
             }
-            note_counter_history(value, i, begin, watched, gpus_[i].energy_counter_stats(), end);
+            note_counter_history(value, i, begin, watched, read->stats, end);
+            note_impossible_power(value, i, counters_->ceilings[k], time);
             values.emplace_hint(values.end(), i, std::move(value));
         }
         return values;
@@ -569,11 +577,24 @@ class EnergyMonitorImpl final : public EnergyMonitor {
         return settled;
     }
 
-    // The watch's view of a GPU read together with `snapshot`, brought up to now.
-    [[nodiscard]] monitor_detail::CounterWatch::GpuView watched_counter(unsigned gpu,
-                                                                        const EnergySnapshot& snapshot) const {
-        if (!counter_watch_) return {};
-        return watched_at(counter_watch_->view(gpu), snapshot, MonitorClock::now());
+    // A counter GPU's edge, read now: its energy (interpolated past the
+    // counter's last refresh, unless it is stuck), the watch's view brought
+    // up to now, and the counter's stats. A counter that refuses to be read
+    // falls back on the power as a stuck one does (counter_or_stand_in).
+    // `k`: the GPU's position in counter_gpus().
+    struct CounterEdgeRead {
+        EdgeEstimate energy;
+        monitor_detail::CounterWatch::GpuView watched;
+        std::optional<CounterStats> stats;
+    };
+    [[nodiscard]] Result<CounterEdgeRead> read_counter_edge(std::size_t k) const {
+        const unsigned gpu = counter_gpus()[k];
+        auto read = gpus_[gpu].energy_snapshot();
+        CounterWatch::GpuView view = counter_watch_ ? counter_watch_->view(gpu) : CounterWatch::GpuView{};
+        auto snapshot = counter_or_stand_in(std::move(read), view);
+        if (!snapshot) return snapshot.error();
+        const auto watched = watched_at(std::move(view), *snapshot, MonitorClock::now());
+        return CounterEdgeRead{counter_energy(k, *snapshot, watched), watched, gpus_[gpu].energy_counter_stats()};
     }
 
     // The counter at now: interpolated past its last refresh, unless it is

@@ -13,9 +13,13 @@ constexpr std::chrono::seconds kStaleSample{1};
 
 // A watcher sample as the snapshot a read would have returned. Without a
 // refresh time from the driver, the counter is at least as fresh as the
-// read: its time stands in, so the bound still covers the time since.
-Result<EnergySnapshot> sampled_snapshot(const EdgeSampler::GpuSample& sample) {
+// read: its time stands in, so the bound still covers the time since. A
+// counter that refused to be read while the watch integrated the power is
+// stood in for as a stuck one (counter_or_stand_in, which updates `watched`).
+Result<EnergySnapshot> sampled_snapshot(const EdgeSampler::GpuSample& sample, CounterWatch::GpuView& watched) {
     if (!sample.snapshot) {
+        if (watched.refused)
+            return counter_or_stand_in(Error{ErrorCode::NotSupported, *watched.refused, {}, 0}, watched);
         return Error{ErrorCode::Unavailable, sample.error.empty() ? "not read yet" : sample.error,
                      "check the GPU (nvidia-smi)", 0};
     }
@@ -50,7 +54,8 @@ EnergyValue sampled_gpu_value(const SampledEnd& w, std::size_t k, const CounterE
                               const std::string& short_window) {
     const unsigned i = w.counters->indices[k];
     const auto& end_sample = w.end_frame->gpus[k];
-    auto snapshot = sampled_snapshot(end_sample);
+    CounterWatch::GpuView view = end_sample.watched;
+    auto snapshot = sampled_snapshot(end_sample, view);
     if (!snapshot) {
         return lost_value(EnergySource::HardwareCounter,
                           fmt::format("GPU {} could not be read at the end of the window, its energy is unknown: {}",
@@ -62,12 +67,13 @@ EnergyValue sampled_gpu_value(const SampledEnd& w, std::size_t k, const CounterE
                                       "unknown: {}",
                                       i, *begin.lost));
     }
-    const auto watched = watched_at(end_sample.watched, *snapshot, w.end);
+    const auto watched = watched_at(std::move(view), *snapshot, w.end);
     const EdgeEstimate at_end = sampled_energy(*snapshot, watched, w.end_wall, w.counters->ceilings[k]);
     EnergyValue value = counter_difference(begin, at_end, watched);
     if (!short_window.empty()) value.warnings.push_back(short_window);
     note_stale_samples(value, i, w.begin_frame->gpus[k], w.start_wall, end_sample, w.end_wall);
     note_counter_history(value, i, begin, watched, end_sample.stats, w.end);
+    note_impossible_power(value, i, w.counters->ceilings[k], w.time);
     return value;
 }
 
@@ -79,12 +85,13 @@ std::vector<CounterEdge> sampled_begin(const CounterGpus& counters, const EdgeSa
     gpus.reserve(counters.indices.size());
     for (std::size_t k = 0; k < counters.indices.size(); ++k) {
         const auto& sample = frame.gpus[k];
-        auto snapshot = sampled_snapshot(sample);
+        CounterWatch::GpuView view = sample.watched;
+        auto snapshot = sampled_snapshot(sample, view);
         if (!snapshot) {
             gpus.push_back({Joules(0.0), Joules(0.0), sample.stats, sample.watched, snapshot.error().describe()});
             continue;
         }
-        const auto watched = watched_at(sample.watched, *snapshot, start);
+        const auto watched = watched_at(std::move(view), *snapshot, start);
         const EdgeEstimate edge = sampled_energy(*snapshot, watched, start_wall, counters.ceilings[k]);
         gpus.push_back({edge.energy, edge.error_bound, sample.stats, watched, std::nullopt});
     }

@@ -38,6 +38,10 @@ std::string source_key(EnergySource source) {
     return "unknown";
 }
 
+// A device's source in every format: "lost" for one that stopped answering
+// (its energy is unknown, whatever was to measure it), else how it was measured.
+std::string device_source(const EnergyValue& value) { return value.lost ? "lost" : source_key(value.source); }
+
 double average_power(double energy_j, double time_s) { return time_s > 0 ? energy_j / time_s : 0.0; }
 
 // JSON has no NaN or infinity.
@@ -79,24 +83,24 @@ EnergyReport measurement_report(const Measurement& m, std::string command_name, 
     for (const auto& [index, value] : m.gpu_energy) {
         std::string name = index < gpus.size() ? gpus[index].identity().name : std::string();
         r.devices.push_back({gpu_label(index), "gpu", index, std::move(name), value.energy.count(),
-                             source_key(value.source), value.warnings, value.lost});
+                             device_source(value), value.warnings, value.lost});
     }
     for (const auto& [index, value] : m.cpu_energy) {
         const bool known = cpus != nullptr && index < cpus->size();
         std::string name = known ? (*cpus)[index].identity().zone_name : std::string();
         r.devices.push_back({cpu_label(index), "cpu", index, std::move(name), value.energy.count(),
-                             source_key(value.source), value.warnings});
+                             device_source(value), value.warnings});
     }
     for (const auto& [index, value] : m.dram_energy) {
         const bool known = cpus != nullptr && index < cpus->size();
         std::string name = known ? (*cpus)[index].identity().zone_name + " DRAM" : std::string("DRAM");
         r.devices.push_back({fmt::format("DRAM {}", index), "dram", index, std::move(name), value.energy.count(),
-                             source_key(value.source), value.warnings});
+                             device_source(value), value.warnings});
     }
     for (const auto& [metric, value] : m.soc_energy) {
         std::string name = soc != nullptr ? std::string(soc->name()) : std::string();
         r.devices.push_back({"SoC " + metric, "soc", std::nullopt, std::move(name), value.energy.count(),
-                             source_key(value.source), value.warnings});
+                             device_source(value), value.warnings});
     }
     return r;
 }
@@ -193,14 +197,14 @@ std::string render_csv(const EnergyReport& r) {
     for (const auto& d : r.devices) {
         std::string warnings;
         for (const auto& w : d.warnings) warnings += (warnings.empty() ? "" : "; ") + w;
-        // A lost device has no energy: empty fields, source "lost".
+        // A lost device has no energy: empty fields (its source is "lost", device_source).
         const std::string energy = d.lost ? std::string() : fmt::format("{:.6f}", d.energy_j);
         const std::string power = d.lost ? std::string() : fmt::format("{:.6f}", average_power(d.energy_j, r.time_s));
-        out += fmt::format(
-            "{},{},{},{},{:.6f},{},{},{},{},{}{}{}\n", csv_field(d.device), d.kind,
-            d.index ? std::to_string(*d.index) : std::string(), csv_field(d.name), r.time_s, energy, power,
-            d.lost ? "lost" : d.source, csv_field(warnings), d.kind == "gpu" && r.simulated ? "true" : "false",
-            r.carbon ? amount_cell(r.carbon->of(d.device)) : "", r.cost ? amount_cell(r.cost->of(d.device)) : "");
+        out += fmt::format("{},{},{},{},{:.6f},{},{},{},{},{}{}{}\n", csv_field(d.device), d.kind,
+                           d.index ? std::to_string(*d.index) : std::string(), csv_field(d.name), r.time_s, energy,
+                           power, d.source, csv_field(warnings), d.kind == "gpu" && r.simulated ? "true" : "false",
+                           r.carbon ? amount_cell(r.carbon->of(d.device)) : "",
+                           r.cost ? amount_cell(r.cost->of(d.device)) : "");
     }
     return out;
 }

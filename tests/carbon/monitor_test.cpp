@@ -66,6 +66,17 @@ class CarbonMonitor : public ::testing::Test {
     ReplayServer server_;
 };
 
+// A UTC hour is the floor of the time, also before 1970 (a negative count,
+// a wall clock set back that far): truncation towards zero put the last
+// pre-epoch half hour into 1970's first hour and dropped its own.
+TEST(HourFloor, FloorsBeforeTheEpochToo) {
+    using Clock = std::chrono::system_clock;
+    EXPECT_EQ(hour_floor(Clock::time_point(-500ms)), UtcTime(-1h));
+    EXPECT_EQ(hour_floor(Clock::time_point(-1h)), UtcTime(-1h));
+    EXPECT_EQ(hour_floor(Clock::time_point(-1h - 1ns)), UtcTime(-2h));
+    EXPECT_EQ(hour_floor(Clock::time_point(1h - 1ns)), UtcTime(0h));
+}
+
 TEST_F(CarbonMonitor, WindowAcrossAnHourIsChargedPerHourAtTheRecordedIntensities) {
     CarbonEmissionMonitor monitor(energy_, electricity_maps(), options());
     energy_.set_gpu_power(0, 300);

@@ -227,6 +227,7 @@ void expect_only_gpu1_lost(const std::string& output) {
     EXPECT_FALSE((*gpu0)["lost"].get<bool>());
     EXPECT_GT((*gpu0)["energy_j"].get<double>(), 0.0) << report.dump(1);
     EXPECT_TRUE((*gpu1)["lost"].get<bool>());
+    EXPECT_EQ((*gpu1)["source"], "lost");  // as CSV and the human table say
     EXPECT_TRUE((*gpu1)["energy_j"].is_null());
     EXPECT_FALSE((*gpu1)["warnings"].empty());
     EXPECT_DOUBLE_EQ(report["total_energy_j"].get<double>(), (*gpu0)["energy_j"].get<double>());
@@ -250,6 +251,37 @@ TEST_F(MeasureCommands, RunReportsTheOtherGpusWhenOneIsLost) {
     r = run(env_ + zeus::testing::zeus_cli_path() + " run --simulate --cpus none" + lose);
     ASSERT_EQ(r.exit_code, 0) << r.output;
     EXPECT_NE(r.output.find("lost (see warnings"), std::string::npos) << r.output;
+}
+
+// `zeus run -- sleep 3` on two identical idle GPUs while another process
+// breaks GPU 1's energy counter a second in: stuck, or refusing to be read
+// (NOT_SUPPORTED) while its power still answers. Either way GPU 1's energy is
+// integrated power, within 2% of its ground truth: its healthy twin's
+// measured energy scaled by the two GPUs' ground-truth ratio. The stuck case
+// once read +13% (the end edge's wait for a refresh counted too); the
+// refusing one was reported lost.
+TEST_F(MeasureCommands, RunWithACounterBrokenMidRunMatchesTheGroundTruth) {
+    for (const std::string fault : {"stuck_counter", "energy_not_supported"}) {
+        const auto before = truth();
+        ASSERT_EQ(before.size(), 2U);
+        const auto report_path = dir_ / (fault + ".json");
+        const auto r =
+            run(env_ + zeus::testing::zeus_cli_path() + " run --simulate --cpus none --format json --output " +
+                report_path.string() + " -- sh -c 'sleep 1; " + zeus::testing::zeus_sim_cli_path() + " fault --gpu 1 " +
+                fault + " 1; sleep 2'");
+        const auto after = truth();
+        ASSERT_EQ(r.exit_code, 0) << r.output;
+        ASSERT_EQ(run(env_ + zeus::testing::zeus_sim_cli_path() + " fault --gpu 1 clear 0").exit_code, 0);
+        const auto report = nlohmann::json::parse(read_file(report_path));
+        const auto* twin = device(report, "GPU 0");
+        const auto* broken = device(report, "GPU 1");
+        ASSERT_TRUE(twin && broken) << report.dump(1);
+        EXPECT_EQ((*twin)["source"], "energy_counter") << fault;
+        EXPECT_EQ((*broken)["source"], "integrated_power") << fault << report.dump(1);
+        EXPECT_FALSE((*broken)["lost"].get<bool>()) << fault;
+        const double expected = (*twin)["energy_j"].get<double>() * (after[1] - before[1]) / (after[0] - before[0]);
+        EXPECT_NEAR((*broken)["energy_j"].get<double>(), expected, 0.02 * expected) << fault << report.dump(1);
+    }
 }
 
 // `zeus power` while GPU 1 is lost: its rows say unavailable (an empty CSV

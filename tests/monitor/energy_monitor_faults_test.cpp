@@ -7,12 +7,15 @@
 #include <gtest/gtest.h>
 #include <zeus_sim/zeus_sim.h>
 
+#include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <functional>
 #include <string>
 #include <thread>
 #include <utility>
+#include <vector>
 
 namespace zeus {
 namespace {
@@ -171,8 +174,10 @@ TEST_F(CounterFault, CounterStuckFromTheStartWithSettledEdgesAsZeusRun) {
 // (the command exits), with the counter stuck since mid-window. The power
 // sensor lags the load by up to its 100 ms period; the stand-in energy must
 // not carry the load past its end by more than the documented 2% (issue 24:
-// `zeus run` read 3-4% high). Measured here: +0.6 to +0.9% against the
-// longest span around the edges (4 runs), so the number is printed too.
+// `zeus run` read 3-4% high). The longest span around the edges includes the
+// end edge's wait for a refresh (up to 400 ms, idle), which the value no
+// longer counts: -2.4% to -5.2% against it (3 runs), so the number is
+// printed too.
 TEST_F(CounterFault, CounterStuckWhenTheLoadStopsJustBeforeTheEnd) {
     Gpus gpus = open_gpus();
     EnergyMonitorOptions options;
@@ -194,6 +199,89 @@ TEST_F(CounterFault, CounterStuckWhenTheLoadStopsJustBeforeTheEnd) {
                 m.gpu_energy.at(0).energy.count(), truth, 100.0 * (m.gpu_energy.at(0).energy.count() - truth) / truth);
     expect_energy_between(m.gpu_energy.at(0).energy.count(), begin, end, 0, 0.02);
 }
+
+// The stuck-counter fallback against its healthy twin, as `zeus run -- sleep
+// N` with `zeus-sim fault --gpu 0 stuck_counter 1` reports it: two identical
+// GPUs (idle or under the same load), one counter stuck `stall` into a window
+// of `length`, edges settled on the counters' refreshes. The stuck GPU's
+// energy must be its ground truth within 2%: the twin's measured energy
+// (its counter is healthy) scaled by the two GPUs' ground-truth ratio. The
+// end edge once waited 400 ms for the stuck counter to refresh and then
+// counted the power of that wait as well (+13% on a 3 s idle window).
+struct StuckCase {
+    double stall_s;
+    double length_s;
+    double utilization;  // 0: idle
+};
+
+class StuckCounterFallback : public EnergyMonitorSim, public ::testing::WithParamInterface<StuckCase> {};
+
+TEST_P(StuckCounterFallback, MatchesTheGroundTruthAsZeusRunMeasuresIt) {
+    const StuckCase c = GetParam();
+    Gpus gpus = open_gpus();
+    ASSERT_EQ(gpus.size(), 2U);
+    EnergyMonitorOptions options;
+    options.wait_for_counter_refresh = true;  // as `zeus run`
+    auto monitor = EnergyMonitor::open(gpus, nullptr, nullptr, std::move(options)).value();
+    std::vector<int> loads;
+    for (unsigned g = 0; g < 2 && c.utilization > 0; ++g) {
+        int load = -1;
+        ASSERT_EQ(zeusSimLoadBegin(g, c.utilization, &load), ZEUS_SIM_OK);
+        loads.push_back(load);
+    }
+    std::this_thread::sleep_for(1200ms);  // past the power sensor's ramp
+    const auto begin = truth_around(2, [&] { ASSERT_TRUE(monitor->begin_window("run").ok()); });
+    std::this_thread::sleep_for(std::chrono::duration<double>(c.stall_s));
+    ASSERT_EQ(zeusSimInjectFault(0, "stuck_counter", 1), ZEUS_SIM_OK);
+    std::this_thread::sleep_for(std::chrono::duration<double>(c.length_s - c.stall_s));
+    Measurement m;
+    const auto end = truth_around(2, [&] { m = monitor->end_window("run").value(); });
+    for (int load : loads) EXPECT_EQ(zeusSimLoadEnd(load), ZEUS_SIM_OK);
+
+    const EnergyValue& stuck = m.gpu_energy.at(0);
+    const EnergyValue& twin = m.gpu_energy.at(1);
+    ASSERT_EQ(stuck.source, EnergySource::IntegratedPower) << stuck.energy.count();
+    expect_energy_between(twin.energy.count(), begin, end, 1, 0.02);
+    const double ratio = (end.after[0] - begin.before[0]) / (end.after[1] - begin.before[1]);
+    const double expected = twin.energy.count() * ratio;
+    std::printf("stuck %.1f s into %.1f s at %.0f%%: measured %.2f J, expected %.2f J (%+.2f%%)\n", c.stall_s,
+                c.length_s, c.utilization * 100, stuck.energy.count(), expected,
+                100.0 * (stuck.energy.count() - expected) / expected);
+    EXPECT_NEAR(stuck.energy.count(), expected, 0.02 * expected);
+}
+
+INSTANTIATE_TEST_SUITE_P(StallsWindowsAndLoad, StuckCounterFallback,
+                         ::testing::Values(StuckCase{0.5, 3.0, 0.0}, StuckCase{1.0, 3.0, 0.0}, StuckCase{2.0, 3.0, 0.0},
+                                           StuckCase{1.0, 5.5, 0.0}, StuckCase{1.0, 3.0, 0.8}));
+
+// A counter that turns NOT_SUPPORTED mid-window while the GPU still answers
+// for its power is not a lost GPU: like a stuck counter, its energy from its
+// last good read is the integrated power, and the value says why. Both edge
+// modes share the fallback.
+struct RefusedCase {
+    WindowEdges edges;
+    bool settle;
+};
+
+class CounterRefused : public CounterFault, public ::testing::WithParamInterface<RefusedCase> {};
+
+TEST_P(CounterRefused, MidWindowFallsBackToPower) {
+    const Measurement m = measure_with([] { ASSERT_EQ(zeusSimInjectFault(0, "energy_not_supported", 1), ZEUS_SIM_OK); },
+                                       false, GetParam().settle, GetParam().edges);
+    const EnergyValue& v = m.gpu_energy.at(0);
+    EXPECT_FALSE(v.lost) << warnings_of(v);
+    EXPECT_EQ(v.source, EnergySource::IntegratedPower);
+    std::string warnings = warnings_of(v);
+    std::transform(warnings.begin(), warnings.end(), warnings.begin(), [](unsigned char c) { return std::tolower(c); });
+    EXPECT_NE(warnings.find("stopped answering"), std::string::npos) << warnings;
+    EXPECT_NE(warnings.find("not supported"), std::string::npos) << warnings;  // the driver's reason
+    EXPECT_TRUE(m.gpu_energy.at(1).warnings.empty()) << warnings_of(m.gpu_energy.at(1));
+}
+
+INSTANTIATE_TEST_SUITE_P(EveryEdgeMode, CounterRefused,
+                         ::testing::Values(RefusedCase{WindowEdges::Synchronous, false},
+                                           RefusedCase{WindowEdges::Synchronous, true},
+                                           RefusedCase{WindowEdges::Sampled, false}));
 
 TEST_F(CounterFault, CounterRestartMidWindowKeepsTheEnergyBeforeIt) {
     const Measurement m =

@@ -113,6 +113,31 @@ TEST_F(EnergyMonitorFake, SyncFunctionRunsAtBothEdges) {
     EXPECT_EQ(calls[0], (std::vector<unsigned>{0, 1}));
 }
 
+// A window whose average power is above the GPU's highest power limit (the
+// fake's is 700 W) cannot be real (a wall-clock step under a simulator, a
+// counter that jumped): the value says so, with either kind of edge. The
+// other GPU, at 300 W, is not flagged.
+TEST_F(EnergyMonitorFake, AveragePowerAboveTheHighestLimitIsWarnedAbout) {
+    for (const WindowEdges edges : {WindowEdges::Synchronous, WindowEdges::Sampled}) {
+        Gpus gpus = open_gpus();
+        testing::fake(gpus, 0).draw(Milliwatts(5'000'000));
+        EnergyMonitorOptions options;
+        options.edges = edges;
+        auto monitor = EnergyMonitor::open(gpus, nullptr, nullptr, options).value();
+        ASSERT_TRUE(monitor->begin_window("w").ok());
+        std::this_thread::sleep_for(300ms);
+        const Measurement m = monitor->end_window("w").value();
+        const auto flagged = [&](unsigned gpu) {
+            for (const auto& w : m.gpu_energy.at(gpu).warnings) {
+                if (w.find("above its highest power limit (700 W)") != std::string::npos) return true;
+            }
+            return false;
+        };
+        EXPECT_TRUE(flagged(0)) << static_cast<int>(edges);
+        EXPECT_FALSE(flagged(1)) << static_cast<int>(edges);
+    }
+}
+
 TEST(CudaSync, MissingRuntimeIsAnErrorNotACrash) {
     auto sync = cuda_sync();
     if (sync.ok()) GTEST_SKIP() << "this machine has a CUDA runtime";

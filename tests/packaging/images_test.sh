@@ -92,7 +92,7 @@ if as_user --clear-groups curl -sf --unix-socket "$work/zeusd/zeusd.sock" http:/
 fi
 as_user --groups 9466 curl -sf --unix-socket "$work/zeusd/zeusd.sock" http://zeusd/discover >/dev/null \
   || fail "a member of the zeus group (gid 9466) cannot use the zeusd image's socket"
-grep -q "who may use zeusd: members of group 'zeus' (gid 9466)" "$work/zeusd.log" \
+grep -q "who may use zeusd: 'root' (uid 0) and members of group 'zeus' (gid 9466)" "$work/zeusd.log" \
   || { cat "$work/zeusd.log"; fail "zeusd's log does not say who may use it"; }
 
 step "zeus-bso-server: registers a job (POST /jobs) on SQLite in its volume"

@@ -104,6 +104,7 @@ TEST(MeasurementReport, AMeasurementBecomesOneRowPerDeviceWithItsSource) {
     EXPECT_EQ(r.devices[0].device, "GPU 0");
     EXPECT_EQ(r.devices[1].device, "GPU 1");
     EXPECT_TRUE(r.devices[1].lost);
+    EXPECT_EQ(r.devices[1].source, "lost");  // one definition for every format
     EXPECT_EQ(r.devices[2].device, "CPU 0");
     EXPECT_EQ(r.devices[2].source, "integrated_power");
     EXPECT_EQ(r.devices[3].device, "SoC gpu");
@@ -116,6 +117,8 @@ TEST(MeasurementReport, AMeasurementBecomesOneRowPerDeviceWithItsSource) {
     EXPECT_EQ(j["command"], "energy");
     EXPECT_EQ(j["start_time"], "2023-11-14T22:13:20.000Z");
     EXPECT_TRUE(j["devices"][1]["energy_j"].is_null());
+    EXPECT_EQ(j["devices"][1]["source"], "lost");  // as the CSV says
+    EXPECT_TRUE(j["devices"][1]["lost"].get<bool>());
     EXPECT_DOUBLE_EQ(j["devices"][0]["average_power_w"].get<double>(), 2.5);
     EXPECT_EQ(j["warnings"][0], "window warning");
     EXPECT_FALSE(j.contains("exit_code"));  // only `run` reports a command's status

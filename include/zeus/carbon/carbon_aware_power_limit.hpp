@@ -41,11 +41,10 @@ using IntensityNow = std::function<Result<double>()>;
 
 // The provider's intensity for the UTC hour `clock` says it is (the latest
 // hour it has at or before it, else the earliest after).
-[[nodiscard]] IntensityNow intensity_now(std::shared_ptr<CarbonIntensityProvider> provider,
-                                         std::function<UtcTime()> clock = [] {
-                                             return std::chrono::time_point_cast<std::chrono::seconds>(
-                                                 std::chrono::system_clock::now());
-                                         });
+[[nodiscard]] IntensityNow intensity_now(
+    std::shared_ptr<CarbonIntensityProvider> provider, std::function<UtcTime()> clock = [] {
+        return std::chrono::floor<std::chrono::seconds>(std::chrono::system_clock::now());
+    });
 
 // The carbon-aware selector for GlobalPowerLimitOptimizer: each select()
 // reads the intensity now and chooses as carbon_cost_selector; stale() says

@@ -12,7 +12,8 @@ namespace zeus::carbon {
 using UtcTime = std::chrono::sys_seconds;
 
 [[nodiscard]] inline UtcTime hour_floor(std::chrono::system_clock::time_point t) {
-    return std::chrono::floor<std::chrono::hours>(std::chrono::time_point_cast<std::chrono::seconds>(t));
+    // Floor, not truncation: before 1970 (a negative count) the hour is the one before.
+    return std::chrono::floor<std::chrono::hours>(t);
 }
 
 struct HourlyRate {

@@ -35,7 +35,8 @@ struct DeviceEnergy {
     std::optional<unsigned> index;  // GPU/CPU index (nullopt for SoC metrics)
     std::string name;               // "NVIDIA A100-SXM4-40GB", "package-0", ...
     double energy_j = 0.0;
-    std::string source;  // "energy_counter", "integrated_power", "instant_power_approximation"
+    // "energy_counter", "integrated_power", "instant_power_approximation"; "lost" (every format) when `lost`
+    std::string source;
     std::vector<std::string> warnings;
     bool lost = false;  // the device stopped answering: no energy (left out of the total, see warnings)
 };

@@ -227,7 +227,7 @@ Result<EnergySnapshot> NvmlGpu::energy_snapshot() const {
     const Joules total = energy_->record(static_cast<std::uint64_t>(values[0].value.ullVal), ticket);
     EnergySnapshot snapshot{Millijoules(static_cast<std::int64_t>(energy_base_mj_) + std::llround(total.count() * 1e3)),
                             std::nullopt, std::nullopt};
-    if (values[0].timestamp > 0) {
+    if (values[0].timestamp != 0) {  // 0: none; below: a wall clock before 1970
         snapshot.refreshed_at = std::chrono::system_clock::time_point(std::chrono::microseconds(values[0].timestamp));
     }
     if (count == 2 && values[1].nvmlReturn == NVML_SUCCESS && values[1].valueType == NVML_VALUE_TYPE_UNSIGNED_INT) {
@@ -267,7 +267,7 @@ Result<PowerReading> NvmlGpu::read_power_field(unsigned field, unsigned scope, c
                          {}, 0};
     }
     PowerReading reading{Milliwatts(mw), std::nullopt};
-    if (value.timestamp > 0) {
+    if (value.timestamp != 0) {  // 0: none; below: a wall clock before 1970
         reading.refreshed_at = std::chrono::system_clock::time_point(std::chrono::microseconds(value.timestamp));
     }
     return reading;
