@@ -5,6 +5,7 @@
 #include <set>
 
 #include "errors.h"
+#include "sim_clock.h"
 
 namespace zeus::sim {
 namespace {
@@ -67,7 +68,9 @@ void emit_samples(SharedState& s, unsigned gpu, double t0, double dt) {
       if (r.in_use && r.gpu == gpu) r.util_at_tick_s = at(r, first - 1);
     }
   }
-  const std::int64_t created_us = s.header.created_unix_ns / 1000;
+  // The wall-clock µs of simulated time 0, as Simulator::unix_us_at dates it.
+  const std::int64_t created_us = s.header.virtual_clock ? s.header.created_unix_us
+                                                         : s.header.created_monotonic_ns / 1000 + wall_offset_us();
   for (std::uint64_t tick = first; tick <= last_tick; ++tick) {
     const double tau = static_cast<double>(tick) * kUtilSamplePeriodS;
     for (ProcessRecord& r : s.processes) {
