@@ -209,13 +209,14 @@ std::string render_csv(const EnergyReport& r) {
     return out;
 }
 
-// The argv as one line, arguments with blanks or quotes in single quotes
-// (control characters are escaped with the rest of the human report).
+// The argv as one line, arguments with blanks or quotes in single quotes,
+// control characters (a newline too) and bytes that are not UTF-8 escaped.
 std::string quoted_command(const std::vector<std::string>& command) {
     std::string line;
-    for (const auto& a : command) {
+    for (const auto& raw : command) {
         if (!line.empty()) line += ' ';
-        line += a.find_first_of(" \t\"'") == std::string::npos ? a : "'" + a + "'";
+        const std::string a = terminal_safe(raw);
+        line += raw.find_first_of(" \t\"'") == std::string::npos ? a : "'" + a + "'";
     }
     return line;
 }
