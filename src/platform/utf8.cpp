@@ -70,6 +70,25 @@ void append_escaped_control(std::string& out, std::string_view sequence) {
     out += fmt::format("\\x{:02x}", value);
 }
 
+// The text with each well-formed sequence passed to `valid` and each byte
+// that starts none to `invalid`, which append what they make of it.
+template <class Valid, class Invalid>
+std::string rewrite(std::string_view text, Valid valid, Invalid invalid) {
+    std::string out;
+    out.reserve(text.size());
+    for (std::size_t at = 0; at < text.size();) {
+        const std::size_t length = sequence_length(text, at);
+        if (length == 0) {
+            invalid(out, static_cast<unsigned char>(text[at]));
+            ++at;
+        } else {
+            valid(out, text.substr(at, length));
+            at += length;
+        }
+    }
+    return out;
+}
+
 }  // namespace
 
 std::size_t first_invalid_utf8(std::string_view text) {
@@ -82,40 +101,22 @@ std::size_t first_invalid_utf8(std::string_view text) {
 }
 
 std::string to_utf8(std::string_view text) {
-    std::string out;
-    out.reserve(text.size());
-    for (std::size_t at = 0; at < text.size();) {
-        const std::size_t length = sequence_length(text, at);
-        if (length == 0) {
-            out += kReplacement;
-            ++at;
-        } else {
-            out += text.substr(at, length);
-            at += length;
-        }
-    }
-    return out;
+    return rewrite(
+        text, [](std::string& out, std::string_view sequence) { out += sequence; },
+        [](std::string& out, unsigned char) { out += kReplacement; });
 }
 
 std::string terminal_safe(std::string_view text) {
-    std::string out;
-    out.reserve(text.size());
-    for (std::size_t at = 0; at < text.size();) {
-        const std::size_t length = sequence_length(text, at);
-        if (length == 0) {
-            out += fmt::format("\\x{:02x}", static_cast<unsigned char>(text[at]));
-            ++at;
-            continue;
-        }
-        const std::string_view sequence = text.substr(at, length);
-        if (control(sequence)) {
-            append_escaped_control(out, sequence);
-        } else {
-            out += sequence;
-        }
-        at += length;
-    }
-    return out;
+    return rewrite(
+        text,
+        [](std::string& out, std::string_view sequence) {
+            if (control(sequence)) {
+                append_escaped_control(out, sequence);
+            } else {
+                out += sequence;
+            }
+        },
+        [](std::string& out, unsigned char byte) { out += fmt::format("\\x{:02x}", byte); });
 }
 
 std::string terminal_safe_lines(std::string_view text) {
