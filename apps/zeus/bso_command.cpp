@@ -20,6 +20,7 @@
 #include "zeus/device/gpus.hpp"
 #include "zeus/bso/trace_replay.hpp"
 #include "zeus/simulation/simulated_power_limit_optimizer.hpp"
+#include "zeus/platform/utf8.hpp"
 
 namespace zeus::cli {
 namespace {
@@ -241,7 +242,7 @@ Status replay_all(const BsoSimulateFlags& f, const std::vector<bso::TraceJob>& j
             std::cout << std::flush;
         }
     }
-    if (f.format == "json") std::cout << all.dump(2) << "\n";
+    if (f.format == "json") std::cout << json_text(all, 2) << "\n";
     return {};
 }
 

@@ -120,7 +120,8 @@ std::map<std::string, double> by_device(const M& amounts_gpu, const M& amounts_c
 void add_carbon_options(CLI::App& app, ChargeOptions& options) {
     app.add_option("--carbon-zone", options.carbon_zone,
                    "Carbon intensity from ElectricityMaps for this zone (e.g. US-MIDW-MISO) or LAT,LON, or from-ip "
-                   "to locate this machine by its IP address; token in ELECTRICITYMAPS_API_TOKEN");
+                   "to locate this machine by its IP address; token in ELECTRICITYMAPS_API_TOKEN")
+        ->check(utf8_name());
     app.add_option("--carbon-intensity", options.carbon_intensity,
                    "Carbon intensity in gCO2eq/kWh for every hour (offline; --carbon-zone then labels it)")
         ->check(finite_number(0.0, 1e5, "gCO2eq/kWh"));
@@ -142,11 +143,15 @@ void add_charge_options(CLI::App& app, ChargeOptions& options) {
                    "Time-of-use prices from a CSV: days,start_hour,end_hour,price_per_kwh[,months] (UTC hours)");
     app.add_option("--price-openei", options.price_openei,
                    "Prices from the OpenEI utility rate with this label (the rate's schedule by UTC hour, as the "
-                   "original); key in OPENEI_API_KEY; needs --price-location");
+                   "original); key in OPENEI_API_KEY; needs --price-location")
+        ->check(utf8_name());
     app.add_option("--price-location", options.price_location, "LAT,LON of the utility for --price-openei");
-    app.add_option("--price-sector", options.price_sector, "OpenEI sector: Residential, Commercial, Industrial, Lighting")
-        ->capture_default_str();
-    app.add_option("--currency", options.currency, "The currency of --price / --price-file (e.g. USD), for the report");
+    app.add_option("--price-sector", options.price_sector,
+                   "OpenEI sector: Residential, Commercial, Industrial, Lighting")
+        ->capture_default_str()
+        ->check(utf8_name());
+    app.add_option("--currency", options.currency, "The currency of --price / --price-file (e.g. USD), for the report")
+        ->check(utf8_name());
 }
 
 Result<std::unique_ptr<ChargedWindows>> ChargedWindows::open(const ChargeOptions& options, EnergyMonitor& energy,

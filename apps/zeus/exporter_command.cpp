@@ -122,7 +122,8 @@ Command add_exporter(CLI::App& parent) {
     app->add_option("--gpus", opts->gpus, "GPUs to export: all, none, or visible indices such as 0,2")
         ->capture_default_str();
     app->add_option("--cpus", opts->cpus, "CPU packages to export (RAPL): all or none")->capture_default_str();
-    app->add_option("--hostname", opts->hostname, "The hostname label (default: this machine's name)");
+    app->add_option("--hostname", opts->hostname, "The hostname label (default: this machine's name)")
+        ->check(utf8_name());
     app->add_option("--labels", opts->labels,
                     "GPU label names: zeus (gpu, uuid, name, hostname) or dcgm (gpu, UUID, pci_bus_id, device, "
                     "modelName, Hostname, as dcgm-exporter)")

@@ -7,6 +7,8 @@
 #include <cstdlib>
 #include <iostream>
 
+#include "zeus/platform/utf8.hpp"
+
 namespace zeus::cli {
 namespace {
 
@@ -113,12 +115,24 @@ CLI::Validator one_of(std::vector<std::string> choices) {
         "{" + list + "}", "one of");
 }
 
+CLI::Validator utf8_name() {
+    return CLI::Validator(
+        [](std::string& text) -> std::string {
+            const std::string problem = utf8_problem(text);
+            if (problem.empty()) return {};
+            return problem + "; " + utf8_name_fix("it");
+        },
+        "", "UTF-8 name");
+}
+
 int report_parse_error(CLI::App& app, const CLI::ParseError& error) {
     if (error.get_exit_code() == 0) return app.exit(error);  // --help, --version
     const std::string path = command_path(app);
-    std::cerr << "zeus: " << (path.empty() ? "" : path + ": ") << problem(error) << "\n"
-              << "zeus: fix: " << (path.empty() ? "see zeus --help for the commands and options"
-                                                : fmt::format("see zeus {} --help for its options and their values", path))
+    // The problem quotes what was given, escaped for the terminal.
+    std::cerr << "zeus: " << (path.empty() ? "" : path + ": ") << terminal_safe(problem(error)) << "\n"
+              << "zeus: fix: "
+              << (path.empty() ? "see zeus --help for the commands and options"
+                               : fmt::format("see zeus {} --help for its options and their values", path))
               << "\n";
     return path == "run" ? kRunFailed : kBadOption;
 }

@@ -29,6 +29,11 @@ namespace zeus::cli {
 // One of `choices`, named in the error.
 [[nodiscard]] CLI::Validator one_of(std::vector<std::string> choices);
 
+// Text that names something (a Pushgateway job, a label, a zone, a
+// currency): refused while parsing when it is not UTF-8, since JSON,
+// Prometheus and the Pushgateway only take UTF-8 (zeus/platform/utf8.hpp).
+[[nodiscard]] CLI::Validator utf8_name();
+
 // Prints a parse error the zeus way and returns the exit code: 0 for --help
 // and --version, 2 for bad options (125 under `zeus run`).
 int report_parse_error(CLI::App& app, const CLI::ParseError& error);

@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "zeus/platform/python_float.hpp"
+#include "zeus/platform/utf8.hpp"
 
 namespace zeus::cli {
 
@@ -87,7 +88,7 @@ std::string frontier_json(const lowtime::PerseusPlan& plan, const std::vector<st
                                            ? nlohmann::json(fmt::format("schedule_{:05d}.json", i - 1))
                                            : nlohmann::json(nullptr)}});
     }
-    return doc.dump(1) + "\n";
+    return json_text(doc, 1) + "\n";
 }
 
 std::string freqs_pipeline_python(const lowtime::PerseusPlan& plan, std::size_t point) {

@@ -19,6 +19,7 @@
 #include "zeus/device/gpus.hpp"
 #include "zeus/optimizer/power_limit_profile.hpp"
 #include "zeus/optimizer/power_limit_report.hpp"
+#include "zeus/platform/utf8.hpp"
 
 namespace zeus::cli {
 namespace {
@@ -273,7 +274,7 @@ int print_simulations(const simulation::TraceSimulationPlan& plan,
             print(*report, format);
         }
     }
-    if (json_list) std::cout << list.dump(2) << "\n" << std::flush;
+    if (json_list) std::cout << json_text(list, 2) << "\n" << std::flush;
     return 0;
 }
 

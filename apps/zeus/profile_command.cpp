@@ -25,6 +25,7 @@
 #include "status_line.hpp"
 #include "zeus/simulation/simulator_api.hpp"
 #include "zeus/profile/recommendation.hpp"
+#include "zeus/platform/utf8.hpp"
 
 namespace zeus::cli {
 namespace {
@@ -217,7 +218,7 @@ void print_outcome(std::ostream& out, const ProfilePlan& p, const ProfileOutcome
                                                    {"cooldown_duration", p.cooldown_duration},
                                                    {"simulated", simulated}}
                                   : reports_json(outcome.reports, outcome.recommendation, p.threshold, simulated);
-        out << j.dump(2) << "\n";
+        out << json_text(j, 2) << "\n";
     } else if (single) {
         out << fmt::format(
             "measurement={:.1f} s  cooldown={:.1f} s  energy_per_iter={:.4f} J  time_per_iter={:.4f} s  "

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <iostream>
 
+#include "option_checks.hpp"
 #include "zeus/metrics/pushed_metrics.hpp"
 
 namespace zeus::cli {
@@ -12,7 +13,8 @@ namespace zeus::cli {
 void add_run_push_options(CLI::App& app, RunPushOptions& options) {
     app.add_option("--push-gateway", options.gateway,
                    "Push the command's energy to this Prometheus Pushgateway when it ends (http://HOST:PORT)");
-    app.add_option("--job", options.job, "The Pushgateway job name the energy is pushed under (with --push-gateway)");
+    app.add_option("--job", options.job, "The Pushgateway job name the energy is pushed under (with --push-gateway)")
+        ->check(utf8_name());
 }
 
 Result<std::unique_ptr<metrics::Pushgateway>> open_run_push(const RunPushOptions& options) {

@@ -8,6 +8,8 @@
 #include <cstring>
 #include <fstream>
 
+#include "zeus/platform/utf8.hpp"
+
 namespace zeus::cli {
 namespace {
 
@@ -65,7 +67,7 @@ nlohmann::json TraceWriter::to_json() const {
 }
 
 Status TraceWriter::write(std::ostream& out) const {
-    out << to_json().dump(1) << "\n";
+    out << json_text(to_json(), 1) << "\n";
     out.flush();
     if (!out) return Error{ErrorCode::OperatingSystem, "cannot write the trace", ""};
     return {};

@@ -7,6 +7,7 @@
 
 #include "bso/job_json.hpp"
 #include "zeus/platform/http_client.hpp"
+#include "zeus/platform/utf8.hpp"
 
 namespace zeus::bso {
 namespace {
@@ -46,7 +47,7 @@ BatchSizeOptimizer::BatchSizeOptimizer(EnergyMonitor& monitor, std::string serve
     spec["max_power"] = gpus.max_power;
     spec["number_of_gpus"] = gpus.number_of_gpus;
     spec["gpu_model"] = gpus.gpu_model;
-    const json created = json::parse(call("POST", "/jobs", spec.dump()));
+    const json created = json::parse(call("POST", "/jobs", json_text(spec)));
     job_.job_id = created.at("job_id").get<std::string>();
     job_.batch_sizes = created.at("batch_sizes").get<std::vector<std::int64_t>>();
 }
@@ -55,7 +56,7 @@ BatchSizeOptimizer::~BatchSizeOptimizer() {
     if (trial_number_ == 0) return;
     try {
         call("PATCH", "/trials",
-             json{{"job_id", *job_.job_id}, {"batch_size", batch_size_}, {"trial_number", trial_number_}}.dump());
+             json_text(json{{"job_id", *job_.job_id}, {"batch_size", batch_size_}, {"trial_number", trial_number_}}));
     } catch (const std::exception&) {
         // The server keeps the trial Dispatched; nothing else to do at exit.
     }
@@ -103,7 +104,7 @@ void BatchSizeOptimizer::on_evaluate(double metric) {
     const json result{{"job_id", *job_.job_id}, {"batch_size", batch_size_}, {"trial_number", trial_number_},
                       {"time", running_time_}, {"energy", consumed_energy_}, {"metric", metric},
                       {"current_epoch", epoch_}};
-    const json response = json::parse(call("POST", "/report", result.dump()));
+    const json response = json::parse(call("POST", "/report", json_text(result)));
     if (!response.at("stop_train").get<bool>()) {
         // Reopened after the report, so the HTTP call is not measured.
         if (auto begun = monitor_.begin_window(kWindow); !begun) throw ZeusError(begun.error());

@@ -11,6 +11,8 @@
 #include <optional>
 #include <string_view>
 
+#include "zeus/platform/utf8.hpp"
+
 namespace zeus::bso {
 namespace {
 
@@ -24,7 +26,7 @@ using http_server::fastapi::ValidationError;
 
 // A 503 (the database is unreachable or locked for now) says when to retry.
 Response error_message(int status, const std::string& message) {
-    auto response = Response::json(json{{"message", message}}.dump(), static_cast<http::status>(status));
+    auto response = Response::json(json_text(json{{"message", message}}), static_cast<http::status>(status));
     if (status == 503) response.headers.emplace_back("Retry-After", "1");
     return response;
 }
@@ -170,8 +172,9 @@ JobSpec parse_job_spec(const json& body) {
     if (s.default_batch_size <= 0) throw invalid({"body", "default_batch_size"}, "ensure this value is greater than 0", "value_error.number.not_gt");
     if (s.eta_knob < 0 || s.eta_knob > 1) throw invalid({"body", "eta_knob"}, "eta_knob should be in range [0,1]");
     if (s.beta_knob && !(*s.beta_knob > 0))
-        throw invalid({"body", "beta_knob"}, "Invalid beta_knob(" + json(*s.beta_knob).dump() +
-                                                 "). To disable early stop, set beta_knob = None to disable or positive value.");
+        throw invalid({"body", "beta_knob"},
+                      "Invalid beta_knob(" + json_text(json(*s.beta_knob)) +
+                          "). To disable early stop, set beta_knob = None to disable or positive value.");
     if (s.max_epochs <= 0) throw invalid({"body", "max_epochs"}, "ensure this value is greater than 0", "value_error.number.not_gt");
     // The original accepts 0, and such a job can never finish pruning.
     if (s.num_pruning_rounds < 1)
@@ -182,8 +185,8 @@ JobSpec parse_job_spec(const json& body) {
         throw invalid({"body", "mab_num_explorations"}, "ensure this value is greater than or equal to 0", "value_error.number.not_ge");
     if (s.mab_seed && *s.mab_seed < 0) throw invalid({"body", "mab_seed"}, "a seed must be a non-negative integer (numpy's rule)");
     if (std::find(s.batch_sizes.begin(), s.batch_sizes.end(), s.default_batch_size) == s.batch_sizes.end())
-        throw invalid({"body", "__root__"}, "Default BS(" + std::to_string(s.default_batch_size) + ") not in batch_sizes(" +
-                                                json(s.batch_sizes).dump() + ").");
+        throw invalid({"body", "__root__"}, "Default BS(" + std::to_string(s.default_batch_size) +
+                                                ") not in batch_sizes(" + json_text(json(s.batch_sizes)) + ").");
     if (s.job_id && !s.job_id->starts_with(s.job_id_prefix))
         throw invalid({"body", "__root__"}, "Job_id(" + *s.job_id + ") does not start with prefix(" + s.job_id_prefix + ").");
     if (!(s.max_power > 0)) throw invalid({"body", "max_power"}, "ensure this value is greater than 0", "value_error.number.not_gt");
@@ -218,7 +221,7 @@ Response Router::handle(const http_server::Request& request) {
         if (path == "/jobs" && method == http::verb::post) {
             const auto body = parse_body(request);
             const auto registration = service_.register_job(parse_job_spec(body));
-            return Response::json(job_spec_json(registration.job).dump(),
+            return Response::json(json_text(job_spec_json(registration.job)),
                                   registration.created ? http::status::created : http::status::ok);
         }
         if (path == "/jobs" && method == http::verb::delete_) {
@@ -226,7 +229,7 @@ Response Router::handle(const http_server::Request& request) {
             return Response::json("null");
         }
         if (path == "/jobs/batch_size" && method == http::verb::get) {
-            return Response::json(trial_id_json(service_.predict(require_job_id_query(query))).dump());
+            return Response::json(json_text(trial_id_json(service_.predict(require_job_id_query(query)))));
         }
         if (path == "/report" && method == http::verb::post) {
             const auto body = parse_body(request);
@@ -239,8 +242,9 @@ Response Router::handle(const http_server::Request& request) {
             result.progress.metric = f.number("metric");
             result.progress.current_epoch = f.integer("current_epoch");
             const auto response = service_.report(result);
-            return Response::json(
-                json{{"stop_train", response.stop_train}, {"converged", response.converged}, {"message", response.message}}.dump());
+            return Response::json(json_text(json{{"stop_train", response.stop_train},
+                                                 {"converged", response.converged},
+                                                 {"message", response.message}}));
         }
         if (path == "/trials" && method == http::verb::patch) {
             const auto body = parse_body(request);
@@ -251,7 +255,7 @@ Response Router::handle(const http_server::Request& request) {
             return Response::json(R"({"detail":"Method Not Allowed"})", http::status::method_not_allowed);
         return Response::json(R"({"detail":"Not Found"})", http::status::not_found);
     } catch (const ValidationError& e) {
-        return Response::json(json{{"detail", e.detail()}}.dump(), http::status::unprocessable_entity);
+        return Response::json(json_text(json{{"detail", e.detail()}}), http::status::unprocessable_entity);
     } catch (const BsoError& e) {
         return error_message(e.status(), e.what());
     } catch (const std::exception& e) {

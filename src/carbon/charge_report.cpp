@@ -6,6 +6,8 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
+#include "zeus/platform/utf8.hpp"
+
 namespace zeus::carbon {
 
 namespace {
@@ -72,7 +74,7 @@ std::string charge_json(const ChargeLine& line) {
         hours.push_back(std::move(o));
     }
     j["hours"] = std::move(hours);
-    return j.dump();
+    return json_text(j);
 }
 
 std::string charge_human(const ChargeLine& line) {

@@ -4,13 +4,15 @@
 
 #include "carbon/provider_http.hpp"
 #include "carbon/utc_time.hpp"
+#include "zeus/platform/utf8.hpp"
 
 namespace zeus::carbon {
 
 namespace {
 
 Error malformed(const std::string& where, const std::string& problem, const nlohmann::json& value) {
-    return Error{ErrorCode::InvalidState, fmt::format("{}: {} (got {})", where, problem, excerpt(value.dump(), 200)),
+    return Error{ErrorCode::InvalidState,
+                 fmt::format("{}: {} (got {})", where, problem, excerpt(json_text(value), 200)),
                  "expected the ElectricityMaps v3 carbon-intensity shape: {\"datetime\": \"2024-12-01T06:00:00.000Z\", "
                  "\"carbonIntensity\": 419, \"isEstimated\": false}",
                  0};

@@ -2,6 +2,7 @@
 
 #include "http_server/json_limits.hpp"
 #include "http_server/percent_decode.hpp"
+#include "zeus/platform/utf8.hpp"
 
 namespace zeus::http_server::fastapi {
 namespace {
@@ -16,9 +17,9 @@ std::string without_exception_id(std::string message) {
 // nlohmann quotes what it read last, which in a body that is not UTF-8 is
 // not text either (and would make the 422 itself fail to serialise).
 std::string printable_reason(std::string reason) {
-    if (is_valid_utf8(reason)) return reason;
+    if (is_utf8(reason)) return reason;
     if (const auto quote = reason.find("; last read:"); quote != std::string::npos) reason.erase(quote);
-    return is_valid_utf8(reason) ? reason : "the body is not valid UTF-8";
+    return is_utf8(reason) ? reason : "the body is not valid UTF-8";
 }
 
 }  // namespace

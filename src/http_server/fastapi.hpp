@@ -12,13 +12,15 @@
 #include <nlohmann/json.hpp>
 
 #include "http_server/message.hpp"
+#include "zeus/platform/utf8.hpp"
 
 namespace zeus::http_server::fastapi {
 
 // A request that does not fit its model: answered 422 {"detail": detail()}.
 class ValidationError : public std::runtime_error {
   public:
-    explicit ValidationError(nlohmann::json detail) : std::runtime_error(detail.dump()), detail_(std::move(detail)) {}
+    explicit ValidationError(nlohmann::json detail)
+        : std::runtime_error(json_text(detail)), detail_(std::move(detail)) {}
     [[nodiscard]] const nlohmann::json& detail() const { return detail_; }
 
   private:

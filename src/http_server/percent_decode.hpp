@@ -12,7 +12,4 @@ namespace zeus::http_server {
 // result that is not UTF-8 ("%FF"): ids decoded here end up in JSON answers.
 [[nodiscard]] std::optional<std::string> percent_decode(std::string_view text);
 
-// RFC 3629 UTF-8 (no overlong forms, surrogates or code points past U+10FFFF).
-[[nodiscard]] bool is_valid_utf8(std::string_view text);
-
 }  // namespace zeus::http_server

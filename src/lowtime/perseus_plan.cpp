@@ -7,6 +7,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "zeus/platform/utf8.hpp"
+
 namespace zeus::lowtime {
 
 namespace {
@@ -77,7 +79,7 @@ std::string schedule_json(const PerseusPlan& plan, std::size_t point) {
         for (const auto& [kind, knob] : stage)
             s.push_back({kind == InstructionKind::kForward ? "forward" : "backward", knob});
     }
-    return doc.dump() + "\n";
+    return json_text(doc) + "\n";
 }
 
 double PerseusPlan::energy_with_p2p(std::size_t point) const {

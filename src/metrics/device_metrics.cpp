@@ -18,6 +18,7 @@
 
 #include "zeus/attribution/ledger.hpp"
 #include "zeus/device/counter_accumulator.hpp"
+#include "zeus/platform/utf8.hpp"
 
 namespace zeus::metrics {
 namespace {
@@ -122,7 +123,10 @@ class DeviceMetricsImpl final : public DeviceMetrics {
                                      std::chrono::duration_cast<std::chrono::milliseconds>(options_.period).count()),
                          "give a period such as 1s (the default)", 0};
         }
-        if (options_.hostname.empty()) options_.hostname = this_hostname();
+        // On every series, where one byte that is not UTF-8 would make every
+        // scrape unparseable: a given name is refused, the machine's replaced.
+        if (auto named = require_utf8("the hostname label", options_.hostname); !named) return named.error();
+        if (options_.hostname.empty()) options_.hostname = to_utf8(this_hostname());
         std::vector<unsigned> indices;
         if (options_.gpu_indices) {
             indices = *options_.gpu_indices;

@@ -7,6 +7,8 @@
 #include <cmath>
 #include <cstdlib>
 
+#include "zeus/platform/utf8.hpp"
+
 namespace zeus::metrics {
 namespace {
 
@@ -42,8 +44,11 @@ double quality(std::string_view params) {
 }
 
 // Prometheus text: HELP escapes backslash and newline; label values also the double quote.
-// OpenMetrics escapes all three everywhere.
-void append_escaped(std::string& out, std::string_view text, bool escape_quote) {
+// OpenMetrics escapes all three everywhere. Both formats are UTF-8, and one
+// byte that is not makes Prometheus drop the whole scrape (and the Pushgateway
+// refuse the push): such bytes become U+FFFD.
+void append_escaped(std::string& out, std::string_view raw, bool escape_quote) {
+    const std::string text = to_utf8(raw);
     for (const char c : text) {
         switch (c) {
             case '\\': out += "\\\\"; break;

@@ -12,6 +12,7 @@
 
 #include "zeus/metrics/pushgateway.hpp"
 #include "zeus/monitor/power_monitor.hpp"
+#include "zeus/platform/utf8.hpp"
 
 namespace zeus::metrics {
 namespace {
@@ -108,6 +109,12 @@ Status check_period(std::chrono::duration<double> period) {
     return {};
 }
 
+// A window's name is its series' label value: refused unless UTF-8, which the
+// Pushgateway and Prometheus require.
+Status check_window_name(std::string_view kind, std::string_view name) {
+    return require_utf8(fmt::format("the {} window name", kind), name);
+}
+
 // One thread per open window, stopped and joined by name.
 class WindowThreads {
   public:
@@ -117,6 +124,7 @@ class WindowThreads {
     // `first`, when given, runs before the thread starts (and fails the start).
     Status start(const std::string& name, std::string_view kind, Body body,
                  const std::function<Status()>& first = {}) {
+        if (auto named = check_window_name(kind, name); !named) return named;
         std::lock_guard lock(mutex_);
         if (threads_.contains(name)) {
             return Error{ErrorCode::InvalidState, fmt::format("{} metric '{}' already exists.", kind, name),
@@ -299,6 +307,7 @@ EnergyHistogram::EnergyHistogram(std::unique_ptr<Impl> impl) : impl_(std::move(i
 EnergyHistogram::~EnergyHistogram() = default;
 
 Status EnergyHistogram::begin_window(std::string_view name, bool sync_execution) {
+    if (auto named = check_window_name("EnergyHistogram", name); !named) return named;
     return impl_->monitor->begin_window(fmt::format("__EnergyHistogram_{}", name), sync_execution);
 }
 

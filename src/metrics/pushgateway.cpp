@@ -5,6 +5,8 @@
 #include <cctype>
 #include <charconv>
 
+#include "zeus/platform/utf8.hpp"
+
 namespace zeus::metrics {
 namespace {
 
@@ -122,6 +124,9 @@ Result<std::unique_ptr<Pushgateway>> Pushgateway::open(const std::string& url, c
         return Error{ErrorCode::InvalidArgument, "the Pushgateway job name is empty",
                      "give a job name (e.g. --job training); the Pushgateway groups pushed metrics by it", 0};
     }
+    // A job that is not UTF-8 is stored, and from then on the Pushgateway
+    // refuses every push by anyone (400 "label ... is not utf8").
+    if (auto named = require_utf8("the Pushgateway job name", job); !named) return named.error();
     return std::unique_ptr<Pushgateway>(new Pushgateway(*base, "/metrics/" + job_path(job)));
 }
 

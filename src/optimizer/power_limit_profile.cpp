@@ -11,6 +11,7 @@
 
 #include "zeus/platform/read_user_file.hpp"
 #include "zeus/monitor/replay_monitor.hpp"
+#include "zeus/platform/utf8.hpp"
 
 namespace zeus::optimizer {
 namespace {
@@ -110,7 +111,7 @@ Status save_power_limit_profile(const std::filesystem::path& path, const PowerLi
     const auto temporary = std::filesystem::path(path.string() + fmt::format(".tmp-{}", ::getpid()));
     {
         std::ofstream out(temporary, std::ios::trunc);
-        out << doc.dump(4) << '\n';
+        out << json_text(doc, 4) << '\n';
         out.flush();
         if (!out) {
             std::filesystem::remove(temporary, ec);

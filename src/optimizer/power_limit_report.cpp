@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
+#include "zeus/platform/utf8.hpp"
+
 namespace zeus::optimizer {
 namespace {
 
@@ -114,7 +116,7 @@ std::string PowerLimitReport::to_json() const {
                                   {"in_use", c.in_use}});
     }
     doc["warnings"] = warnings;
-    return doc.dump(2);
+    return json_text(doc, 2);
 }
 
 }  // namespace zeus::optimizer

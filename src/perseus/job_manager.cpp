@@ -10,6 +10,7 @@
 
 #include "perseus/model_json.hpp"
 #include "zeus/platform/read_user_file.hpp"
+#include "zeus/platform/utf8.hpp"
 
 namespace zeus::perseus {
 
@@ -143,7 +144,7 @@ void JobManager::start_scheduler(const std::string& job_id, Job& job) {
     if (settings_.dump_data) {
         nlohmann::json ranks = nlohmann::json::array();
         for (const auto& rank : job.ranks) ranks.push_back(to_json(rank));
-        dump(job_dump_dir(job_id) / "ranks.json", ranks.dump());
+        dump(job_dump_dir(job_id) / "ranks.json", json_text(ranks));
     }
     try {
         const auto solution = load_solution(settings_.solution_path);
@@ -211,8 +212,8 @@ void JobManager::advance(const std::string& job_id, Job& job, Pending& pending) 
                 for (const auto& r : results) prof.push_back(to_json(r));
                 for (const auto& s : job.schedules) sched.push_back(to_json(s));
                 const auto dir = job_dump_dir(job_id);
-                dump(dir / (text(job.round) + ".prof.json"), prof.dump());
-                dump(dir / (text(job.round) + ".sched.json"), sched.dump());
+                dump(dir / (text(job.round) + ".prof.json"), json_text(prof));
+                dump(dir / (text(job.round) + ".sched.json"), json_text(sched));
             }
             // PointSolution has nothing to learn (its generator ends after the
             // first schedule, which then repeats); the 3-D view still

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "zeus/platform/http_client.hpp"
+#include "zeus/platform/utf8.hpp"
 
 namespace zeus::perseus {
 
@@ -165,7 +166,7 @@ Result<std::unique_ptr<PipelineFrequencyOptimizer>> PipelineFrequencyOptimizer::
     if (!schedule) return schedule.error();
     try {
         if (schedule->at("rank").get<std::size_t>() != options.rank)
-            return invalid("PFO server returned a schedule for rank " + schedule->at("rank").dump() + " to rank " +
+            return invalid("PFO server returned a schedule for rank " + json_text(schedule->at("rank")) + " to rank " +
                            std::to_string(options.rank));
         for (const auto& pair : schedule->at("frequencies"))
             self->schedule_.emplace_back(pair.at(0).get<std::string>(), pair.at(1).get<long long>());

@@ -8,6 +8,7 @@
 
 #include "http_server/percent_decode.hpp"
 #include "perseus/model_json.hpp"
+#include "zeus/platform/utf8.hpp"
 
 namespace zeus::perseus {
 
@@ -17,7 +18,9 @@ namespace http = http_server::http;
 using http_server::Response;
 using nlohmann::json;
 
-Response detail(http::status status, const json& what) { return Response::json(json{{"detail", what}}.dump(), status); }
+Response detail(http::status status, const json& what) {
+    return Response::json(json_text(json{{"detail", what}}), status);
+}
 
 // A path segment: %XX escapes decoded, '+' kept (job ids hold '+'; only
 // query strings turn it into a space).
@@ -45,7 +48,7 @@ std::size_t rank_parameter(std::string_view query) {
 Response schedule_response(ScheduleOutcome outcome) {
     if (const auto* error = std::get_if<PfoError>(&outcome))
         return detail(static_cast<http::status>(error->status()), error->what());
-    return Response::json(to_json(std::get<FrequencySchedule>(outcome)).dump());
+    return Response::json(json_text(to_json(std::get<FrequencySchedule>(outcome))));
 }
 
 }  // namespace
@@ -78,7 +81,7 @@ void Router::handle(const http_server::Request& request, const http_server::Resp
         if (path == "/register_job") {
             if (!method_is(http::verb::post)) return;
             const std::string id = jobs_.register_job(job_info_from_json(http_server::fastapi::json_body(request)), std::time(nullptr));
-            respond(Response::json(json(id).dump()));
+            respond(Response::json(json_text(json(id))));
         } else if (const auto job_id = route("/register_rank/")) {
             if (!method_is(http::verb::post)) return;
             jobs_.register_rank(*job_id, rank_info_from_json(http_server::fastapi::json_body(request)));

@@ -1,5 +1,7 @@
 #include "zeus/platform/error.hpp"
 
+#include "zeus/platform/utf8.hpp"
+
 namespace zeus {
 
 std::string_view to_string(ErrorCode code) {
@@ -35,8 +37,11 @@ std::string_view to_string(ErrorCode code) {
 }
 
 std::string Error::describe() const {
-    if (hint.empty()) return message;
-    return message + " (" + hint + ")";
+    // A message quotes what the user gave (an argument, a variable, a file's
+    // line): escaped, so that it cannot drive a terminal, break a log line's
+    // UTF-8 or a Python str.
+    if (hint.empty()) return terminal_safe_lines(message);
+    return terminal_safe_lines(message + " (" + hint + ")");
 }
 
 ZeusError::ZeusError(Error error) : std::runtime_error(error.describe()), error_(std::move(error)) {}

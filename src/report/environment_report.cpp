@@ -1,6 +1,7 @@
 #include "zeus/report/environment_report.hpp"
 
 #include "report/environment_json.hpp"
+#include "zeus/platform/utf8.hpp"
 
 namespace zeus::report {
 
@@ -10,7 +11,8 @@ EnvironmentReport describe_environment(Gpus& gpus, const GpuOptions& options, co
     report["zeusd"] = describe_zeusd(options.zeusd);
     report["cpus"] = describe_cpus(cpus);
     report["soc"] = describe_soc(soc);
-    return {report.dump(2), render_human(report), anything_measurable(report)};
+    // Environment variables and paths appear in both: replaced in the JSON, escaped for the terminal.
+    return {json_text(report, 2), terminal_safe_lines(render_human(report)), anything_measurable(report)};
 }
 
 }  // namespace zeus::report

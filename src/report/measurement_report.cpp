@@ -9,6 +9,8 @@
 #include <cmath>
 #include <ctime>
 
+#include "zeus/platform/utf8.hpp"
+
 namespace zeus::report {
 namespace {
 
@@ -123,7 +125,9 @@ std::string source_label(const std::string& source) {
 std::string iso_utc(std::chrono::system_clock::time_point t) { return format_time(t, true); }
 std::string local_time(std::chrono::system_clock::time_point t) { return format_time(t, false); }
 
-std::string csv_field(const std::string& text) {
+std::string csv_field(const std::string& raw) {
+    // A CSV reader (pandas, Excel's UTF-8 import) stops at bytes that are not UTF-8.
+    const std::string text = to_utf8(raw);
     if (text.find_first_of(",\"\n\r") == std::string::npos) return text;
     std::string quoted = "\"";
     for (char c : text) {
@@ -177,12 +181,12 @@ nlohmann::ordered_json report_json(const EnergyReport& r) {
 }
 
 std::string render_json(const EnergyReport& r, bool json_line) {
-    if (!json_line) return report_json(r).dump(2) + "\n";
+    if (!json_line) return json_text(report_json(r), 2) + "\n";
     nlohmann::ordered_json line;
     line["type"] = "summary";
     const nlohmann::ordered_json full = report_json(r);
     for (auto it = full.begin(); it != full.end(); ++it) line[it.key()] = *it;
-    return line.dump() + "\n";
+    return json_text(line) + "\n";
 }
 
 std::string render_csv(const EnergyReport& r) {
@@ -209,12 +213,14 @@ std::string render_csv(const EnergyReport& r) {
     return out;
 }
 
-// The argv as one line, arguments with blanks or quotes in single quotes.
+// The argv as one line, arguments with blanks or quotes in single quotes,
+// control characters (a newline too) and bytes that are not UTF-8 escaped.
 std::string quoted_command(const std::vector<std::string>& command) {
     std::string line;
-    for (const auto& a : command) {
+    for (const auto& raw : command) {
         if (!line.empty()) line += ' ';
-        line += a.find_first_of(" \t\"'") == std::string::npos ? a : "'" + a + "'";
+        const std::string a = terminal_safe(raw);
+        line += raw.find_first_of(" \t\"'") == std::string::npos ? a : "'" + a + "'";
     }
     return line;
 }
@@ -279,7 +285,8 @@ std::string render_human_report(const EnergyReport& r) {
     out += device_table(r);
     out += charge_lines(r);
     out += warning_lines(r);
-    return out;
+    // A command's arguments, a file name or a warning must not drive the terminal.
+    return terminal_safe_lines(out);
 }
 
 }  // namespace
@@ -324,7 +331,7 @@ std::string render_power_row(const std::vector<std::string>& devices, const Powe
                 power[devices[i]] = w ? number(*w) : nlohmann::ordered_json();
             }
             j["power_w"] = std::move(power);
-            return j.dump() + "\n";
+            return json_text(j) + "\n";
         }
         case OutputFormat::Human: break;
     }

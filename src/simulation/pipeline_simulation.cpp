@@ -18,6 +18,7 @@
 #include "zeus/lowtime/perseus_plan.hpp"
 #include "zeus/perseus/pipeline_frequency.hpp"
 #include "zeus/perseus/server.hpp"
+#include "zeus/platform/utf8.hpp"
 
 namespace zeus::simulation {
 namespace {
@@ -428,7 +429,7 @@ std::string PipelineSimulationReport::to_json() const {
         {"perseus", run(perseus)},
         {"energy_saving", 1.0 - perseus.iteration_energy_j / all_max.iteration_energy_j},
         {"slowdown", perseus.iteration_time_s / all_max.iteration_time_s - 1.0}};
-    return doc.dump(2) + "\n";
+    return json_text(doc, 2) + "\n";
 }
 
 std::string PipelineSimulationReport::to_text() const {

@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "zeus/platform/read_user_file.hpp"
+#include "zeus/platform/utf8.hpp"
 
 namespace zeus::zeusd {
 namespace {
@@ -189,7 +190,8 @@ Status LedgerFile::save(const ControlLedger& ledger) {
         if (record.previous) entry["previous"] = *record.previous;
         entries.push_back(std::move(entry));
     }
-    return write_atomically(path_, nlohmann::json{{"format", "zeusd restore ledger 1"}, {"records", entries}}.dump(2) + "\n");
+    return write_atomically(
+        path_, json_text(nlohmann::json{{"format", "zeusd restore ledger 1"}, {"records", entries}}, 2) + "\n");
 }
 
 }  // namespace zeus::zeusd

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "zeusd/log.hpp"
+#include "zeus/platform/utf8.hpp"
 
 namespace zeus::zeusd {
 namespace {
@@ -165,7 +166,7 @@ PowerStreams::PowerStreams(GpuFleet* gpus, CpuFleet* cpus, double gpu_poll_hz, d
                     const auto mw = reading.value().power.count();
                     if (*last == mw) return std::nullopt;
                     *last = mw;
-                    return nlohmann::json{{"timestamp_ms", now_ms()}, {"gpu_id", id}, {"power_mw", mw}}.dump();
+                    return json_text(nlohmann::json{{"timestamp_ms", now_ms()}, {"gpu_id", id}, {"power_mw", mw}});
                 }));
         }
     }
@@ -198,7 +199,7 @@ PowerStreams::PowerStreams(GpuFleet* gpus, CpuFleet* cpus, double gpu_poll_hz, d
                     state->last = power;
                     nlohmann::json event{{"timestamp_ms", now_ms()}, {"cpu_id", id}, {"cpu_mw", power.cpu_mw}};
                     event["dram_mw"] = power.dram_mw ? nlohmann::json(*power.dram_mw) : nlohmann::json(nullptr);
-                    return event.dump();
+                    return json_text(event);
                 }));
         }
     }

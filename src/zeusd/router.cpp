@@ -17,6 +17,7 @@
 #include "zeusd/auth/access_policy.hpp"
 #include "zeusd/log.hpp"
 #include "zeusd/query.hpp"
+#include "zeus/platform/utf8.hpp"
 
 namespace zeus::zeusd {
 namespace {
@@ -39,7 +40,7 @@ class ErrorCollector {
         if (static_cast<unsigned>(code) > static_cast<unsigned>(status_)) status_ = code;
     }
     [[nodiscard]] bool empty() const { return errors_.empty(); }
-    [[nodiscard]] Response response() const { return Response::json(json{{"errors", errors_}}.dump(), status_); }
+    [[nodiscard]] Response response() const { return Response::json(json_text(json{{"errors", errors_}}), status_); }
 
   private:
     json errors_ = json::object();
@@ -164,14 +165,15 @@ void Router::discover(Context& context) const {
     }
     json groups = json::array();
     for (const auto group : options_.enabled) groups.push_back(to_string(group));
-    context.respond(Response::json(json{{"gpus", gpus},
-                                        {"cpus", cpus},
-                                        {"enabled_api_groups", groups},
-                                        {"auth_required", options_.signing_key.has_value()}}
-                                       .dump()));
+    context.respond(Response::json(json_text(json{{"gpus", gpus},
+                                                  {"cpus", cpus},
+                                                  {"enabled_api_groups", groups},
+                                                  {"auth_required", options_.signing_key.has_value()}})));
 }
 
-void Router::time(Context& context) const { context.respond(Response::json(json{{"timestamp_ms", now_ms()}}.dump())); }
+void Router::time(Context& context) const {
+    context.respond(Response::json(json_text(json{{"timestamp_ms", now_ms()}})));
+}
 
 void Router::whoami(Context& context) const {
     if (!context.claims) {
@@ -429,7 +431,7 @@ void Router::gpu_read(Context& context) const {
         return;
     }
     if (name == "get_power") body = json{{"timestamp_ms", now_ms()}, {"power_mw", power}};
-    context.respond(Response::json(body.dump()));
+    context.respond(Response::json(json_text(body)));
 }
 
 namespace {
@@ -509,7 +511,7 @@ void Router::cpu_energy(Context& context) const {
         body[std::to_string(id)] = {{"cpu_energy_uj", value.cpu_uj ? json(*value.cpu_uj) : json(nullptr)},
                                     {"dram_energy_uj", value.dram_uj ? json(*value.dram_uj) : json(nullptr)}};
     }
-    context.respond(errors.empty() ? Response::json(body.dump()) : errors.response());
+    context.respond(errors.empty() ? Response::json(json_text(body)) : errors.response());
 }
 
 void Router::cpu_power(Context& context) const {
@@ -559,7 +561,7 @@ void Router::cpu_power(Context& context) const {
             power[std::to_string(ids[i])] = {{"cpu_mw", reading.cpu_mw},
                                              {"dram_mw", reading.dram_mw ? json(*reading.dram_mw) : json(nullptr)}};
         }
-        respond(Response::json(json{{"timestamp_ms", now_ms()}, {"power_mw", power}}.dump()));
+        respond(Response::json(json_text(json{{"timestamp_ms", now_ms()}, {"power_mw", power}})));
     });
 }
 

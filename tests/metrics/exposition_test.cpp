@@ -7,6 +7,7 @@
 
 #include "prometheus_servers.hpp"
 #include "zeus/metrics/exposition.hpp"
+#include "zeus/platform/utf8.hpp"
 
 namespace zeus::metrics {
 namespace {
@@ -29,6 +30,27 @@ TEST(Exposition, PrometheusTextNamesCountersWithTotalAndEscapes) {
     const auto samples = testing::parse_exposition(text);
     ASSERT_EQ(samples.size(), 1U);
     EXPECT_EQ(samples[0].labels.at("name"), "NVIDIA \"A100\"\nx\\y");
+}
+
+// Both formats are UTF-8: one byte that is not (a GPU name, a window named
+// after a command) would make Prometheus drop the whole scrape and the
+// Pushgateway refuse the push. Such bytes become U+FFFD.
+TEST(Exposition, BytesThatAreNotUtf8BecomeReplacementCharacters) {
+    const MetricFamily family{"zeus_window_energy_joules",
+                              "Energy of \xFF windows",
+                              MetricType::Gauge,
+                              "joules",
+                              {{{{"window", "run\xFF\xC3"}, {"name", "caf\xC3\xA9"}}, 1.0}},
+                              {}};
+    for (auto format : {ExpositionFormat::PrometheusText, ExpositionFormat::OpenMetrics}) {
+        const std::string text = render({family}, format);
+        EXPECT_TRUE(is_utf8(text)) << text;
+        const auto samples = testing::parse_exposition(text);
+        ASSERT_EQ(samples.size(), 1U) << text;
+        EXPECT_EQ(samples[0].labels.at("window"), "run\xEF\xBF\xBD\xEF\xBF\xBD");
+        EXPECT_EQ(samples[0].labels.at("name"), "caf\xC3\xA9");
+        EXPECT_NE(text.find("Energy of \xEF\xBF\xBD windows"), std::string::npos) << text;
+    }
 }
 
 TEST(Exposition, NeverWritesNaNOrInfiniteSamples) {

@@ -5,11 +5,15 @@
 #include <zeus_sim/zeus_sim.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <mutex>
 #include <numeric>
 #include <thread>
 
+#include "support/build_paths.hpp"
+#include "support/command_output.hpp"
 #include "support/sim_fixture.hpp"
+#include "support/test_directory.hpp"
 #include "prometheus_servers.hpp"
 #include "zeus/metrics/pushed_metrics.hpp"
 
@@ -164,6 +168,57 @@ TEST_F(PushedMetricsTest, BadInputIsAClearError) {
     ASSERT_TRUE(histogram) << histogram.error().describe();
     expect_error((*histogram)->end_window_measured("never"), ErrorCode::NotFound,
                  "No active EnergyHistogram window found for 'never'");
+}
+
+// A job or window name that is not UTF-8 would be stored by the Pushgateway,
+// which then refuses every later push by anyone (400 "label ... is not
+// utf8"): names are refused before anything is pushed, and a window label
+// that only reports a command's name is written with U+FFFD.
+TEST_F(PushedMetricsTest, NamesThatAreNotUtf8NeverReachTheGateway) {
+    configure(R"({"clock": "virtual", "gpus": [{"model": "A100-SXM4-40GB"}]})");
+    Gpus gpus = Gpus::open(simulated());
+    testing::Pushgateway gateway;
+    auto refused = EnergyHistogram::open(gpus, nullptr, {}, {0}, gateway.base_url(), "train\xFF");
+    ASSERT_FALSE(refused);
+    EXPECT_EQ(refused.error().describe().find("the Pushgateway job name 'train\\xff' is not UTF-8"), 0U)
+        << refused.error().describe();
+    auto histogram = EnergyHistogram::open(gpus, nullptr, {}, {0}, gateway.base_url(), "utf8_test");
+    ASSERT_TRUE(histogram) << histogram.error().describe();
+    const Status window = (*histogram)->begin_window("w\xFF");
+    ASSERT_FALSE(window);
+    EXPECT_NE(window.error().message.find("EnergyHistogram window name 'w\\xff' is not UTF-8"), std::string::npos);
+    auto gauge = PowerGauge::open(gpus, {0}, 1s, gateway.base_url(), "utf8_test");
+    ASSERT_TRUE(gauge) << gauge.error().describe();
+    EXPECT_FALSE((*gauge)->begin_window("g\xFF"));
+
+    // The CLI: --job refused before the command runs; a command whose name is
+    // not UTF-8 is pushed under its name with U+FFFD.
+    const testing::TestDirectory dir;
+    const auto command = dir.path() / "true\xFF";
+    std::filesystem::create_symlink("/bin/true", command);
+    const std::string zeus =
+        "env -u ZEUS_SIMULATE -u CUDA_VISIBLE_DEVICES ZEUS_SIM_STATE=" + (dir.path() / "state").string() + " " +
+        testing::zeus_cli_path() + " run --simulate --cpus none --push-gateway " + gateway.base_url();
+    auto r = testing::capture_separately(zeus + " --job 'bad\xFF' -- touch " + (dir.path() / "ran").string());
+    EXPECT_EQ(r.exit_code, 125) << r.err;
+    EXPECT_NE(r.err.find("--job: 'bad\\xff' is not UTF-8"), std::string::npos) << r.err;
+    EXPECT_FALSE(std::filesystem::exists(dir.path() / "ran"));
+    r = testing::capture_separately(zeus + " --job utf8_cli -- '" + command.string() + "'");
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.err.find("warning"), std::string::npos) << r.err;
+    const auto samples = gateway_samples(gateway);
+    EXPECT_EQ(find_samples(samples, "energy_monitor_gpu_energy_joules_count",
+                           {{"job", "utf8_cli"}, {"window", "true\xEF\xBF\xBD"}, {"index", "0"}})
+                  .size(),
+              1U);
+    // And the gateway still takes everyone's pushes.
+    ASSERT_TRUE((*histogram)->begin_window("after"));
+    auto m = (*histogram)->end_window_measured("after");
+    ASSERT_TRUE(m) << m.error().describe();
+    EXPECT_EQ(find_samples(gateway_samples(gateway), "energy_monitor_gpu_energy_joules_count",
+                           {{"job", "utf8_test"}, {"window", "after"}})
+                  .size(),
+              1U);
 }
 
 TEST_F(PushedMetricsTest, CumulativeCounterPushesTheEnergyOfTheWholeWindow) {

@@ -55,6 +55,28 @@ TEST(MeasurementReport, CsvQuotesFieldsAndHasOneRowPerDevice) {
     EXPECT_EQ(csv_field("a\"b"), "\"a\"\"b\"");
 }
 
+// A device warning can quote a file name or an argument: every format keeps
+// the report (JSON and CSV with U+FFFD, the human report escaped), where
+// nlohmann's dump() used to throw type_error.316.
+TEST(MeasurementReport, TextThatIsNotUtf8IsReplacedOrEscapedInEveryFormat) {
+    EnergyReport r = sample_report();
+    r.command = {"tar", "cf", "\xFF.tar", "\x1b[2J"};
+    r.devices[0].warnings = {"read \xFF.csv"};
+    const std::string replaced = "\xEF\xBF\xBD";
+    const auto json = nlohmann::json::parse(render_report(r, OutputFormat::Json));
+    EXPECT_EQ(json["argv"][2], replaced + ".tar");
+    EXPECT_EQ(json["devices"][0]["warnings"][0], "read " + replaced + ".csv");
+    const auto line = nlohmann::json::parse(render_report(r, OutputFormat::Json, true));
+    EXPECT_EQ(line["argv"][3], "\x1b[2J");  // JSON escapes it as \u001b
+    const std::string csv = render_report(r, OutputFormat::Csv);
+    EXPECT_NE(csv.find(",read " + replaced + ".csv,"), std::string::npos) << csv;
+    EXPECT_EQ(csv_field("a\xFF,b"), "\"a" + replaced + ",b\"");
+    const std::string human = render_report(r, OutputFormat::Human);
+    EXPECT_NE(human.find("Command:  tar cf \\xff.tar \\e[2J\n"), std::string::npos) << human;
+    EXPECT_NE(human.find("GPU 0: read \\xff.csv"), std::string::npos) << human;
+    EXPECT_EQ(human.find('\x1b'), std::string::npos) << human;
+}
+
 TEST(MeasurementReport, JsonCarriesExitStatusAndEnergies) {
     EnergyReport r = sample_report();
     r.child = ChildStatus{false, 0, SIGINT};

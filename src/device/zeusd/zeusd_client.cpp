@@ -10,6 +10,7 @@
 
 #include "device/zeusd/zeusd_client_internal.hpp"
 #include "device/zeusd/zeusd_reply.hpp"
+#include "zeus/platform/utf8.hpp"
 
 namespace zeus {
 namespace {
@@ -86,7 +87,7 @@ Result<ZeusdDiscovery> parse_discovery(const json& j) {
         d.cpus.push_back(cpu.value());
     }
     for (const auto& g : j.at("enabled_api_groups")) {
-        if (!g.is_string()) return fail("answered an API group that is not a string: " + g.dump());
+        if (!g.is_string()) return fail("answered an API group that is not a string: " + json_text(g));
         d.enabled_api_groups.push_back(g.get<std::string>());
     }
     d.auth_required = j.at("auth_required").get<bool>();
@@ -101,7 +102,7 @@ Result<ZeusdIdentity> parse_identity(const json& j) {
     ZeusdIdentity who;
     who.sub = j.at("sub").get<std::string>();
     for (const auto& s : j.at("scopes")) {
-        if (!s.is_string()) return fail("a scope that is not a string: " + s.dump());
+        if (!s.is_string()) return fail("a scope that is not a string: " + json_text(s));
         who.scopes.push_back(s.get<std::string>());
     }
     if (auto exp = j.find("exp"); exp != j.end() && !exp->is_null()) {

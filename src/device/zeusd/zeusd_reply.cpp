@@ -5,6 +5,8 @@
 #include <charconv>
 #include <limits>
 
+#include "zeus/platform/utf8.hpp"
+
 namespace zeus::zeusd_backend {
 namespace {
 
@@ -85,7 +87,7 @@ std::string daemon_words(const HttpReply& reply, std::string_view target) {
             std::string out;
             for (const auto& [id, message] : it->items()) {
                 out += fmt::format("{}{} {}: {}", out.empty() ? "" : "; ", device_kind(target), id,
-                                   message.is_string() ? message.get<std::string>() : message.dump());
+                                   message.is_string() ? message.get<std::string>() : json_text(message));
             }
             return trimmed(out);
         }

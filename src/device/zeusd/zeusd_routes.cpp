@@ -10,6 +10,7 @@
 #include "device/zeusd/zeusd_client_internal.hpp"
 #include "device/zeusd/zeusd_reply.hpp"
 #include "zeus/device/zeusd_client.hpp"
+#include "zeus/platform/utf8.hpp"
 
 namespace zeus {
 namespace {
@@ -57,7 +58,8 @@ Result<std::map<unsigned, T>> id_map(const json& object, const std::vector<unsig
 
 template <class Q>
 Result<Q> unsigned_as(const json& object, std::string_view key, std::uint64_t max) {
-    if (!object.is_object()) return Error{ErrorCode::InvalidState, "an entry that is not an object: " + object.dump(), "", 0};
+    if (!object.is_object())
+        return Error{ErrorCode::InvalidState, "an entry that is not an object: " + json_text(object), "", 0};
     auto value = zeusd_backend::unsigned_field(object, key, max);
     if (!value) return value.error();
     return Q(static_cast<typename Q::rep>(*value));
@@ -224,7 +226,7 @@ Result<std::map<unsigned, bool>> ZeusdClient::persistence_mode(const std::vector
     ZEUS_PARSE_OR_FAIL(op, reply, body);
     auto map = id_map<bool>(*body, gpu_ids, [](const json& e) -> Result<bool> {
         if (!e.is_object() || !e.contains("enabled") || !e.at("enabled").is_boolean()) {
-            return Error{ErrorCode::InvalidState, "no boolean \"enabled\": " + e.dump(), "", 0};
+            return Error{ErrorCode::InvalidState, "no boolean \"enabled\": " + json_text(e), "", 0};
         }
         return e.at("enabled").get<bool>();
     });
@@ -241,14 +243,16 @@ Result<std::map<unsigned, ZeusdCpuEnergy>> ZeusdClient::cpu_energy(const std::ve
     if (!reply) return reply.error();
     ZEUS_PARSE_OR_FAIL(op, reply, body);
     auto map = id_map<ZeusdCpuEnergy>(*body, cpu_ids, [cpu, dram](const json& e) -> Result<ZeusdCpuEnergy> {
-        if (!e.is_object()) return Error{ErrorCode::InvalidState, "an entry that is not an object: " + e.dump(), "", 0};
+        if (!e.is_object())
+            return Error{ErrorCode::InvalidState, "an entry that is not an object: " + json_text(e), "", 0};
         ZeusdCpuEnergy energy;
         auto package = optional_microjoules(e, "cpu_energy_uj");
         if (!package) return package.error();
         auto memory = optional_microjoules(e, "dram_energy_uj");
         if (!memory) return memory.error();
         // Requested package energy is never optional: null would be a silent hole.
-        if (cpu && !*package) return Error{ErrorCode::InvalidState, "\"cpu_energy_uj\" is null though requested", "", 0};
+        if (cpu && !*package)
+            return Error{ErrorCode::InvalidState, "\"cpu_energy_uj\" is null though requested", "", 0};
         if (cpu) energy.cpu = *package;
         if (dram) energy.dram = *memory;
         return energy;

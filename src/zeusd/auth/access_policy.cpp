@@ -5,6 +5,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "zeus/platform/utf8.hpp"
+
 namespace zeus::zeusd {
 namespace {
 
@@ -14,7 +16,7 @@ constexpr int kNotFound = 404;
 
 std::string error_body(std::string_view message) {
     // dump() writes compact JSON, as serde_json does: {"error":"..."}.
-    return nlohmann::json{{"error", message}}.dump();
+    return json_text(nlohmann::json{{"error", message}});
 }
 
 Rejected unauthorized(std::string_view message) { return Rejected{kUnauthorized, error_body(message), true}; }

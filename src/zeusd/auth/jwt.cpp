@@ -12,6 +12,7 @@
 
 #include "http_server/json_limits.hpp"
 #include "zeusd/auth/base64url.hpp"
+#include "zeus/platform/utf8.hpp"
 
 namespace zeus::zeusd {
 namespace {
@@ -138,11 +139,11 @@ Result<std::string> claims_json(const Claims& claims) {
     payload["scopes"] = nlohmann::ordered_json::array();
     for (const auto group : claims.scopes) payload["scopes"].push_back(std::string(to_string(group)));
     if (claims.exp) payload["exp"] = *claims.exp;
-    try {
-        return payload.dump();
-    } catch (const nlohmann::json::type_error&) {
+    // The name is who the token is for: refused, never replaced.
+    if (!is_utf8(claims.sub)) {
         return Error{ErrorCode::InvalidArgument, "the user name is not valid UTF-8", "pass --user as UTF-8 text"};
     }
+    return json_text(payload);
 }
 
 Result<std::string> sign(const Claims& claims, std::string_view key) {

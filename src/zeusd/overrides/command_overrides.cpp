@@ -14,6 +14,7 @@
 #include "zeusd/overrides/override_table.hpp"
 #include "zeusd/overrides/placeholders.hpp"
 #include "zeusd/overrides/shell_words.hpp"
+#include "zeus/platform/utf8.hpp"
 
 namespace zeus::zeusd {
 namespace {
@@ -94,10 +95,10 @@ Status run_one(const std::vector<std::string>& argv, const OverrideTable& table)
     auto failure = failure_reason(child, table);
     if (!failure) return {};
     auto& [code, reason] = *failure;
-    std::string message = fmt::format("{} override: command '{}' {}; stdout: {}; stderr: {}", to_string(table.command),
-                                      to_valid_utf8(join_shell_words(argv)), reason,
-                                      output_tail(child.stdout_text, kQuotedOutputBytes),
-                                      output_tail(child.stderr_text, kQuotedOutputBytes));
+    std::string message =
+        fmt::format("{} override: command '{}' {}; stdout: {}; stderr: {}", to_string(table.command),
+                    to_utf8(join_shell_words(argv)), reason, output_tail(child.stdout_text, kQuotedOutputBytes),
+                    output_tail(child.stderr_text, kQuotedOutputBytes));
     return Error{code, std::move(message),
                  fmt::format("check the [{}] table of the GPU command override file and the tool it runs",
                              to_string(table.command))};

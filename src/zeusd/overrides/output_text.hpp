@@ -7,11 +7,8 @@
 
 namespace zeus::zeusd {
 
-// `bytes` with every invalid UTF-8 sequence replaced by U+FFFD.
-[[nodiscard]] std::string to_valid_utf8(std::string_view bytes);
-
 // The last `max_bytes` of `output` (whole characters, prefixed with "..." when
-// cut), trailing blank lines removed, as valid UTF-8; "<empty>" for nothing.
+// cut), trailing blank lines removed, as valid UTF-8 (zeus::to_utf8); "<empty>" for nothing.
 [[nodiscard]] std::string output_tail(std::string_view output, std::size_t max_bytes);
 
 }  // namespace zeus::zeusd
