@@ -128,6 +128,11 @@ class ProcessEdges : public ::testing::Test {
         ::close(null);
         ::close(o);
         ::close(e);
+        if (ignore_hangup_) {
+            struct sigaction ignore {};
+            ignore.sa_handler = SIG_IGN;
+            ::sigaction(SIGHUP, &ignore, nullptr);  // as nohup does
+        }
         if (in == Stream::kClosed) ::close(STDIN_FILENO);
         if (out == Stream::kClosed) ::close(STDOUT_FILENO);
         if (err == Stream::kClosed) ::close(STDERR_FILENO);
@@ -218,6 +223,7 @@ class ProcessEdges : public ::testing::Test {
     fs::path dir_;
     std::string env_;
     std::vector<pid_t> to_kill_;
+    bool ignore_hangup_ = false;
 };
 
 constexpr std::array kTerminatingSignals{SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1, SIGUSR2, SIGALRM, SIGPIPE};
@@ -268,6 +274,27 @@ TEST_F(ProcessEdges, RunForwardsEveryTerminatingSignalReportsAndLeavesNoCommandB
         EXPECT_EQ(report["interrupted_by"], name_of(sig));
         EXPECT_GT(report["devices"].size(), 0U);
     }
+}
+
+TEST_F(ProcessEdges, UnderNohupAHangupEndsNeitherZeusNorTheCommand) {
+    ignore_hangup_ = true;
+    const auto pid_file = dir_ / "pid";
+    const auto report_file = dir_ / "report.json";
+    std::vector<std::string> argv{zeus(), "run", "--simulate",         "--cpus", "none", "--format",
+                                  "json", "-o",  report_file.string(), "--"};
+    for (auto& a : pid_writing_sleep(pid_file)) argv.push_back(a);
+    auto zeus_run = start(argv);
+    const pid_t command = wait_for_pid_file(pid_file);
+    ASSERT_GT(command, 0) << output();
+    ::kill(zeus_run.pid, SIGHUP);
+    ::kill(command, SIGHUP);  // the terminal's hangup reaches its whole process group
+    ::kill(zeus_run.pid, SIGTERM);
+    wait(zeus_run);
+    EXPECT_EQ(zeus_run.exit_code, 128 + SIGTERM) << output();
+    const auto report = nlohmann::json::parse(read_file(report_file), nullptr, false);
+    ASSERT_FALSE(report.is_discarded()) << output();
+    EXPECT_EQ(report["interrupted_by"], "SIGTERM");
+    EXPECT_EQ(report["signal"], "SIGTERM");
 }
 
 TEST_F(ProcessEdges, PowerAndEnergyPrintTheirSummaryOnEveryTerminatingSignal) {
