@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <cerrno>
@@ -23,13 +24,30 @@ namespace {
 std::atomic<int> g_write_fd{-1};
 static_assert(std::atomic<int>::is_always_lock_free);
 
+// The second byte of a message: who sent the signal.
+constexpr unsigned char kFromProcess = 1;
+constexpr unsigned char kFromSelf = 2;
+
+sigset_t signal_set(const std::vector<int>& signals) {
+    sigset_t set;
+    sigemptyset(&set);
+    for (int sig : signals) sigaddset(&set, sig);
+    return set;
+}
+
+// The signals a terminal sends to its foreground process group.
+bool sent_by_terminals(int signal) { return signal == SIGINT || signal == SIGQUIT || signal == SIGHUP; }
+
 extern "C" void on_signal(int signal, siginfo_t* info, void* /*context*/) {
     const int saved_errno = errno;
     const int fd = g_write_fd.load(std::memory_order_relaxed);
     if (fd >= 0) {
         const bool from_process = info != nullptr && (info->si_code == SI_USER || info->si_code == SI_QUEUE);
-        const std::array<unsigned char, 2> message{static_cast<unsigned char>(signal),
-                                                   static_cast<unsigned char>(from_process ? 1 : 0)};
+        // The kernel's SIGPIPE for our own write is SI_USER with our own pid.
+        const bool from_self = from_process && info->si_pid == ::getpid();
+        const std::array<unsigned char, 2> message{
+            static_cast<unsigned char>(signal),
+            static_cast<unsigned char>((from_process ? kFromProcess : 0) | (from_self ? kFromSelf : 0))};
         // Non-blocking: when the pipe is full the main loop has plenty to read already.
         [[maybe_unused]] const ssize_t n = ::write(fd, message.data(), message.size());
     }
@@ -43,7 +61,26 @@ struct SignalPipe::Saved {
     struct sigaction action;
 };
 
-Result<std::unique_ptr<SignalPipe>> SignalPipe::install(std::initializer_list<int> signals) {
+const std::vector<int>& terminating_signals() {
+    static const std::vector<int> signals{SIGHUP, SIGINT, SIGQUIT, SIGTERM, SIGUSR1, SIGUSR2, SIGALRM, SIGPIPE};
+    return signals;
+}
+
+bool is_stop_request(const ReceivedSignal& received) {
+    const auto& stops = terminating_signals();
+    return !received.from_self && std::find(stops.begin(), stops.end(), received.signal) != stops.end();
+}
+
+bool reached_command_too(const ReceivedSignal& received, pid_t pid) {
+    return !received.from_process && sent_by_terminals(received.signal) && ::getpgid(pid) == ::getpgrp();
+}
+
+void route_signals_to_this_thread(const std::vector<int>& signals) {
+    const sigset_t set = signal_set(signals);
+    ::pthread_sigmask(SIG_BLOCK, &set, nullptr);
+}
+
+Result<std::unique_ptr<SignalPipe>> SignalPipe::install(const std::vector<int>& signals) {
     std::array<int, 2> fds{-1, -1};
     if (::pipe2(fds.data(), O_CLOEXEC | O_NONBLOCK) != 0) {
         return Error{ErrorCode::OperatingSystem, fmt::format("cannot create a pipe: {}", std::strerror(errno)), ""};
@@ -55,7 +92,11 @@ Result<std::unique_ptr<SignalPipe>> SignalPipe::install(std::initializer_list<in
         return Error{ErrorCode::InvalidState, "signal handlers are already installed", ""};
     }
     std::vector<Saved> saved;
+    std::vector<int> handled;
     for (int sig : signals) {
+        struct sigaction current {};
+        // nohup's SIGHUP: the caller asked for the hangup not to end zeus or the command.
+        if (sig == SIGHUP && ::sigaction(sig, nullptr, &current) == 0 && current.sa_handler == SIG_IGN) continue;
         struct sigaction action {};
         action.sa_sigaction = on_signal;
         action.sa_flags = SA_SIGINFO | SA_RESTART | (sig == SIGCHLD ? SA_NOCLDSTOP : 0);
@@ -71,7 +112,11 @@ Result<std::unique_ptr<SignalPipe>> SignalPipe::install(std::initializer_list<in
                          fmt::format("cannot handle {}: {}", signal_name(sig), std::strerror(err)), ""};
         }
         saved.push_back(old);
+        handled.push_back(sig);
     }
+    // Blocked since route_signals_to_this_thread (if it was called): from now on this thread takes them.
+    const sigset_t set = signal_set(handled);
+    ::pthread_sigmask(SIG_UNBLOCK, &set, nullptr);
     return std::unique_ptr<SignalPipe>(new SignalPipe(fds[0], fds[1], std::move(saved)));
 }
 
@@ -98,7 +143,9 @@ std::vector<ReceivedSignal> SignalPipe::wait(std::chrono::nanoseconds timeout) {
         if (n <= 0) break;
         pending += static_cast<std::size_t>(n);
         std::size_t i = 0;
-        for (; i + 1 < pending; i += 2) received.push_back({buffer[i], buffer[i + 1] != 0});
+        for (; i + 1 < pending; i += 2) {
+            received.push_back({buffer[i], (buffer[i + 1] & kFromProcess) != 0, (buffer[i + 1] & kFromSelf) != 0});
+        }
         // Messages are 2 bytes and pipe writes of 2 bytes are atomic; keep an odd byte just in case.
         if (i < pending) buffer[0] = buffer[i];
         pending -= i;
@@ -108,7 +155,7 @@ std::vector<ReceivedSignal> SignalPipe::wait(std::chrono::nanoseconds timeout) {
 
 bool SignalPipe::wait_for_termination(std::chrono::nanoseconds timeout) {
     bool stop = false;
-    for (const auto& s : wait(timeout)) stop = stop || s.signal == SIGINT || s.signal == SIGTERM;
+    for (const auto& s : wait(timeout)) stop = stop || is_stop_request(s);
     return stop;
 }
 

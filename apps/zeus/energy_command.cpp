@@ -15,13 +15,15 @@ namespace zeus::cli {
 namespace {
 
 int run_energy(const MeasureOptions& opts) {
+    // Before the devices start their threads, so that only this thread takes the signals.
+    route_signals_to_this_thread(terminating_signals());
     auto opened = MeasureSession::open(opts, false);
     if (!opened) {
         std::cerr << "zeus: " << opened.error().describe() << "\n";
         return setup_exit_code(opened.error());
     }
     MeasureSession& session = **opened;
-    auto signals = SignalPipe::install({SIGINT, SIGTERM});
+    auto signals = SignalPipe::install(terminating_signals());
     if (!signals) {
         std::cerr << "zeus: " << signals.error().describe() << "\n";
         return 1;

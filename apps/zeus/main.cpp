@@ -4,9 +4,11 @@
 
 #include "option_checks.hpp"
 #include "zeus/platform/error.hpp"
+#include "zeus/platform/standard_descriptors.hpp"
 #include "zeus_app.hpp"
 
 int main(int argc, char** argv) {
+    zeus::occupy_closed_standard_descriptors();  // before any file is opened
     CLI::App app{"Zeus: measure and optimize the energy of GPU workloads", "zeus"};
     const auto commands = zeus::cli::add_commands(app);
     try {

@@ -3,14 +3,40 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <cstring>
+#include <filesystem>
 
 namespace zeus::cli {
+namespace {
+
+// What tells two output paths apart: the path with links resolved, and the
+// file's device and inode when it exists.
+struct OutputIdentity {
+    std::filesystem::path path;
+    std::optional<std::pair<dev_t, ino_t>> inode;
+    bool shareable = false;  // a character device such as /dev/null
+};
+
+OutputIdentity identify_output(const std::string& path) {
+    OutputIdentity id;
+    std::error_code ec;
+    id.path = std::filesystem::weakly_canonical(std::filesystem::absolute(path, ec), ec);
+    if (ec) id.path = std::filesystem::path(path).lexically_normal();
+    struct stat st {};
+    if (::stat(path.c_str(), &st) == 0) {
+        id.inode = std::pair{st.st_dev, st.st_ino};
+        id.shareable = S_ISCHR(st.st_mode);
+    }
+    return id;
+}
+
+}  // namespace
 
 Result<OutputFormat> parse_format(std::string_view text) { return report::parse_output_format("--format", text); }
 
@@ -105,6 +131,24 @@ Status check_writable(std::string_view option, const std::string& path) {
     ::close(fd);
     // Leave nothing behind if a later check fails; the file is created again when written.
     if (created) ::unlink(path.c_str());
+    return {};
+}
+
+Status check_distinct_outputs(const std::vector<NamedOutput>& outputs) {
+    for (std::size_t i = 0; i < outputs.size(); ++i) {
+        if (outputs[i].path.empty()) continue;
+        const OutputIdentity first = identify_output(outputs[i].path);
+        for (std::size_t j = i + 1; j < outputs.size(); ++j) {
+            if (outputs[j].path.empty()) continue;
+            const OutputIdentity second = identify_output(outputs[j].path);
+            if (first.shareable || second.shareable) continue;
+            if (first.path != second.path && !(first.inode && first.inode == second.inode)) continue;
+            return Error{ErrorCode::InvalidArgument,
+                         fmt::format("{} {} and {} {} name the same file: one would overwrite the other",
+                                     outputs[i].option, outputs[i].path, outputs[j].option, outputs[j].path),
+                         "give each output its own path"};
+        }
+    }
     return {};
 }
 

@@ -80,4 +80,15 @@ void add_measure_options(CLI::App& app, MeasureOptions& options, MeasureFlags wh
 // operating system's reason.
 [[nodiscard]] Status check_writable(std::string_view option, const std::string& path);
 
+// An output file an option names: {"--trace", "run.json"}.
+struct NamedOutput {
+    std::string_view option;
+    std::string path;  // empty: not given
+};
+
+// Refuses two options naming one file, by path or as the same existing file
+// under another name (a link, `./x` and `x`): one would overwrite the other.
+// Character devices (/dev/null) may be shared.
+[[nodiscard]] Status check_distinct_outputs(const std::vector<NamedOutput>& outputs);
+
 }  // namespace zeus::cli

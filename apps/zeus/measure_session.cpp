@@ -4,11 +4,14 @@
 #include "option_checks.hpp"
 #include "trace_writer.hpp"
 
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <iostream>
 
 namespace zeus::cli {
@@ -76,7 +79,9 @@ Status check_files(const MeasureOptions& options, bool want_trace) {
     if (want_trace && !options.trace.empty()) {
         if (auto ok = check_writable("--trace", options.trace); !ok) return ok.error();
     }
-    return {};
+    return check_distinct_outputs({{"--output", options.output == "-" ? std::string() : options.output},
+                                   {"--log-file", options.log_file},
+                                   {"--trace", want_trace ? options.trace : std::string()}});
 }
 
 struct DeviceOptions {
@@ -103,7 +108,7 @@ Result<DeviceOptions> device_options(const MeasureOptions& options) {
 // command's output keeps standard output).
 struct ReportOutput {
     std::ostream* stream = nullptr;  // null: `file`
-    std::unique_ptr<std::ofstream> file;
+    std::unique_ptr<ReportFile> file;
     std::string name;  // for errors
     bool command_stdout_to_stderr = false;
 };
@@ -119,16 +124,70 @@ Result<ReportOutput> open_report_output(const MeasureOptions& options) {
         out.command_stdout_to_stderr = options.runs_command;
     } else {
         out.name = "--output " + options.output;
-        out.file = std::make_unique<std::ofstream>(options.output, std::ios::out | std::ios::trunc);
-        if (!*out.file) {
-            return Error{ErrorCode::NoPermission, fmt::format("--output {}: cannot write the file", options.output),
-                         "give a path in an existing directory that you may write to"};
-        }
+        auto file = ReportFile::open(options.output);
+        if (!file) return file.error();
+        out.file = std::move(file).value();
     }
     return out;
 }
 
+// A new file beside `target` (".NAME.zeus-PID-N"), created with the mode a
+// new `target` would get; empty when the directory cannot take one.
+std::string create_temporary_beside(const std::filesystem::path& target) {
+    const auto directory = target.parent_path();
+    for (int attempt = 0; attempt < 100; ++attempt) {
+        const auto name = fmt::format(".{}.zeus-{}-{}", target.filename().string(), ::getpid(), attempt);
+        const auto path = (directory / name).string();
+        const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);  // NOLINT: POSIX varargs
+        if (fd >= 0) {
+            ::close(fd);
+            return path;
+        }
+        if (errno != EEXIST) break;
+    }
+    return {};
+}
+
 }  // namespace
+
+Result<std::unique_ptr<ReportFile>> ReportFile::open(const std::string& path) {
+    std::unique_ptr<ReportFile> file(new ReportFile());
+    std::error_code ec;
+    // Through a link: replace the file it names, not the link.
+    const bool exists = std::filesystem::exists(path, ec);
+    const std::filesystem::path target = exists ? std::filesystem::canonical(path, ec) : std::filesystem::path(path);
+    file->target_ = ec ? path : target.string();
+    const auto status = std::filesystem::status(file->target_, ec);
+    if (!std::filesystem::exists(status) || std::filesystem::is_regular_file(status)) {
+        file->temporary_ = create_temporary_beside(file->target_);
+    }
+    // A directory only the file itself may be written in: written directly, as before.
+    file->stream_.open(file->temporary_.empty() ? file->target_ : file->temporary_, std::ios::out | std::ios::trunc);
+    if (!file->stream_) {
+        return Error{ErrorCode::NoPermission, fmt::format("--output {}: cannot write the file", path),
+                     "give a path in an existing directory that you may write to"};
+    }
+    return file;
+}
+
+ReportFile::~ReportFile() {
+    if (temporary_.empty()) return;
+    stream_.close();
+    ::unlink(temporary_.c_str());
+}
+
+Status ReportFile::replace_target() {
+    if (temporary_.empty()) return {};
+    if (::rename(temporary_.c_str(), target_.c_str()) != 0) {
+        Error error{ErrorCode::OperatingSystem,
+                    fmt::format("cannot put the report in place as {}: {}", target_, std::strerror(errno)),
+                    fmt::format("the report is kept in {}", temporary_)};
+        temporary_.clear();  // kept, as the hint says
+        return error;
+    }
+    temporary_.clear();
+    return {};
+}
 
 void add_measure_options(CLI::App& app, MeasureOptions& options, MeasureFlags which) {
     add_device_flags(app, options.device);
@@ -248,7 +307,10 @@ Status MeasureSession::flush_output() {
     errno = 0;
     stream.flush();
     const int error = errno;
-    if (stream.good()) return {};
+    if (stream.good()) {
+        if (out_file_ && stream.tellp() > 0) return out_file_->replace_target();
+        return {};
+    }
     return Error{ErrorCode::OperatingSystem,
                  fmt::format("cannot write the report to {}{}", out_name_,
                              error != 0 ? fmt::format(": {}", std::strerror(error)) : std::string()),

@@ -39,6 +39,27 @@ using report::render_report;
 // environment, files, device indices), 1 for anything else.
 [[nodiscard]] int setup_exit_code(const Error& error);
 
+// --output FILE: written into a temporary file beside FILE, which replaces
+// FILE once a report is in it, so that a command that is not found, a failed
+// start or a report that cannot be written never truncates an earlier report.
+// A device or FIFO (/dev/full, a named pipe) is written directly.
+class ReportFile {
+  public:
+    static Result<std::unique_ptr<ReportFile>> open(const std::string& path);
+    ReportFile(const ReportFile&) = delete;
+    ReportFile& operator=(const ReportFile&) = delete;
+    ~ReportFile();  // removes the temporary file unless it replaced FILE
+    [[nodiscard]] std::ofstream& stream() { return stream_; }
+    // Puts the temporary file in FILE's place (once; writing goes on into it).
+    [[nodiscard]] Status replace_target();
+
+  private:
+    ReportFile() = default;
+    std::string target_;
+    std::string temporary_;  // empty: writing `target_` itself
+    std::ofstream stream_;
+};
+
 class MeasureSession {
   public:
     // Validates the options and files, opens and selects the devices and
@@ -56,10 +77,11 @@ class MeasureSession {
     [[nodiscard]] EnergyMonitor& monitor() { return *monitor_; }
     [[nodiscard]] OutputFormat format() const { return format_; }
     [[nodiscard]] PowerDomain power_domain() const { return domain_; }
-    [[nodiscard]] std::ostream& out() { return out_file_ ? *out_file_ : *out_; }
+    [[nodiscard]] std::ostream& out() { return out_file_ ? out_file_->stream() : *out_; }
     // Flushes the report; an error naming where it went (--output PATH,
     // standard output or error) when it could not be written whole, e.g. a
     // full disk or /dev/full: a report that was lost is never a success.
+    // The first flush with anything written puts --output FILE in place.
     [[nodiscard]] Status flush_output();
     [[nodiscard]] const std::string& trace_path() const { return trace_path_; }
     // True when the report takes standard output (`--output -`) from the command zeus runs.
@@ -91,7 +113,7 @@ class MeasureSession {
     OutputFormat format_ = OutputFormat::Human;
     PowerDomain domain_ = PowerDomain::DeviceInstant;
     std::ostream* out_ = nullptr;
-    std::unique_ptr<std::ofstream> out_file_;
+    std::unique_ptr<ReportFile> out_file_;
     std::string out_name_;  // for errors: "--output PATH", "standard output"
     bool command_stdout_to_stderr_ = false;
     std::string trace_path_;

@@ -51,13 +51,15 @@ bool write_trace(TraceRecorder& trace, const MeasureSession& session, PowerReadi
 }
 
 int run_power(const MeasureOptions& opts) {
+    // Before the devices start their threads, so that only this thread takes the signals.
+    route_signals_to_this_thread(terminating_signals());
     auto opened = MeasureSession::open(opts, true);
     if (!opened) {
         std::cerr << "zeus: " << opened.error().describe() << "\n";
         return setup_exit_code(opened.error());
     }
     MeasureSession& session = **opened;
-    auto signals = SignalPipe::install({SIGINT, SIGTERM});
+    auto signals = SignalPipe::install(terminating_signals());
     if (!signals) {
         std::cerr << "zeus: " << signals.error().describe() << "\n";
         return 1;

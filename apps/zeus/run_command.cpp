@@ -2,9 +2,11 @@
 // and energy per device, and exits with the command's exit code.
 //
 // Signals: the command shares zeus's process group, so Ctrl-C in a terminal
-// reaches both; zeus then only waits for the command to finish. A SIGINT or
-// SIGTERM sent to zeus alone (kill) is forwarded to the command. Either way
-// the partial measurement is printed once the command has ended.
+// reaches both; zeus then only waits for the command to finish. Every other
+// terminating signal (SIGTERM, SIGHUP, SIGUSR1, ... sent to zeus alone, or a
+// terminal's signal when the command left zeus's process group) is forwarded
+// to the command. Either way the partial measurement is printed once the
+// command has ended; zeus never exits before it.
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <signal.h>
@@ -53,11 +55,20 @@ Result<std::optional<simulation::SimulatorSharedWithChildren>> share_simulator(c
 }
 
 // How the command ended: its status (none when it could not be waited for)
-// and the first SIGINT or SIGTERM that zeus received meanwhile.
+// and the first stop request (a terminating signal) that zeus received while
+// it ran.
 struct CommandEnd {
     std::optional<ChildStatus> status;
     std::optional<int> interrupted_by;
 };
+
+// Records a stop request and forwards it to the command unless it got it
+// already (a terminal's signal to a command in zeus's process group).
+void stop_command(pid_t pid, const ReceivedSignal& received, CommandEnd& ended) {
+    if (!is_stop_request(received)) return;
+    if (!ended.interrupted_by) ended.interrupted_by = received.signal;
+    if (!ended.status && !reached_command_too(received, pid)) ::kill(pid, received.signal);
+}
 
 // Waits for the command, forwarding the signals sent to zeus alone, and
 // calls `sample` (when set: for a trace) every `period` from `start` on.
@@ -71,16 +82,15 @@ CommandEnd wait_for_command(pid_t pid, SignalPipe& signals, Timestamp start, std
         // Without a trace nothing is sampled: the loop only wakes for signals.
         const auto timeout = tracing ? (next > now ? next - now : std::chrono::nanoseconds(0))
                                      : std::chrono::nanoseconds(std::chrono::seconds(1));
-        for (const auto& s : signals.wait(timeout)) {
-            if (s.signal != SIGINT && s.signal != SIGTERM) continue;
-            if (!ended.interrupted_by) ended.interrupted_by = s.signal;
-            // A terminal's Ctrl-C already reached the command (same process group).
-            if (s.from_process) ::kill(pid, s.signal);
-        }
+        for (const auto& s : signals.wait(timeout)) stop_command(pid, s, ended);
         int raw = 0;
         const pid_t waited = ::waitpid(pid, &raw, WNOHANG);
         if (waited == pid) {
             ended.status = ChildStatus::from_wait_status(raw);
+            // Signals that came before the command was reaped: their handlers ran on this
+            // thread before waitpid returned (route_signals_to_this_thread), so they are
+            // in the pipe now. A Ctrl-C that ended the command is among them.
+            for (const auto& s : signals.wait(std::chrono::nanoseconds(0))) stop_command(pid, s, ended);
             break;
         }
         if (waited < 0 && errno != EINTR) {
@@ -192,6 +202,13 @@ int measure_command(const RunOptions& opts, MeasureSession& session, SignalPipe&
     std::optional<RunTrace> trace;
     if (tracing) trace.emplace(session, cpu_sampler, opts.command, start);
 
+    // A stop request that came while the devices were opened: nothing to run any more.
+    for (const auto& s : signals.wait(std::chrono::nanoseconds(0))) {
+        if (!is_stop_request(s)) continue;
+        (void)session.monitor().end_window("zeus.run", false, true);
+        std::cerr << "zeus: run: stopped by " << signal_name(s.signal) << " before the command started\n";
+        return 128 + s.signal;
+    }
     std::cout.flush();
     std::cerr.flush();
     auto child = spawn_command(opts.command,
@@ -220,6 +237,8 @@ int measure_command(const RunOptions& opts, MeasureSession& session, SignalPipe&
 }
 
 int run_command(const RunOptions& opts) {
+    // Before the devices start their threads, so that only this thread takes the signals.
+    route_signals_to_this_thread(terminating_signals());
     if (opts.command.empty()) {
         std::cerr << "zeus: run needs a command (zeus run [options] -- CMD ARGS...)\n";
         return kZeusFailed;
@@ -239,7 +258,9 @@ int run_command(const RunOptions& opts) {
         std::cerr << "zeus: " << opened.error().describe() << "\n";
         return kZeusFailed;
     }
-    auto signals = SignalPipe::install({SIGINT, SIGTERM, SIGCHLD});
+    std::vector<int> handled = terminating_signals();
+    handled.push_back(SIGCHLD);
+    auto signals = SignalPipe::install(handled);
     if (!signals) {
         std::cerr << "zeus: " << signals.error().describe() << "\n";
         return kZeusFailed;

@@ -9,6 +9,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include "zeus/platform/standard_descriptors.hpp"
 #include "zeus/version.hpp"
 #include "zeus/zeusd/commands.hpp"
 
@@ -107,6 +108,7 @@ CLI::App* add_token_issue(CLI::App& app, TokenRequest& request) {
 }  // namespace
 
 int main(int argc, char** argv) {
+    zeus::occupy_closed_standard_descriptors();  // before any file is opened
     CLI::App app{"zeusd: GPU and CPU energy daemon, API-compatible with the original Zeus daemon"};
     app.set_version_flag("--version", std::string("zeusd ") + ZEUS_VERSION_STRING);
     app.require_subcommand(1);

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "commands.h"
+#include "zeus/platform/standard_descriptors.hpp"
 
 using namespace zeus::sim::cli;
 
@@ -108,6 +109,7 @@ std::optional<int> parse_failure(CLI::App& app, int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  zeus::occupy_closed_standard_descriptors();  // before any file is opened
   CLI::App app{
       "zeus-sim: control the simulated GPUs behind the simulator's libnvidia-ml.so.1.\n"
       "Configuration: $ZEUS_SIM_CONFIG (JSON; default two A100-SXM4-40GB). Shared state: $ZEUS_SIM_STATE.\n"

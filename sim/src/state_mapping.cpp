@@ -14,6 +14,7 @@
 #include "gpu_params_check.h"
 #include "physics.h"
 #include "sim_clock.h"
+#include "zeus/platform/standard_descriptors.hpp"
 
 namespace zeus::sim {
 namespace {
@@ -97,7 +98,8 @@ StateMapping::StateMapping(const SimConfig& config, const std::string& path) : p
     initialize_state(*state_, config, unix_now_us());
     return;
   }
-  fd_ = open(path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+  // Never on 0-2: a host program started with one of them closed would write its output into the state.
+  fd_ = zeus::move_above_standard_descriptors(open(path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0666));
   if (fd_ < 0) fail(path_, "open");
   try {
     attach(config);

@@ -1,6 +1,7 @@
 // A shared state file that a live process uses must never be re-initialised by
 // a process with another configuration (it would wipe the first one's GPUs
 // under its feet), also when the first process has forked.
+#include <fcntl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -99,6 +100,21 @@ TEST_F(SimStateAttach, SameConfigurationAttachesNextToALiveProcess) {
   const CliResult cli = cli_with_config(dir_.file("config.json"), "advance 1");
   EXPECT_EQ(cli.exit_code, 0) << cli.output;
   EXPECT_DOUBLE_EQ(now_s(), 6.0);
+}
+
+// A host program started with a standard descriptor closed: the library's
+// state file must not take its number, or the program's output would be
+// written into the shared state.
+TEST_F(SimStateAttach, TheStateFileNeverTakesAClosedStandardDescriptor) {
+  const int saved_stdin = ::dup(STDIN_FILENO);
+  ASSERT_GE(saved_stdin, 0);
+  ::close(STDIN_FILENO);
+  init(simple_gpu_config(), /*shared_state=*/true);
+  const bool stdin_taken = ::fcntl(STDIN_FILENO, F_GETFD) != -1;
+  ::dup2(saved_stdin, STDIN_FILENO);
+  ::close(saved_stdin);
+  EXPECT_FALSE(stdin_taken) << "the state file was opened as standard input";
+  EXPECT_EQ(cli_with_config(dir_.file("config.json"), "advance 1").exit_code, 0);
 }
 
 }  // namespace
