@@ -27,7 +27,7 @@ DEVELOPMENT_WORDING = [
     (re.compile(r"No GPU was lent", re.I), "development wording"),
     (re.compile(r"§\s?\d"), "a section of a document that is not in the repository"),
     # attribution.md is also a user page: only a bare mention (not a link) is the reference document.
-    (re.compile(r"shared/reference/|\b(zeus-inventory|measurement-facts|optimizers|user-asks)\.md|(?<![[(/\w-])attribution\.md"),
+    (re.compile(r"shared/reference/|\b(zeus-inventory|measurement-facts|optimizers|user-asks)\.md|(?<![\[(/\w-])attribution\.md"),
      "a document that is not in the repository"),
 ]
 
