@@ -1,0 +1,445 @@
+"""The original Zeus's own examples (its 0.16.0 sdist on PyPI) run on zeus_native
+with only the import changed, each in its own Python process on the simulator, to
+a clean exit (code 0).
+
+The examples are not copied into this repository: the pinned sdist is downloaded
+once (its sha256 checked) into ${ZEUS_CACHE_DIR:-~/.cache/zeus-native} and the
+named files are read from it. Each example's text is changed in two ways only:
+
+1. rewrite_imports(): `zeus` becomes `zeus_native` in import statements;
+2. the changes this machine forces, each listed with its reason in EXAMPLES and
+   applied by substitute(), which fails if the text to change is not there
+   exactly as many times as expected (so a different example fails loudly
+   instead of running unchanged). This machine has no GPU: PyTorch runs on the
+   CPU (`cuda` shims in STAND_INS' sitecustomize, "gloo" for "nccl"), and the
+   simulator's GPUs are measured. It has no internet: no dataset or model is
+   downloaded. And runs are kept short (the examples' own flags where they have
+   them).
+
+torchvision has no release for the pinned torch (2.15.0) on PyPI, so the image
+examples import a stand-in (STAND_INS' torchvision: random images, a small CNN
+under the example's default architecture name, transforms that pass tensors
+through). Examples whose dependencies are not installed here are skipped with
+the name of what is missing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import tarfile
+import textwrap
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from conftest import PUSHGATEWAY, Pushgateway, a100s
+
+REPO = Path(__file__).resolve().parents[2]
+SETUP_FRAMEWORKS = REPO / "scripts" / "setup-frameworks.sh"
+
+ORIGINAL_VERSION = "0.16.0"
+ORIGINAL_SDIST = f"zeus-{ORIGINAL_VERSION}.tar.gz"
+ORIGINAL_SDIST_SHA256 = "c77e3fec498fd7aea11ad081a723c1cc6cad9b670c6ebf47afd1b5ac5a6c5206"
+
+
+# --- the original's sources ---------------------------------------------------------
+
+
+def cache_dir() -> Path:
+    return Path(os.environ.get("ZEUS_CACHE_DIR") or Path.home() / ".cache" / "zeus-native")
+
+
+def sha256_of(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def original_examples() -> Path:
+    """The original's examples/ directory, from its pinned sdist (downloaded once)."""
+    directory = cache_dir() / f"zeus-{ORIGINAL_VERSION}-sdist"
+    examples = directory / f"zeus-{ORIGINAL_VERSION}" / "examples"
+    tarball = directory / ORIGINAL_SDIST
+    if not tarball.is_file():
+        directory.mkdir(parents=True, exist_ok=True)
+        download = subprocess.run(
+            [sys.executable, "-m", "pip", "download", "--quiet", "--disable-pip-version-check", "--no-deps",
+             "--no-binary", ":all:", "-d", str(directory), f"zeus=={ORIGINAL_VERSION}"],
+            capture_output=True, text=True, timeout=300)
+        if download.returncode != 0 or not tarball.is_file():
+            pytest.fail(f"downloading the original's sdist ({ORIGINAL_SDIST}) from PyPI failed:\n{download.stderr}")
+    digest = sha256_of(tarball)
+    if digest != ORIGINAL_SDIST_SHA256:
+        pytest.fail(f"{tarball} has sha256 {digest}, not the pinned {ORIGINAL_SDIST_SHA256}: delete it to download again")
+    if not examples.is_dir():
+        # Plain files and folders under examples/ only, into a scratch folder first so
+        # that an interrupted extraction is not taken for a complete one.
+        partial = directory / "partial"
+        shutil.rmtree(partial, ignore_errors=True)
+        with tarfile.open(tarball) as archive:
+            members = [m for m in archive.getmembers()
+                       if m.name.startswith(f"zeus-{ORIGINAL_VERSION}/examples/") and ".." not in m.name.split("/")
+                       and (m.isfile() or m.isdir())]
+            archive.extractall(partial, members=members)
+        (partial / f"zeus-{ORIGINAL_VERSION}").rename(examples.parent)
+        partial.rmdir()
+    return examples
+
+
+# --- the changes ----------------------------------------------------------------------
+
+_IMPORT = re.compile(r"^(?P<indent>[ \t]*)(?P<keyword>from|import)[ \t]+zeus(?P<rest>(\.[\w.]+)?([ \t].*)?)$",
+                     re.MULTILINE)
+
+
+def rewrite_imports(source: str) -> str:
+    """`from zeus.x import y` -> `from zeus_native.x import y`, `from zeus import x`
+    -> `from zeus_native import x`, `import zeus` -> `import zeus_native as zeus`,
+    `import zeus.x as y` -> `import zeus_native.x as y`. A bare `import zeus.x` is
+    refused: the name `zeus.x` it binds has no one-line rewrite."""
+
+    def replace(match: re.Match[str]) -> str:
+        indent, keyword, rest = match["indent"], match["keyword"], match["rest"] or ""
+        if keyword == "from":
+            return f"{indent}from zeus_native{rest}"
+        if rest.strip() == "" or rest.lstrip().startswith("#"):
+            return f"{indent}import zeus_native as zeus{rest}"
+        if rest.lstrip().startswith("as "):
+            return f"{indent}import zeus_native {rest.lstrip()}"
+        if re.match(r"\.[\w.]+[ \t]+as[ \t]", rest):
+            return f"{indent}import zeus_native{rest}"
+        raise ValueError(f"no import rewrite for {match.group(0).strip()!r}")
+
+    return _IMPORT.sub(replace, source)
+
+
+@dataclass(frozen=True)
+class Change:
+    """One change the sandbox forces: `old` occurs `count` times and becomes `new`."""
+    old: str
+    new: str
+    why: str
+    count: int = 1
+
+
+def substitute(source: str, changes: list[Change]) -> str:
+    for change in changes:
+        found = source.count(change.old)
+        if found != change.count:
+            raise AssertionError(f"expected {change.old!r} {change.count} time(s), found it {found} "
+                                 f"(for: {change.why})")
+        source = source.replace(change.old, change.new)
+    return source
+
+
+def test_rewrite_imports_changes_only_zeus_imports():
+    source = textwrap.dedent("""\
+        from zeus.monitor import ZeusMonitor
+        from zeus.optimizer.power_limit import MaxSlowdownConstraint, GlobalPowerLimitOptimizer
+        from zeus import monitor
+        import zeus
+        import zeus as z
+        import zeus.metric as metric
+            from zeus.utils.env import get_env  # indented
+        import zeusd
+        from zeusx import y
+        text = "from zeus.monitor import ZeusMonitor"
+        # from zeus.monitor import ZeusMonitor
+        monitor = zeus.monitor.ZeusMonitor()
+        """)
+    assert rewrite_imports(source) == textwrap.dedent("""\
+        from zeus_native.monitor import ZeusMonitor
+        from zeus_native.optimizer.power_limit import MaxSlowdownConstraint, GlobalPowerLimitOptimizer
+        from zeus_native import monitor
+        import zeus_native as zeus
+        import zeus_native as z
+        import zeus_native.metric as metric
+            from zeus_native.utils.env import get_env  # indented
+        import zeusd
+        from zeusx import y
+        text = "from zeus.monitor import ZeusMonitor"
+        # from zeus.monitor import ZeusMonitor
+        monitor = zeus.monitor.ZeusMonitor()
+        """)
+    with pytest.raises(ValueError, match="import zeus.monitor"):
+        rewrite_imports("import zeus.monitor\n")
+
+
+def test_substitute_refuses_a_change_whose_text_is_not_there_as_expected():
+    assert substitute("a b a", [Change("a", "c", "test", count=2)]) == "c b c"
+    with pytest.raises(AssertionError, match="found it 0"):
+        substitute("a b", [Change("x", "y", "test")])
+    with pytest.raises(AssertionError, match="found it 2"):
+        substitute("a b a", [Change("a", "y", "test")])
+
+
+# --- stand-ins for what this machine lacks -------------------------------------------
+
+STAND_INS = {
+    # No GPU: the examples' .cuda() calls keep tensors and modules on the CPU.
+    "sitecustomize.py": '''
+        import torch
+
+        def _stay_on_cpu(self, *args, **kwargs):
+            return self
+
+        torch.nn.Module.cuda = _stay_on_cpu
+        torch.Tensor.cuda = _stay_on_cpu
+        torch.cuda.set_device = lambda device: None
+        torch.cuda.synchronize = lambda device=None: None
+    ''',
+    # torchvision has no release for the pinned torch: random 32x32 images of 10
+    # classes, a small CNN under the examples' default name, pass-through transforms.
+    "torchvision/__init__.py": '''
+        from . import datasets, models, transforms
+    ''',
+    "torchvision/models.py": '''
+        import torch
+
+        def resnet18(num_classes=10):
+            return torch.nn.Sequential(
+                torch.nn.Conv2d(3, 8, 3, stride=2), torch.nn.ReLU(), torch.nn.AdaptiveAvgPool2d(1),
+                torch.nn.Flatten(), torch.nn.Linear(8, num_classes))
+    ''',
+    "torchvision/datasets.py": '''
+        import os
+        import torch
+
+        class ImageFolder(torch.utils.data.TensorDataset):
+            def __init__(self, root, transform=None):
+                count = int(os.environ.get("STAND_IN_IMAGES", "64"))
+                generator = torch.Generator().manual_seed(0)
+                super().__init__(torch.randn(count, 3, 32, 32, generator=generator),
+                                 torch.randint(0, 10, (count,), generator=generator))
+    ''',
+    "torchvision/transforms.py": '''
+        class _PassThrough:
+            def __init__(self, *args, **kwargs):
+                pass
+
+            def __call__(self, x):
+                return x
+
+        Compose = RandomResizedCrop = RandomHorizontalFlip = ToTensor = Normalize = Resize = CenterCrop = _PassThrough
+    ''',
+}
+
+
+def write_stand_ins(directory: Path, names: tuple[str, ...]) -> None:
+    for name, text in STAND_INS.items():
+        if name.split("/")[0] in names:
+            path = directory / name
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(textwrap.dedent(text))
+
+
+# --- the examples ---------------------------------------------------------------------
+
+NO_GPU = "no GPU here: PyTorch runs on the CPU"
+
+@dataclass(frozen=True)
+class Example:
+    path: str
+    changes: list[Change] = field(default_factory=list)
+    needs: tuple[str, ...] = ()  # importable modules, from the frameworks directories
+    stand_ins: tuple[str, ...] = ()
+
+
+EXAMPLES = {
+    "jax": Example("jax/measure_energy.py", [
+        Change("for i in range(50000):", "for i in range(50):",
+               "short run: 50 1000x1000 products on the CPU instead of 50,000 (no flag for it)"),
+    ], needs=("jax",)),
+    "power_limit_single": Example("power_limit_optimizer/train_single.py", stand_ins=("sitecustomize", "torchvision"),
+                                  needs=("torch",)),
+    "power_limit_dp": Example("power_limit_optimizer/train_dp.py", [
+        Change('dist.init_process_group(backend="nccl")', 'dist.init_process_group(backend="gloo")',
+               NO_GPU + " (NCCL needs GPUs; gloo is torch.distributed's CPU backend)"),
+        Change("model, device_ids=[args.gpu], output_device=args.gpu",
+               "model, device_ids=None, output_device=None",
+               NO_GPU + " (DistributedDataParallel takes no device ids for a CPU module)"),
+    ], stand_ins=("sitecustomize", "torchvision"), needs=("torch",)),
+    "prometheus": Example("prometheus/train_single.py", [
+        Change("'http://localhost:9091'", "os.environ['PUSHGATEWAY_URL']",
+               "the pushgateway this test starts listens on a free loopback port, not 9091", count=3),
+        Change("time.sleep(10)", "time.sleep(2)", "short run: the example waits 10 s for a last push"),
+    ], stand_ins=("sitecustomize", "torchvision"), needs=("torch",)),
+    "profile_p2p": Example("pipeline_frequency_optimizer/profile_p2p.py", [
+        Change('backend="nccl"', 'backend="gloo"', NO_GPU + " (gloo is torch.distributed's CPU backend)"),
+        Change('tensor = torch.rand(10000, 10000, device="cuda")', "tensor = torch.rand(100, 100)",
+               NO_GPU + ", and a short run: a 100x100 tensor instead of a 10000x10000 one on a GPU"),
+        Change('os.environ["MASTER_PORT"] = "29500"', 'os.environ["MASTER_PORT"] = os.environ["FREE_PORT"]',
+               "a free loopback port: another test may hold 29500"),
+        Change("time.sleep(60)", "time.sleep(1)", "short run: rank 1 sleeps 1 s instead of 60 s", count=1),
+        Change('print("Sleeping for 60 seconds")', 'print("Sleeping for 1 second")', "the line above"),
+    ], stand_ins=("sitecustomize",), needs=("torch",)),
+    "huggingface_run_clm": Example("huggingface/run_clm.py", needs=("datasets", "evaluate")),
+    "carbon_run_clm": Example("carbon_emission_monitor/run_clm.py", needs=("datasets", "evaluate")),
+    "bso_mnist": Example("batch_size_optimizer/mnist/train_single_gpu.py", needs=("tensorboardX",)),
+}
+
+
+@pytest.fixture(scope="module")
+def examples_dir() -> Path:
+    return original_examples()
+
+
+@pytest.fixture(scope="module")
+def frameworks() -> list[str]:
+    """The directories that hold torch/transformers (scripts/setup-frameworks.sh) and jax
+    (.venv/frameworks, scripts/setup-python.sh)."""
+    run = subprocess.run([str(SETUP_FRAMEWORKS)], capture_output=True, text=True, timeout=1800)
+    if run.returncode != 0:
+        pytest.fail(f"{SETUP_FRAMEWORKS} failed ({run.returncode}):\n{run.stderr}")
+    directories = [run.stdout.strip().splitlines()[-1]]
+    jax_dir = Path(sys.prefix) / "frameworks"
+    if jax_dir.is_dir():
+        directories.append(str(jax_dir))
+    return directories
+
+
+def importable(module: str, path: list[str]) -> bool:
+    check = subprocess.run([sys.executable, "-c", f"import importlib.util, sys; "
+                            f"sys.exit(importlib.util.find_spec({module!r}) is None)"],
+                           env={**os.environ, "PYTHONPATH": os.pathsep.join(path)}, capture_output=True)
+    return check.returncode == 0
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def prepare(name: str, examples_dir: Path, frameworks: list[str], tmp_path: Path) -> tuple[Path, dict[str, str]]:
+    """The example's changed text in tmp_path, and its processes' environment."""
+    example = EXAMPLES[name]
+    missing = [m for m in example.needs if not importable(m, frameworks)]
+    if missing:
+        pytest.skip(f"{example.path} needs {', '.join(missing)}, not installed here "
+                    "(scripts/setup-frameworks.sh and scripts/setup-python.sh install torch, transformers, jax)")
+    stand_ins = tmp_path / "stand-ins"
+    write_stand_ins(stand_ins, example.stand_ins)
+    script = tmp_path / Path(example.path).name
+    script.write_text(substitute(rewrite_imports((examples_dir / example.path).read_text()), example.changes))
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(stand_ins), *frameworks])
+    env.update(TOKENIZERS_PARALLELISM="false", HF_HUB_OFFLINE="1", HF_HOME=str(tmp_path / "hf-home"),
+               JAX_PLATFORMS="cpu", OMP_NUM_THREADS="1", FREE_PORT=str(free_port()))
+    return script, env
+
+
+def run(command: list[str], env: dict[str, str], cwd: Path, timeout: float = 240) -> subprocess.CompletedProcess:
+    done = subprocess.run(command, capture_output=True, text=True, env=env, cwd=cwd, timeout=timeout)
+    assert done.returncode == 0, f"exit code {done.returncode}\nstdout:\n{done.stdout}\nstderr:\n{done.stderr}"
+    assert "Traceback" not in done.stderr, done.stderr
+    return done
+
+
+def figures(pattern: str, text: str) -> list[float]:
+    return [float(m) for m in re.findall(pattern, text)]
+
+
+def test_the_changes_are_only_imports_and_what_the_sandbox_forces(examples_dir):
+    """Each example's changed text differs from the original only in its zeus imports and
+    its listed changes: every other line is the original's."""
+    for name, example in EXAMPLES.items():
+        original = (examples_dir / example.path).read_text()
+        changed = substitute(rewrite_imports(original), example.changes)
+        allowed = {line for change in example.changes for line in change.new.splitlines()}
+        for before, after in zip(original.splitlines(), changed.splitlines(), strict=True):
+            if before != after:
+                assert (re.match(r"\s*(from|import) zeus", before) and "zeus_native" in after) or any(
+                    a in after for a in allowed), (name, before, after)
+
+
+def test_jax_measure_energy(examples_dir, frameworks, sim, tmp_path):
+    """examples/jax/measure_energy.py: sync_execution_with="jax" on a CPU-only JAX,
+    one window over the products; the GPU's energy is the simulator's idle power
+    over the window's time (it does no GPU work)."""
+    sim.start(a100s(1, clock="real"))
+    script, env = prepare("jax", examples_dir, frameworks, tmp_path)
+    done = run([sys.executable, str(script)], env, tmp_path)
+    (seconds,) = figures(r"Took ([0-9.e+-]+) seconds\.", done.stdout)
+    (joules,) = figures(r"GPU 0 consumed ([0-9.e+-]+) Joules\.", done.stdout)
+    assert seconds > 0 and joules > 0, done.stdout
+    idle = sim.true_power(0)
+    assert abs(joules - idle * seconds) <= 2 * idle * 0.1 + 0.002, (joules, idle, seconds)
+
+
+def test_power_limit_train_single(examples_dir, frameworks, sim, tmp_path):
+    """examples/power_limit_optimizer/train_single.py on the stand-in images, with
+    enough steps per epoch for the optimizer's 10 warm-up + 40 profiling steps at
+    each limit: it profiles and settles on a supported limit, training every epoch."""
+    sim.start(a100s(1, clock="real"))
+    script, env = prepare("power_limit_single", examples_dir, frameworks, tmp_path)
+    env["STAND_IN_IMAGES"] = str(2 * 700)
+    done = run([sys.executable, str(script), str(tmp_path / "imagenet"), "--epochs", "2", "-b", "2", "-j", "0",
+                "-p", "1000"], env, tmp_path)
+    assert done.stdout.count("Top-1 accuracy:") == 2, done.stdout
+    output = done.stdout + done.stderr
+    limits = figures(r"[Oo]ptimal power limit[^0-9]*([0-9.]+)", output)
+    assert limits, output[-4000:]
+    assert 100 <= limits[-1] <= 400 or 100_000 <= limits[-1] <= 400_000, output[-4000:]
+
+
+def test_power_limit_train_dp_on_two_gloo_ranks(examples_dir, frameworks, sim, tmp_path):
+    """examples/power_limit_optimizer/train_dp.py under torch.distributed's launcher,
+    2 ranks on gloo, each monitoring its own simulated GPU: both train every epoch."""
+    sim.start(a100s(2, clock="real"))
+    script, env = prepare("power_limit_dp", examples_dir, frameworks, tmp_path)
+    env["STAND_IN_IMAGES"] = "64"
+    done = run([sys.executable, "-m", "torch.distributed.run", "--nproc-per-node", "2",
+                "--master-addr", "127.0.0.1", "--master-port", env["FREE_PORT"],
+                str(script), str(tmp_path / "imagenet"), "--epochs", "2", "-b", "8", "-j", "0"], env, tmp_path)
+    assert done.stdout.count("Top-1 accuracy:") == 2 * 2, done.stdout
+
+
+@pytest.mark.skipif(not PUSHGATEWAY.exists(), reason=f"{PUSHGATEWAY} is not installed")
+def test_prometheus_train_single(examples_dir, frameworks, sim, tmp_path):
+    """examples/prometheus/train_single.py pushing to a local pushgateway: the three
+    jobs' metrics arrive there."""
+    import urllib.request
+
+    sim.start(a100s(1, clock="real"))
+    gateway = Pushgateway(tmp_path / "gateway")
+    try:
+        script, env = prepare("prometheus", examples_dir, frameworks, tmp_path)
+        env["PUSHGATEWAY_URL"] = gateway.url
+        run([sys.executable, str(script), str(tmp_path / "imagenet"), "--epochs", "2", "-b", "8", "-j", "0"],
+            env, tmp_path)
+        with urllib.request.urlopen(gateway.url + "/metrics", timeout=10) as reply:
+            metrics = reply.read().decode()
+    finally:
+        gateway.stop()
+    for job in ("training_energy_histogram", "training_power_gauge", "training_energy_counter"):
+        assert f'job="{job}"' in metrics, metrics[-4000:]
+
+
+def test_pipeline_frequency_profile_p2p(examples_dir, frameworks, sim, tmp_path):
+    """examples/pipeline_frequency_optimizer/profile_p2p.py: rank 0 measures its GPU
+    while blocked on a receive from rank 1, which sleeps ~1 s first; the power it
+    prints is the simulator's idle power."""
+    sim.start(a100s(2, clock="real"))
+    script, env = prepare("profile_p2p", examples_dir, frameworks, tmp_path)
+    done = run([sys.executable, str(script)], env, tmp_path)
+    (seconds,) = figures(r"Time \(s\): ([0-9.e+-]+)", done.stdout)
+    (joules,) = figures(r"Energy \(J\): ([0-9.e+-]+)", done.stdout)
+    (watts,) = figures(r"Power \(W\): ([0-9.e+-]+)", done.stdout)
+    assert 0.5 < seconds < 30, done.stdout
+    idle = sim.true_power(0)
+    assert abs(joules - idle * seconds) <= 2 * idle * 0.1 + 0.002, (joules, idle, seconds)
+    assert watts == pytest.approx(joules / seconds)
+
+
+@pytest.mark.parametrize("name", ["huggingface_run_clm", "carbon_run_clm", "bso_mnist"])
+def test_examples_whose_dependencies_are_absent(name, examples_dir, frameworks, sim, tmp_path):
+    """Skipped with the missing module's name while it is not installed here."""
+    sim.start(a100s(1, clock="real"))
+    script, env = prepare(name, examples_dir, frameworks, tmp_path)
+    pytest.fail(f"{script.name}: its dependencies are now installed; give it a test of its own")
