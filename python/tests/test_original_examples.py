@@ -232,7 +232,7 @@ STAND_INS = {
 
 def write_stand_ins(directory: Path, names: tuple[str, ...]) -> None:
     for name, text in STAND_INS.items():
-        if name.split("/")[0] in names:
+        if name.split("/")[0].removesuffix(".py") in names:
             path = directory / name
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(textwrap.dedent(text))
@@ -338,6 +338,7 @@ def run(command: list[str], env: dict[str, str], cwd: Path, timeout: float = 240
     done = subprocess.run(command, capture_output=True, text=True, env=env, cwd=cwd, timeout=timeout)
     assert done.returncode == 0, f"exit code {done.returncode}\nstdout:\n{done.stdout}\nstderr:\n{done.stderr}"
     assert "Traceback" not in done.stderr, done.stderr
+    print(done.stdout[-3000:], done.stderr[-3000:], sep="\n")  # shown for a failed assert after this
     return done
 
 
