@@ -25,6 +25,7 @@ the name of what is missing.
 
 from __future__ import annotations
 
+import ctypes
 import hashlib
 import os
 import re
@@ -34,6 +35,7 @@ import subprocess
 import sys
 import tarfile
 import textwrap
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -373,20 +375,76 @@ def test_jax_measure_energy(examples_dir, frameworks, sim, tmp_path):
     assert abs(joules - idle * seconds) <= 2 * idle * 0.1 + 0.002, (joules, idle, seconds)
 
 
+class SimGpuStatus(ctypes.Structure):
+    """zeusSimGpuStatus_t (sim/include/zeus_sim/zeus_sim.h)."""
+    _fields_ = [("size", ctypes.c_uint), ("name", ctypes.c_char * 96), ("uuid", ctypes.c_char * 96),
+                ("now_s", ctypes.c_double), ("true_power_w", ctypes.c_double), ("temperature_c", ctypes.c_double),
+                ("clock_mhz", ctypes.c_double), ("power_limit_w", ctypes.c_double), ("utilization", ctypes.c_double),
+                ("ground_truth_energy_j", ctypes.c_double), ("energy_counter_supported", ctypes.c_int),
+                ("energy_counter_mj", ctypes.c_ulonglong), ("instant_power_reading_w", ctypes.c_double),
+                ("average_power_reading_w", ctypes.c_double), ("active_loads", ctypes.c_uint), ("lost", ctypes.c_int)]
+
+
+class PowerLimitRecorder:
+    """Every power limit the simulator's GPU holds while the example runs, in order
+    (polled: a limit held for less than a poll may be missed)."""
+
+    def __init__(self, sim, gpu: int) -> None:
+        self.sim, self.gpu, self.limits = sim, gpu, []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._poll, daemon=True)
+
+    def _read(self) -> float:
+        status = SimGpuStatus(size=ctypes.sizeof(SimGpuStatus))
+        assert self.sim.lib.zeusSimGetGpuStatus(ctypes.c_uint(self.gpu), ctypes.byref(status)) == 0
+        return status.power_limit_w
+
+    def _poll(self) -> None:
+        while not self._stop.is_set():
+            limit = self._read()
+            if not self.limits or self.limits[-1] != limit:
+                self.limits.append(limit)
+            self._stop.wait(0.002)
+
+    def __enter__(self) -> "PowerLimitRecorder":
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        self._thread.join()
+        self._poll_once_more()
+
+    def _poll_once_more(self) -> None:
+        limit = self._read()
+        if self.limits[-1] != limit:
+            self.limits.append(limit)
+
+
 def test_power_limit_train_single(examples_dir, frameworks, sim, tmp_path):
     """examples/power_limit_optimizer/train_single.py on the stand-in images, with
-    enough steps per epoch for the optimizer's 10 warm-up + 40 profiling steps at
-    each limit: it profiles and settles on a supported limit, training every epoch."""
+    enough steps in the first epoch for the optimizer's 10 warm-up + 40 profiling
+    steps at each limit, a full load on the GPU (so a lower limit draws less power)
+    and ZEUS_MAX_SLOWDOWN (read by the example through zeus_native.utils.env) so
+    lax that the lowest limit is chosen: the GPU goes through every limit from the
+    maximum down in pl_step (25 W) steps, holds the minimum for the rest of the
+    training, and is back at the maximum after exit."""
+    from zeus_native.device import get_gpus
+
     sim.start(a100s(1, clock="real"))
+    low_mw, high_mw = get_gpus().get_power_management_limit_constraints(0)
+    expected = [w / 1000 for w in range(high_mw, low_mw - 1, -25_000)]
+    load = sim.load(0, 1.0)
     script, env = prepare("power_limit_single", examples_dir, frameworks, tmp_path)
-    env["STAND_IN_IMAGES"] = str(2 * 700)
-    done = run([sys.executable, str(script), str(tmp_path / "imagenet"), "--epochs", "2", "-b", "2", "-j", "0",
-                "-p", "1000"], env, tmp_path)
+    env["STAND_IN_IMAGES"] = str(2 * (1 + 50 * len(expected) + 20))
+    env["ZEUS_MAX_SLOWDOWN"] = "100"
+    with PowerLimitRecorder(sim, 0) as recorder:
+        done = run([sys.executable, str(script), str(tmp_path / "imagenet"), "--epochs", "2", "-b", "2", "-j", "0",
+                    "-p", "1000"], env, tmp_path)
+    sim.unload(load)
     assert done.stdout.count("Top-1 accuracy:") == 2, done.stdout
-    output = done.stdout + done.stderr
-    limits = figures(r"[Oo]ptimal power limit[^0-9]*([0-9.]+)", output)
-    assert limits, output[-4000:]
-    assert 100 <= limits[-1] <= 400 or 100_000 <= limits[-1] <= 400_000, output[-4000:]
+    # Profiled from the maximum down, then the chosen minimum held, then the maximum restored at exit.
+    assert recorder.limits == [*expected, expected[0]], recorder.limits
 
 
 def test_power_limit_train_dp_on_two_gloo_ranks(examples_dir, frameworks, sim, tmp_path):
