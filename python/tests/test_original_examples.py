@@ -449,14 +449,28 @@ def test_power_limit_train_single(examples_dir, frameworks, sim, tmp_path):
 
 def test_power_limit_train_dp_on_two_gloo_ranks(examples_dir, frameworks, sim, tmp_path):
     """examples/power_limit_optimizer/train_dp.py under torch.distributed's launcher,
-    2 ranks on gloo, each monitoring its own simulated GPU: both train every epoch."""
+    2 ranks on gloo, each monitoring its own simulated GPU, as train_single above:
+    both GPUs go through every limit, hold the lowest and are restored; both ranks
+    train and validate every epoch."""
+    from zeus_native.device import get_gpus
+
     sim.start(a100s(2, clock="real"))
+    low_mw, high_mw = get_gpus().get_power_management_limit_constraints(0)
+    expected = [w / 1000 for w in range(high_mw, low_mw - 1, -25_000)]
+    loads = [sim.load(gpu, 1.0) for gpu in (0, 1)]
     script, env = prepare("power_limit_dp", examples_dir, frameworks, tmp_path)
-    env["STAND_IN_IMAGES"] = "64"
-    done = run([sys.executable, "-m", "torch.distributed.run", "--nproc-per-node", "2",
-                "--master-addr", "127.0.0.1", "--master-port", env["FREE_PORT"],
-                str(script), str(tmp_path / "imagenet"), "--epochs", "2", "-b", "8", "-j", "0"], env, tmp_path)
+    # A global batch of 2 is 1 image per rank: each rank's epoch is half the images.
+    env["STAND_IN_IMAGES"] = str(2 * (1 + 50 * len(expected) + 20))
+    env["ZEUS_MAX_SLOWDOWN"] = "100"
+    with PowerLimitRecorder(sim, 0) as gpu0, PowerLimitRecorder(sim, 1) as gpu1:
+        done = run([sys.executable, "-m", "torch.distributed.run", "--nproc-per-node", "2",
+                    "--master-addr", "127.0.0.1", "--master-port", env["FREE_PORT"],
+                    str(script), str(tmp_path / "imagenet"), "--epochs", "2", "-b", "2", "-j", "0", "-p", "1000"],
+                   env, tmp_path)
+    for load in loads:
+        sim.unload(load)
     assert done.stdout.count("Top-1 accuracy:") == 2 * 2, done.stdout
+    assert gpu0.limits == gpu1.limits == [*expected, expected[0]], (gpu0.limits, gpu1.limits)
 
 
 @pytest.mark.skipif(not PUSHGATEWAY.exists(), reason=f"{PUSHGATEWAY} is not installed")
