@@ -134,8 +134,12 @@ class Pushgateway:
                 self.port = port  # a test that brings a gateway up late, where pushes went before
             self.url = f"http://127.0.0.1:{self.port}"
             with open(self.log_path, "ab") as log:
+                # Memory only: Debian's default persistence file (/var/lib/prometheus/
+                # pushgateway.data) is shared by every gateway on the machine, so one
+                # test's pushes would be served to the next, and a stored invalid push
+                # turns every later /metrics into HTTP 500.
                 self.process = subprocess.Popen(
-                    [str(PUSHGATEWAY), f"--web.listen-address=127.0.0.1:{self.port}"],
+                    [str(PUSHGATEWAY), f"--web.listen-address=127.0.0.1:{self.port}", "--persistence.file="],
                     cwd=directory, stdout=log, stderr=subprocess.STDOUT)
             deadline = time.monotonic() + 30
             while time.monotonic() < deadline and self.process.poll() is None:

@@ -320,3 +320,25 @@ def test_cumulative_counter_pushes_cpu_and_dram_series_at_zero(sim, pushgateway,
     counter.end_window("w")
     for family in ("energy_monitor_cpu_energy_joules_total", "energy_monitor_dram_energy_joules_total"):
         assert [v for _, v in pushgateway.find(family, job="idle", window="w", index="0")] == [0.0], family
+
+
+def test_each_test_gateway_starts_empty(tmp_path):
+    """A push to one test gateway is not served by the next: Debian's pushgateway
+    otherwise persists to one machine-wide file and loads it at start."""
+    import urllib.request
+
+    require_pushgateway()
+    first = Pushgateway(tmp_path / "first")
+    try:
+        request = urllib.request.Request(first.url + "/metrics/job/left_behind", data=b"left_behind_total 1\n",
+                                         method="PUT")
+        with urllib.request.urlopen(request, timeout=5) as reply:
+            assert reply.status == 200
+        assert first.find("left_behind_total", job="left_behind")
+    finally:
+        first.stop()
+    second = Pushgateway(tmp_path / "second")
+    try:
+        assert not second.find("left_behind_total", job="left_behind")
+    finally:
+        second.stop()
