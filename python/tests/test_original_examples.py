@@ -41,7 +41,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import PUSHGATEWAY, Pushgateway, a100s
+from conftest import a100s, energy_bound
 
 REPO = Path(__file__).resolve().parents[2]
 SETUP_FRAMEWORKS = REPO / "scripts" / "setup-frameworks.sh"
@@ -473,25 +473,38 @@ def test_power_limit_train_dp_on_two_gloo_ranks(examples_dir, frameworks, sim, t
     assert gpu0.limits == gpu1.limits == [*expected, expected[0]], (gpu0.limits, gpu1.limits)
 
 
-@pytest.mark.skipif(not PUSHGATEWAY.exists(), reason=f"{PUSHGATEWAY} is not installed")
-def test_prometheus_train_single(examples_dir, frameworks, sim, tmp_path):
-    """examples/prometheus/train_single.py pushing to a local pushgateway: the three
-    jobs' metrics arrive there."""
-    import urllib.request
+def fake_rapl_packages(root: Path, count: int) -> Path:
+    """A powercap tree with `count` idle RAPL packages: this machine exposes none."""
+    for package in range(count):
+        zone = root / f"intel-rapl:{package}"
+        zone.mkdir(parents=True)
+        (zone / "name").write_text(f"package-{package}\n")
+        (zone / "energy_uj").write_text("1000000\n")
+        (zone / "max_energy_range_uj").write_text("262143328850\n")
+    return root
 
+
+def test_prometheus_train_single(examples_dir, frameworks, sim, pushgateway, tmp_path):
+    """examples/prometheus/train_single.py pushing to a local pushgateway, with the two
+    RAPL packages its cpu_indices=[0,1] name (idle stand-ins): one histogram sample
+    per epoch, a cumulative GPU energy within the simulator's ground truth, and the
+    GPU's power gauge at its true (idle) power."""
     sim.start(a100s(1, clock="real"))
-    gateway = Pushgateway(tmp_path / "gateway")
-    try:
-        script, env = prepare("prometheus", examples_dir, frameworks, tmp_path)
-        env["PUSHGATEWAY_URL"] = gateway.url
-        run([sys.executable, str(script), str(tmp_path / "imagenet"), "--epochs", "2", "-b", "8", "-j", "0"],
-            env, tmp_path)
-        with urllib.request.urlopen(gateway.url + "/metrics", timeout=10) as reply:
-            metrics = reply.read().decode()
-    finally:
-        gateway.stop()
-    for job in ("training_energy_histogram", "training_power_gauge", "training_energy_counter"):
-        assert f'job="{job}"' in metrics, metrics[-4000:]
+    script, env = prepare("prometheus", examples_dir, frameworks, tmp_path)
+    env["PUSHGATEWAY_URL"] = pushgateway.url
+    env["ZEUS_POWERCAP_ROOT"] = str(fake_rapl_packages(tmp_path / "powercap", 2))
+    before = sim.truth(0)
+    run([sys.executable, str(script), str(tmp_path / "imagenet"), "--epochs", "2", "-b", "8", "-j", "0"],
+        env, tmp_path)
+    total = sim.truth(0) - before
+    histogram = pushgateway.find("energy_monitor_gpu_energy_joules_count", job="training_energy_histogram",
+                                 window="training_energy", index="0")
+    assert [v for _, v in histogram] == [2.0], histogram
+    counter = pushgateway.find("energy_monitor_gpu_energy_joules_total", job="training_energy_counter",
+                               window="epoch_energy", index="0")
+    assert len(counter) == 1 and 0 < counter[0][1] <= total + energy_bound(sim, 0), (counter, total)
+    gauge = pushgateway.find("power_monitor_gpu_power_watts", job="training_power_gauge", index="0")
+    assert len(gauge) == 1 and gauge[0][1] == pytest.approx(sim.true_power(0), rel=0.05), gauge
 
 
 def test_pipeline_frequency_profile_p2p(examples_dir, frameworks, sim, tmp_path):
