@@ -147,9 +147,12 @@ std::string ServerProcess::log() const {
 Pushgateway::Pushgateway(std::optional<unsigned> port)
     // Memory only (--persistence.file=): Debian's default file is shared by every
     // gateway on the machine, so pushes from one test would reach the next.
-    : ServerProcess(Launch{"/usr/bin/prometheus-pushgateway", "prometheus-pushgateway", {"--persistence.file="},
+    : ServerProcess(Launch{"/usr/bin/prometheus-pushgateway",
+                           "prometheus-pushgateway",
+                           {"--persistence.file="},
                            "--web.listen-address=",
-                           "/-/ready", port},
+                           "/-/ready",
+                           port},
                     make_dir("pushgateway")) {}
 
 namespace {
