@@ -77,7 +77,8 @@ def original_examples() -> Path:
             pytest.fail(f"downloading the original's sdist ({ORIGINAL_SDIST}) from PyPI failed:\n{download.stderr}")
     digest = sha256_of(tarball)
     if digest != ORIGINAL_SDIST_SHA256:
-        pytest.fail(f"{tarball} has sha256 {digest}, not the pinned {ORIGINAL_SDIST_SHA256}: delete it to download again")
+        pytest.fail(f"{tarball} has sha256 {digest}, not the pinned {ORIGINAL_SDIST_SHA256}: "
+                    "delete it to download again")
     if not examples.is_dir():
         # Plain files and folders under examples/ only, into a scratch folder first so
         # that an interrupted extraction is not taken for a complete one.
