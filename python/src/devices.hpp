@@ -54,7 +54,7 @@ struct type_caster<zeus::python::DeviceIndex> {
         value.beyond_64_bits.clear();
         if (overflow != 0) {
             PyObject* text = PyObject_Str(number);
-            const char* utf8 = text != nullptr ? PyUnicode_AsUTF8(text) : nullptr;
+            const char* utf8 = text != nullptr ? PyUnicode_AsUTF8AndSize(text, nullptr) : nullptr;
             if (utf8 != nullptr) value.beyond_64_bits = utf8;
             Py_XDECREF(text);
             if (value.beyond_64_bits.empty()) value.beyond_64_bits = overflow > 0 ? "(beyond 2**63)" : "(below -2**63)";
