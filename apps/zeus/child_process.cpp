@@ -12,7 +12,11 @@
 #include <array>
 #include <atomic>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <optional>
+#include <string_view>
 
 extern char** environ;
 
@@ -159,11 +163,56 @@ bool SignalPipe::wait_for_termination(std::chrono::nanoseconds timeout) {
     return stop;
 }
 
-Result<pid_t> spawn_command(const std::vector<std::string>& argv, ChildStdout output) {
-    if (argv.empty() || argv.front().empty()) {
+Status check_command_name(const std::vector<std::string>& argv) {
+    if (argv.empty()) {
         return Error{ErrorCode::InvalidArgument, "no command given",
                      "put the command after --, e.g. zeus run -- python train.py"};
     }
+    if (argv.front().empty()) {
+        return Error{ErrorCode::InvalidArgument, "the command's name is an empty string ('')",
+                     "put the program to run after --, e.g. zeus run -- python train.py"};
+    }
+    return {};
+}
+
+namespace {
+
+// The file a shell would run for `command`: itself when it names a path,
+// else the first match on PATH.
+std::optional<std::string> resolve_command(const std::string& command) {
+    if (command.find('/') != std::string::npos) return command;
+    const char* path = std::getenv("PATH");
+    std::string_view rest = path != nullptr ? path : "/usr/bin:/bin";
+    while (true) {
+        const auto colon = rest.find(':');
+        const std::string_view dir = rest.substr(0, colon);
+        const std::string candidate = (dir.empty() ? std::string(".") : std::string(dir)) + "/" + command;
+        if (::access(candidate.c_str(), X_OK) == 0) return candidate;
+        if (colon == std::string_view::npos) return std::nullopt;
+        rest.remove_prefix(colon + 1);
+    }
+}
+
+}  // namespace
+
+// posix_spawn says ENOENT both for a missing program and for a script whose
+// #! interpreter is missing; a shell tells them apart, and so do we.
+std::optional<std::string> missing_interpreter(const std::string& command) {
+    const auto file = resolve_command(command);
+    if (!file) return std::nullopt;
+    std::ifstream in(*file, std::ios::binary);
+    std::string first;
+    if (!in || !std::getline(in, first) || !first.starts_with("#!")) return std::nullopt;
+    const auto begin = first.find_first_not_of(" \t", 2);
+    if (begin == std::string::npos) return std::nullopt;
+    const auto end = first.find_first_of(" \t\r", begin);
+    std::string interpreter = first.substr(begin, end == std::string::npos ? std::string::npos : end - begin);
+    if (::access(interpreter.c_str(), F_OK) == 0) return std::nullopt;
+    return interpreter;
+}
+
+Result<pid_t> spawn_command(const std::vector<std::string>& argv, ChildStdout output) {
+    if (auto usage = check_command_name(argv); !usage) return usage.error();
     std::vector<char*> args;
     args.reserve(argv.size() + 1);
     for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));  // NOLINT: posix_spawn's API
@@ -191,6 +240,14 @@ Result<pid_t> spawn_command(const std::vector<std::string>& argv, ChildStdout ou
     posix_spawnattr_destroy(&attr);
     if (rc == 0) return pid;
     const std::string& command = argv.front();
+    if (rc == ENOENT) {
+        if (auto interpreter = missing_interpreter(command)) {
+            return Error{ErrorCode::NotFound,
+                         fmt::format("{}: bad interpreter: {} (named on its first line, #!) does not exist", command,
+                                     *interpreter),
+                         "install it, or correct the script's first line"};
+        }
+    }
     if (rc == ENOENT || rc == ENOTDIR) {
         return Error{ErrorCode::NotFound, fmt::format("{}: command not found", command),
                      command.find('/') == std::string::npos ? "check the spelling and that it is on PATH"

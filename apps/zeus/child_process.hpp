@@ -10,6 +10,7 @@
 
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -84,6 +85,13 @@ class SignalPipe {
 // How a child process ended (plain data the measurement report takes).
 using report::ChildStatus;
 using report::signal_name;
+
+// The command's name is usable: given (zeus's own usage error otherwise, as
+// an option error: exit 125) and not an empty string.
+[[nodiscard]] Status check_command_name(const std::vector<std::string>& argv);
+// For a command posix_spawn could not find: the missing interpreter its
+// script's first line (#!) names, if that is why.
+[[nodiscard]] std::optional<std::string> missing_interpreter(const std::string& command);
 
 // Starts `argv` (looked up in PATH when argv[0] has no slash) with the
 // default disposition for SIGINT, SIGTERM, SIGCHLD and SIGPIPE and no signal

@@ -276,8 +276,12 @@ Result<std::unique_ptr<MeasureSession>> MeasureSession::open(const MeasureOption
     if ((*soc)->available()) s->soc_ = std::move(soc).value();
 
     if (s->gpu_indices_.empty() && s->cpu_indices_.empty() && !s->soc_) {
+        // With the simulator already on, "try --simulate" would send the user in a circle.
         return Error{ErrorCode::NotFound, "nothing to measure: no GPU, CPU package or SoC is selected and usable",
-                     "run zeus show-env to see what can be measured, or try --simulate"};
+                     device->gpus.simulate
+                         ? "run zeus show-env --simulate to see the simulator's GPUs (ZEUS_SIM_CONFIG sets them), and "
+                           "check --gpus and --cpus"
+                         : "run zeus show-env to see what can be measured, or try --simulate"};
     }
 
     EnergyMonitorOptions mopts;

@@ -243,6 +243,10 @@ int run_command(const RunOptions& opts) {
         std::cerr << "zeus: run needs a command (zeus run [options] -- CMD ARGS...)\n";
         return kZeusFailed;
     }
+    if (auto usable = check_command_name(opts.command); !usable) {
+        std::cerr << "zeus: run: " << usable.error().describe() << "\n";
+        return kZeusFailed;
+    }
     auto gateway = open_run_push(opts.push);
     if (!gateway) {
         std::cerr << "zeus: " << gateway.error().describe() << "\n";

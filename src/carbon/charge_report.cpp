@@ -12,9 +12,11 @@ namespace zeus::carbon {
 
 namespace {
 
-// The unit of a rate: "g/kWh", "USD/kWh", "/kWh".
+// The unit of a rate: "g/kWh", "USD/kWh", or "per kWh" for a price given
+// without a currency.
 std::string rate_unit(const ChargeLine& line) {
     if (line.kind == "carbon") return "g/kWh";
+    if (line.provenance.unit.empty()) return "per kWh";
     return line.provenance.unit + "/kWh";
 }
 
@@ -86,8 +88,9 @@ std::string charge_human(const ChargeLine& line) {
         rates += fmt::format("{}{} {:g} {}{}{}", rates.empty() ? "" : ", ", short_hour(h.hour), h.rate->per_kwh,
                              rate_unit(line), h.rate->estimated ? " estimated" : "", h.fallback ? " FALLBACK" : "");
     }
-    const std::string amount = line.kind == "carbon" ? fixed_amount(*line.total, 4) + " gCO2eq"
-                                                     : fmt::format("{} {}", fixed_amount(*line.total, 3), p.unit);
+    std::string amount =
+        line.kind == "carbon" ? fixed_amount(*line.total, 4) + " gCO2eq" : fixed_amount(*line.total, 3);
+    if (line.kind != "carbon" && !p.unit.empty()) amount += " " + p.unit;
     return fmt::format("{}: {} ({}, zone {}; {})", line.kind, amount, p.provider, p.zone, rates);
 }
 

@@ -301,6 +301,22 @@ TEST_F(CarbonMonitor, ReportsCarryTheProvenanceAndNeverPrintZeroForUnavailable) 
     EXPECT_NE(charge_human(none).find("unavailable"), std::string::npos);
 }
 
+// A price given without --currency: the amount has no unit word and no
+// double space, the rate reads "per kWh", never a bare "/kWh".
+TEST(ChargeReport, ACostWithoutACurrencySaysPerKwh) {
+    ChargeLine line{"cost", 0.25, {}, {}};
+    line.provenance.provider = "constant";
+    line.provenance.zone = "here";
+    HourCharge hour;
+    hour.hour = UtcTime{} + std::chrono::hours(10);
+    hour.rate = HourlyRate{hour.hour, 0.12, hour.hour, false};
+    line.provenance.hours.push_back(hour);
+    const std::string text = charge_human(line);
+    EXPECT_EQ(text, "cost: 0.250 (constant, zone here; 10:00Z 0.12 per kWh)") << text;
+    line.provenance.unit = "USD";
+    EXPECT_EQ(charge_human(line), "cost: 0.250 USD (constant, zone here; 10:00Z 0.12 USD/kWh)") << charge_human(line);
+}
+
 TEST(ChargeReport, AmountsPrintInFixedNotation) {
     // A short window's cost is millionths of a dollar: "2.00777e-06 USD" before.
     EXPECT_EQ(fixed_amount(2.00777e-06, 3), "0.00000201");

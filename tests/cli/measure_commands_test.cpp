@@ -353,6 +353,23 @@ TEST_F(MeasureCommands, RunOfAMissingCommandFailsLikeAShell) {
     r = run(env_ + zeus::testing::zeus_cli_path() + " run --simulate");
     EXPECT_EQ(r.exit_code, 125) << r.output;
     EXPECT_NE(r.output.find("needs a command"), std::string::npos) << r.output;
+    // An empty name is zeus's usage error (125), said as such, not "no command given" with 126.
+    r = run(env_ + zeus::testing::zeus_cli_path() + " run --simulate -- ''");
+    EXPECT_EQ(r.exit_code, 125) << r.output;
+    EXPECT_NE(r.output.find("the command's name is an empty string ('')"), std::string::npos) << r.output;
+    // A script whose interpreter is missing names the interpreter, not the script, as missing.
+    const auto script = dir_ / "needs-python9.sh";
+    {
+        std::ofstream out(script);
+        out << "#!/usr/bin/zeus-no-such-python9 -u\nprint(1)\n";
+    }
+    std::filesystem::permissions(script, std::filesystem::perms::owner_all);
+    r = run(env_ + zeus::testing::zeus_cli_path() + " run --simulate -- " + script.string());
+    EXPECT_EQ(r.exit_code, 127) << r.output;
+    EXPECT_NE(r.output.find("bad interpreter: /usr/bin/zeus-no-such-python9 (named on its first line, #!) does "
+                            "not exist"),
+              std::string::npos)
+        << r.output;
 }
 
 TEST_F(MeasureCommands, CtrlCDuringRunStopsTheCommandAndPrintsThePartialResult) {
@@ -392,6 +409,9 @@ TEST_F(MeasureCommands, UnknownDeviceIndicesAreRejectedWithTheValidRange) {
     r = run(env_ + zeus::testing::zeus_cli_path() + " energy --simulate --gpus none --cpus none --duration 0");
     EXPECT_NE(r.exit_code, 0) << r.output;
     EXPECT_NE(r.output.find("nothing to measure"), std::string::npos) << r.output;
+    // The simulator is already on: the hint does not send the user back to --simulate.
+    EXPECT_EQ(r.output.find("try --simulate"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("zeus show-env --simulate"), std::string::npos) << r.output;
 }
 
 TEST_F(MeasureCommands, UnwritableFilesAreNamedBeforeMeasuring) {
