@@ -27,7 +27,11 @@ std::string format_time(std::chrono::system_clock::time_point t, bool utc) {
     }
     char buffer[32];
     const std::size_t n = std::strftime(buffer, sizeof buffer, utc ? "%Y-%m-%dT%H:%M:%S" : "%Y-%m-%d %H:%M:%S", &tm);
-    return fmt::format("{}.{:03d}{}", std::string_view(buffer, n), static_cast<int>(ms), utc ? "Z" : "");
+    if (utc) return fmt::format("{}.{:03d}Z", std::string_view(buffer, n), static_cast<int>(ms));
+    // With the offset from UTC: without it, a time in the hour a DST change repeats is ambiguous.
+    char offset[8];
+    const std::size_t m = std::strftime(offset, sizeof offset, "%z", &tm);
+    return fmt::format("{}.{:03d} {}", std::string_view(buffer, n), static_cast<int>(ms), std::string_view(offset, m));
 }
 
 std::string source_key(EnergySource source) {

@@ -4,6 +4,8 @@
 #include "zeus/report/measurement_report.hpp"
 
 #include <gtest/gtest.h>
+
+#include <cstdlib>
 #include <nlohmann/json.hpp>
 #include <signal.h>
 
@@ -109,6 +111,25 @@ TEST(MeasurementReport, PowerRowsInEveryFormat) {
     EXPECT_TRUE(j["power_w"]["CPU 0"].is_null());
     const auto human = render_power_row(devices, row, OutputFormat::Human);
     EXPECT_NE(human.find("GPU 0: 231.4 W  CPU 0: n/a"), std::string::npos) << human;
+}
+
+// Local times carry their offset from UTC: the hour a DST change repeats is otherwise ambiguous.
+TEST(MeasurementReport, LocalTimesCarryTheirUtcOffset) {
+    const char* saved = std::getenv("TZ");
+    const std::string previous = saved != nullptr ? saved : "";
+    ::setenv("TZ", "Europe/Berlin", 1);
+    ::tzset();
+    // 2023-10-29 01:30 UTC and 00:30 UTC are both 02:30 in Berlin (the repeated hour).
+    const auto first = std::chrono::system_clock::time_point(std::chrono::seconds(1'698'539'400));
+    const auto second = first + std::chrono::hours(1);
+    EXPECT_EQ(local_time(first), "2023-10-29 02:30:00.000 +0200");
+    EXPECT_EQ(local_time(second), "2023-10-29 02:30:00.000 +0100");
+    if (saved != nullptr) {
+        ::setenv("TZ", previous.c_str(), 1);
+    } else {
+        ::unsetenv("TZ");
+    }
+    ::tzset();
 }
 
 TEST(MeasurementReport, AMeasurementBecomesOneRowPerDeviceWithItsSource) {

@@ -92,7 +92,7 @@ struct PowerRow {
 [[nodiscard]] std::string source_label(const std::string& source);
 // 2024-05-01T12:00:00.123Z
 [[nodiscard]] std::string iso_utc(std::chrono::system_clock::time_point t);
-// 2024-05-01 14:00:00.123 (local time)
+// 2024-05-01 14:00:00.123 +0200 (local time, with its offset from UTC)
 [[nodiscard]] std::string local_time(std::chrono::system_clock::time_point t);
 // A CSV field, quoted when it needs to be.
 [[nodiscard]] std::string csv_field(const std::string& text);
