@@ -81,7 +81,7 @@ Status HourlyCharger::begin(std::string_view key, bool sync, bool own_total) {
                          "end it first, or give this window another name", 0};
         }
         Window window;
-        const std::string base = fmt::format("__{}_{}", tag_, key);
+        const std::string base = fmt::format("{}{}_{}", EnergyMonitor::kInternalWindowPrefix, tag_, key);
         window.segment_name = base + "_hour";
         if (own_total) {
             window.main_name = base;

@@ -248,7 +248,7 @@ class EnergyMonitorImpl final : public EnergyMonitor {
             if (auto s = add_cpu_values(state, m); !s) return s.error();
             add_soc_values(state, m);
         }
-        if (log_) {
+        if (log_ && !name.starts_with(kInternalWindowPrefix)) {
             if (auto s = log_->append(std::string(name), m); !s) m.warnings.push_back(s.error().describe());
         }
         return m;

@@ -71,6 +71,23 @@ TEST_F(CarbonCommands, RunPrintsCarbonAndCostBesideTheJoulesInJson) {
     EXPECT_NEAR(device_sum, j["carbon"]["total"].get<double>(), 1e-9);
 }
 
+// The carbon and cost monitors' own hourly windows are measured, never logged:
+// --log-file holds the user's window only.
+TEST_F(CarbonCommands, TheLogFileHoldsOnlyTheRunsWindow) {
+    const auto log = dir_ / "windows.csv";
+    const auto r =
+        testing::capture_separately(zeus("energy --simulate --duration 0.3 --carbon-intensity 350 --price 0.2 "
+                                         "--currency EUR --log-file " +
+                                         log.string()));
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    std::ifstream in(log);
+    std::string line;
+    std::vector<std::string> rows;
+    while (std::getline(in, line)) rows.push_back(line);
+    ASSERT_EQ(rows.size(), 2U) << "header and one window expected; the log holds " << rows.size() << " lines";
+    EXPECT_EQ(rows[1].find("__"), std::string::npos) << rows[1];
+}
+
 TEST_F(CarbonCommands, EnergyChargesEachHourAtTheRecordedElectricityMapsIntensity) {
     // The recording, shifted so its last hour is the current one: whatever
     // hour(s) the window falls in have a recorded value.

@@ -83,6 +83,11 @@ class EnergyMonitor {
                                                        EnergyMonitorOptions options = {});
     virtual ~EnergyMonitor() = default;
 
+    // Windows the library opens for itself on a user's monitor (the carbon and
+    // cost monitors' hourly segments) are named with this prefix; they are
+    // measured like any other but never written to the window log.
+    static constexpr std::string_view kInternalWindowPrefix = "__zeus_internal:";
+
     // Errors: InvalidState for a name already open (unless restart), and
     // device read errors.
     virtual Status begin_window(std::string_view name, bool sync = true, bool restart = false) = 0;
