@@ -144,6 +144,7 @@ bool StateMapping::map_if_usable(const SimConfig& config) {
 void StateMapping::attach_alone(const SimConfig& config) {
   struct stat st {};
   if (fstat(fd_, &st) != 0) fail(path_, "fstat");
+  refuse_foreign_file(st);
   const bool right_size = static_cast<std::size_t>(st.st_size) == sizeof(SharedState);
   if (!right_size && ftruncate(fd_, static_cast<off_t>(sizeof(SharedState))) != 0) fail(path_, "resizing the file");
   map();
@@ -153,6 +154,20 @@ void StateMapping::attach_alone(const SimConfig& config) {
   }
   // Atomic downgrade: from here on others may attach next to us.
   if (!ofd_lock(fd_, F_RDLCK, /*wait=*/false)) fail(path_, "downgrading the lock");
+}
+
+// A non-empty file that does not start with the state's magic is someone
+// else's data (ZEUS_SIM_STATE set to the wrong path): never overwrite it. An
+// unfinished state (all zeros: a crash before the header was written) is ours.
+void StateMapping::refuse_foreign_file(const struct stat& st) const {
+  if (st.st_size == 0) return;
+  std::uint64_t magic = 0;
+  const ssize_t got = pread(fd_, &magic, sizeof magic, 0);
+  if (got == static_cast<ssize_t>(sizeof magic) && (magic == kStateMagic || magic == 0)) return;
+  throw SimError(Status::kState, "ZEUS_SIM_STATE names " + path_ + ", which is not a zeus-sim state file (" +
+                                     std::to_string(st.st_size) +
+                                     " bytes of other data); it is left as it is: point ZEUS_SIM_STATE at a new "
+                                     "file (or an old state file), or delete this one if it is yours to delete");
 }
 
 void StateMapping::map() {

@@ -9,6 +9,8 @@
 // mutex stored inside the mapping.
 #pragma once
 
+#include <sys/stat.h>
+
 #include <string>
 
 #include "config.h"
@@ -37,6 +39,7 @@ class StateMapping {
   void attach(const SimConfig& config);
   // With the write lock: resize, map, initialise if needed, downgrade.
   void attach_alone(const SimConfig& config);
+  void refuse_foreign_file(const struct stat& st) const;
   // With a read lock: maps the state if it was made by this configuration.
   bool map_if_usable(const SimConfig& config);
   void map();

@@ -117,5 +117,22 @@ TEST_F(SimStateAttach, TheStateFileNeverTakesAClosedStandardDescriptor) {
   EXPECT_EQ(cli_with_config(dir_.file("config.json"), "advance 1").exit_code, 0);
 }
 
+// ZEUS_SIM_STATE pointing at someone's file by mistake: refused, the file untouched.
+TEST_F(SimStateAttach, AFileThatIsNotAStateFileIsNeverOverwritten) {
+  const std::string notes = "my notes, not a simulator state\n";
+  dir_.write("state", notes);
+  use_config(simple_gpu_config(), /*shared_state=*/true);
+  EXPECT_NE(nvmlInit_v2(), NVML_SUCCESS);
+  const std::string error = zeusSimLastError();
+  EXPECT_NE(error.find("is not a zeus-sim state file"), std::string::npos) << error;
+  EXPECT_NE(error.find(dir_.file("state")), std::string::npos) << error;
+  std::FILE* f = std::fopen(dir_.file("state").c_str(), "r");
+  ASSERT_NE(f, nullptr);
+  char buffer[256] = {};
+  const std::size_t n = std::fread(buffer, 1, sizeof buffer, f);
+  std::fclose(f);
+  EXPECT_EQ(std::string(buffer, n), notes);
+}
+
 }  // namespace
 }  // namespace zeus::sim::testing
