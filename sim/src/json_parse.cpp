@@ -1,5 +1,6 @@
 #include "json_parse.h"
 
+#include <set>
 #include <vector>
 
 #include "config_error.h"
@@ -13,6 +14,8 @@ using nlohmann::json;
 // nlohmann reports a number overflow ("1e400") without saying where.
 class PathTracker {
  public:
+  explicit PathTracker(const std::string& source) : source_(source) {}
+
   bool on_event(json::parse_event_t event, const json& parsed) {
     switch (event) {
       case json::parse_event_t::object_start:
@@ -22,7 +25,14 @@ class PathTracker {
         frames_.push_back({true, {}, 0});
         break;
       case json::parse_event_t::key:
-        if (!frames_.empty()) frames_.back().key = parsed.get<std::string>();
+        if (!frames_.empty()) {
+          Frame& frame = frames_.back();
+          frame.key = parsed.get<std::string>();
+          // JSON parsers keep one of two equal keys silently; which one a reader meant is unknowable.
+          if (!frame.keys.insert(frame.key).second) {
+            throw ConfigError("zeus-sim config " + source_ + ": " + path() + " is given twice; keep one");
+          }
+        }
         break;
       case json::parse_event_t::object_end:
       case json::parse_event_t::array_end:
@@ -54,19 +64,21 @@ class PathTracker {
     bool array;
     std::string key;    // objects: the key whose value is being read
     std::size_t index;  // arrays: the element being read
+    std::set<std::string> keys{};  // objects: the keys read so far
   };
 
   void value_done() {
     if (!frames_.empty() && frames_.back().array) ++frames_.back().index;
   }
 
+  std::string source_;
   std::vector<Frame> frames_;
 };
 
 }  // namespace
 
 json parse_config_json(const std::string& text, const std::string& source) {
-  PathTracker tracker;
+  PathTracker tracker(source);
   try {
     return json::parse(text,
                        [&](int, json::parse_event_t event, json& parsed) { return tracker.on_event(event, parsed); });

@@ -158,6 +158,17 @@ TEST(SimConfig, BadValuesAreRejectedClearly) {
   EXPECT_NE(config_error(R"({"gpus": [{"count": 2}]})").find("model"), std::string::npos);
 }
 
+// A JSON parser would keep one of two equal keys silently; which one the
+// user meant is unknowable, so both are refused, at any depth.
+TEST(SimConfig, AKeyGivenTwiceIsRefusedWithItsPath) {
+  std::string message = config_error(R"({"clock": "virtual", "clock": "real"})");
+  EXPECT_NE(message.find("clock is given twice"), std::string::npos) << message;
+  message = config_error(R"({"gpus": [{"model": "A40", "power": {"idle_w": 50, "idle_w": 60}}]})");
+  EXPECT_NE(message.find("gpus[0].power.idle_w is given twice"), std::string::npos) << message;
+  // The same key in two objects is no duplicate.
+  EXPECT_EQ(config_error(R"({"gpus": [{"model": "A40"}, {"model": "A100-SXM4-40GB"}]})"), "");
+}
+
 TEST(SimConfig, NumberOverflowNamesTheFileAndKey) {
   const std::string message =
       config_error(R"({"gpus": [{"model": "A40"}, {"model": "A40", "power": {"idle_w": 1e400}}]})");
