@@ -11,6 +11,7 @@
 #include <sstream>
 #include <string>
 #include "support/build_paths.hpp"
+#include "support/command_output.hpp"
 
 namespace {
 
@@ -108,6 +109,18 @@ TEST_F(ZeusCli, ShowEnvFailsWhenNothingIsMeasurable) {
     EXPECT_EQ(r.exit_code, 1) << r.output;
     EXPECT_NE(r.output.find("ZEUS_NVML_LIBRARY"), std::string::npos) << r.output;
     EXPECT_NE(r.output.find("--simulate"), std::string::npos) << r.output;
+}
+
+// A broken simulator configuration: the JSON report (standard output only)
+// carries the simulator's own reason, not just NVML's "Unknown Error".
+TEST_F(ZeusCli, ShowEnvJsonCarriesTheSimulatorsReasonForABrokenConfig) {
+    const auto r =
+        zeus::testing::capture_separately(env_ + config(R"({"gpus": [{"model": "B300"}]})") +
+                                          zeus::testing::zeus_cli_path() + " show-env --simulate --format json");
+    const auto report = nlohmann::json::parse(r.out);
+    const std::string text = report.dump();
+    EXPECT_NE(text.find("B300"), std::string::npos) << text;
+    EXPECT_NE(text.find("ZEUS_SIM_CONFIG"), std::string::npos) << text;
 }
 
 TEST_F(ZeusCli, MalformedEnvironmentIsAUsageError) {

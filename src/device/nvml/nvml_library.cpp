@@ -152,7 +152,17 @@ Result<std::shared_ptr<Library>> Library::open(const std::string& path) {
 
     const nvmlReturn_t rc = f.init();
     if (rc != NVML_SUCCESS) {
-        return lib->error(rc, fmt::format("nvmlInit failed ({})", lib->path_));
+        Error failed = lib->error(rc, fmt::format("nvmlInit failed ({})", lib->path_));
+        // NVML has only a code; the simulator also says why (a bad ZEUS_SIM_CONFIG, an unusable state file).
+        using LastErrorFn = const char* (*)();
+        if (auto last_error = resolve<LastErrorFn>(dl, {"zeusSimLastError"})) {
+            const char* why = last_error();
+            if (why != nullptr && why[0] != '\0') {
+                failed.message += fmt::format(": {}", why);
+                failed.hint = "fix what the simulator names (ZEUS_SIM_CONFIG, ZEUS_SIM_STATE), then run again";
+            }
+        }
+        return failed;
     }
     lib->initialized_ = true;
     return lib;
