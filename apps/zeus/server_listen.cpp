@@ -14,9 +14,7 @@ std::optional<std::string> listening(const Result<unsigned short>& listened, std
     if (listened) return listening_address(listen, *listened);
     Error error = listened.error();
     error.message = "--listen: " + error.message;  // "cannot listen on ADDRESS: REASON", "... has no port"
-    if (error.code == ErrorCode::OperatingSystem) {
-        error.hint = "pick a free port with --listen IP:PORT, or stop the program listening there";
-    } else {
+    if (error.code != ErrorCode::OperatingSystem) {
         // The server component's example is zeusd's address; this command's port is its own.
         error.hint = fmt::format("give it as IP:PORT, for example 127.0.0.1:{0} or [::1]:{0} ({1}'s default port)",
                                  default_port, command);

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <array>
 #include <deque>
 #include <iostream>
@@ -169,6 +170,22 @@ std::shared_ptr<const PeerProcess> peer_process(int fd) {
         return nullptr;
     }
     return std::make_shared<const PeerProcess>(pidfd, static_cast<std::uint64_t>(status.st_ino));
+}
+
+// What to do about a TCP address that cannot be bound: the reasons need
+// different fixes, and only one of them is the port.
+std::string tcp_listen_fix(const beast::error_code& error) {
+    switch (error.value()) {
+        case EADDRINUSE:
+            return "pick a free port, or stop the program listening there";
+        case EADDRNOTAVAIL:
+            return "the address is not one of this machine's (`ip addr` lists them; a link-local IPv6 address needs "
+                   "its interface, e.g. [fe80::1%eth0]); 127.0.0.1, [::1], 0.0.0.0 and [::] always work";
+        case EACCES:
+            return "ports below 1024 need root (or CAP_NET_BIND_SERVICE): pick a port above 1023";
+        default:
+            return "check the address and the port";
+    }
 }
 
 void fill_peer_credentials(int fd, Peer& peer) {
@@ -787,7 +804,7 @@ Result<unsigned short> Server::listen_tcp(const std::string& address) {
     if (!error) acceptor.listen(asio::socket_base::max_listen_connections, error);
     if (error) {
         return Error{ErrorCode::OperatingSystem, fmt::format("cannot listen on {}: {}", address, error.message()),
-                     "pick a free port"};
+                     tcp_listen_fix(error), error.value()};
     }
     const unsigned short bound_port = acceptor.local_endpoint().port();
     auto listener = std::make_shared<Listener<tcp>>(io_, std::move(acceptor), shared_);
