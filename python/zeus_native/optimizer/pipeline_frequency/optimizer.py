@@ -16,7 +16,7 @@ import weakref
 from zeus_native import _core
 from zeus_native.callback import Callback
 from zeus_native.device import get_gpus
-from zeus_native.utils.framework import sync_function
+from zeus_native.utils.framework import DEFAULT_SYNC, sync_function
 
 __all__ = ["PipelineFrequencyOptimizer"]
 
@@ -78,9 +78,11 @@ class PipelineFrequencyOptimizer(Callback):
         self.server_url = server_url
         self.rank, self.dp_rank, self.pp_rank, self.tp_rank = rank, dp_rank, pp_rank, tp_rank
         self.device_id = device_id
+        # The default "torch": without a PyTorch that reaches a GPU there is no
+        # PyTorch work to wait for (None), and nothing to warn about.
         try:
-            self._sync = sync_function("torch")
-        except RuntimeError:  # no usable PyTorch: no PyTorch work to wait for
+            self._sync = sync_function(DEFAULT_SYNC)
+        except RuntimeError:
             self._sync = None
         share = _broadcast_job_id if world_size > 1 else None
         self._native = _core.PipelineFrequencyOptimizer(get_gpus(), device_id, options, share)
