@@ -330,8 +330,18 @@ ChargedWindow HourlyCharger::charge(Window window, Measurement measurement) {
     auto cpu = split_by_hour(window, hours, measured(measurement.cpu_energy), &Slice::cpu, charges);
     auto dram = split_by_hour(window, hours, measured(measurement.dram_energy), &Slice::dram, charges);
 
+    // The slices' times come from this charger's clock, read beside the monitor's edges, not at
+    // them: scaled to the window's own time, so the hours add up to it exactly, as their energies
+    // add up to its joules.
+    double sliced = 0;
+    for (const auto& [hour, slice] : window.slices) sliced += slice.time.count();
+    const double time_scale = sliced > 0 ? measurement.time.count() / sliced : 0.0;
     for (auto& [hour, c] : charges) {
-        if (const auto s = window.slices.find(hour); s != window.slices.end()) c.time = s->second.time;
+        if (const auto s = window.slices.find(hour); s != window.slices.end()) {
+            c.time = Seconds(s->second.time.count() * time_scale);
+        } else if (window.slices.empty()) {
+            c.time = measurement.time;
+        }
         if (c.rate) c.amount = c.energy.count() / kJoulesPerKwh * c.rate->per_kwh;
         if (c.fallback) {
             out.provenance.fallback_used = true;

@@ -77,6 +77,25 @@ TEST(HourFloor, FloorsBeforeTheEpochToo) {
     EXPECT_EQ(hour_floor(Clock::time_point(1h - 1ns)), UtcTime(0h));
 }
 
+// The charger reads its clock beside the monitor's edges, not at them (here
+// 7 ms later at every read): the hours' seconds still add up to the window's time.
+TEST_F(CarbonMonitor, TheHoursSecondsAddUpToTheWindowsTime) {
+    HourlyMonitorOptions o = options();
+    auto reads = std::make_shared<int>(0);
+    o.clock = [this, reads] { return energy_.now() + ++*reads * 7ms; };
+    CarbonEmissionMonitor monitor(energy_, electricity_maps(), o);
+    energy_.set_gpu_power(0, 300);
+    ASSERT_TRUE(monitor.begin_window("train").ok());
+    energy_.run_for(20min);  // to 11:00
+    monitor.poll();
+    energy_.run_for(20min);
+    const auto m = monitor.end_window("train").value();
+    ASSERT_EQ(m.provenance.hours.size(), 2U);
+    double seconds = 0;
+    for (const auto& hour : m.provenance.hours) seconds += hour.time.count();
+    EXPECT_NEAR(seconds, m.energy.time.count(), 1e-9);
+}
+
 TEST_F(CarbonMonitor, WindowAcrossAnHourIsChargedPerHourAtTheRecordedIntensities) {
     CarbonEmissionMonitor monitor(energy_, electricity_maps(), options());
     energy_.set_gpu_power(0, 300);
