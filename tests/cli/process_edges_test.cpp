@@ -249,15 +249,20 @@ std::vector<std::string> pid_writing_sleep(const fs::path& file, const std::stri
     return {"sh", "-c", "echo $$ > " + file.string() + "; exec sleep " + seconds};
 }
 
+// `zeus run` with a JSON report in `report_file` around a sleep that writes its pid to `pid_file`.
+std::vector<std::string> run_writing_pid(const fs::path& report_file, const fs::path& pid_file) {
+    std::vector<std::string> argv{zeus_cli_path(), "run", "--simulate",         "--cpus", "none", "--format",
+                                  "json",          "-o",  report_file.string(), "--"};
+    for (auto& a : pid_writing_sleep(pid_file)) argv.push_back(a);
+    return argv;
+}
+
 TEST_F(ProcessEdges, RunForwardsEveryTerminatingSignalReportsAndLeavesNoCommandBehind) {
     for (const int sig : kTerminatingSignals) {
         SCOPED_TRACE(name_of(sig));
         const auto pid_file = dir_ / ("pid-" + std::to_string(sig));
         const auto report_file = dir_ / "report.json";
-        std::vector<std::string> argv{zeus(), "run", "--simulate",         "--cpus", "none", "--format",
-                                      "json", "-o",  report_file.string(), "--"};
-        for (auto& a : pid_writing_sleep(pid_file)) argv.push_back(a);
-        auto zeus_run = start(argv);
+        auto zeus_run = start(run_writing_pid(report_file, pid_file));
         const pid_t command = wait_for_pid_file(pid_file);
         ASSERT_GT(command, 0) << output();
         ::kill(zeus_run.pid, sig);  // to zeus alone
@@ -280,10 +285,7 @@ TEST_F(ProcessEdges, UnderNohupAHangupEndsNeitherZeusNorTheCommand) {
     ignore_hangup_ = true;
     const auto pid_file = dir_ / "pid";
     const auto report_file = dir_ / "report.json";
-    std::vector<std::string> argv{zeus(), "run", "--simulate",         "--cpus", "none", "--format",
-                                  "json", "-o",  report_file.string(), "--"};
-    for (auto& a : pid_writing_sleep(pid_file)) argv.push_back(a);
-    auto zeus_run = start(argv);
+    auto zeus_run = start(run_writing_pid(report_file, pid_file));
     const pid_t command = wait_for_pid_file(pid_file);
     ASSERT_GT(command, 0) << output();
     ::kill(zeus_run.pid, SIGHUP);
