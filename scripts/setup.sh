@@ -31,6 +31,11 @@ TEST_PACKAGES=(
   # the images: clean Debian roots (mmdebstrap), OCI images built without a
   # container runtime (buildah), package checks, systemd-analyze for the units.
   ccache mmdebstrap buildah lintian dpkg-dev fakeroot patchelf systemd curl file
+  # The kubelet's PodResources v1 API (gRPC) that maps GPUs to pods
+  # (docs/attribution.md), and the fake kubelet its tests serve.
+  libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
+  # A real single-node Slurm the SPANK plugin's tests start (docs/slurm.md).
+  slurmctld slurmd slurm-client munge libslurm-dev
   # The registry the image test pushes to and pulls from (tests/packaging/registry_test.sh).
   docker-registry
   # The layout check of changed lines (scripts/check-format.sh).
