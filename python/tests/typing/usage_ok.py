@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Dict, List, Optional
 
-from zeus_native.monitor import Measurement, PowerDomain, PowerMonitor, TemperatureMonitor, ZeusMonitor
+from zeus_native.monitor import EnergyShare, Measurement, PowerDomain, PowerMonitor, TemperatureMonitor, ZeusMonitor
 from zeus_native.optimizer import GlobalPowerLimitOptimizer
 from zeus_native.optimizer.power_limit import MaxSlowdownConstraint, ZeusCost
 
@@ -18,6 +18,19 @@ def energy_of_a_window(monitor: ZeusMonitor) -> float:
     m: Measurement = monitor.end_window("step")
     per_gpu: Dict[int, float] = m.gpu_energy
     return m.time + m.total_energy + sum(per_gpu.values())
+
+
+def my_share(monitor: ZeusMonitor) -> Optional[str]:
+    monitor.begin_window("cell")
+    m = monitor.end_window("cell")
+    shares: Optional[Dict[int, EnergyShare]] = m.attribution
+    if shares is None:
+        return None
+    share = shares[0]
+    joules: float = share.energy + share.others + share.remainder - share.gpu_energy
+    pids: List[int] = share.pids
+    del joules, pids
+    return share.method
 
 
 def power_now(monitor: PowerMonitor) -> Optional[Dict[int, float]]:
@@ -46,6 +59,8 @@ def main() -> List[int]:
     monitor = ZeusMonitor(gpu_indices=[0], cpu_indices=None, approx_instant_energy=True, log_file=None,
                           sync_execution_with="torch")
     energy_of_a_window(monitor)
+    my_share(ZeusMonitor(gpu_indices=[0], attribute_to="process", idle_power={0: 60.0}))
+    my_share(ZeusMonitor(attribute_to=[1234, 5678], idle_power=60.0, idle_policy="allocation"))
     power_now(PowerMonitor(gpu_indices=[0], update_period=0.1, power_domains=[PowerDomain.DEVICE_INSTANT]))
     temperature_now(TemperatureMonitor(gpu_indices=[0], update_period=1.0))
     optimize(monitor, 10)

@@ -14,6 +14,8 @@ from zeus_native.device import _sets
 from zeus_native.device._indices import check_cpu_indices, check_gpu_indices
 from zeus_native.device.cpu.common import ZeusCPUNoPermissionError
 from zeus_native.device.gpu.common import ZeusGPUNoPermissionError
+from zeus_native.monitor import attribution as _attribution
+from zeus_native.monitor.attribution import AttributeTo, EnergyShare
 from zeus_native.utils.framework import DEFAULT_SYNC, sync_function
 
 
@@ -24,8 +26,10 @@ class Measurement:
     The original's fields first (time, gpu_energy, cpu_energy, dram_energy,
     soc_energy; soc_energy is {metric: J} here), then what this package adds:
     start_time (Unix s), provenance (how each value was obtained: {"gpu": {index:
-    {"source", "warnings", "lost", "edge_error_bound_j"}}, "cpu", "dram", "soc"})
-    and window_warnings (about the window as a whole). A plain dataclass:
+    {"source", "warnings", "lost", "edge_error_bound_j"}}, "cpu", "dram", "soc"}),
+    window_warnings (about the window as a whole) and attribution (with
+    ZeusMonitor(attribute_to=...): {index: EnergyShare}, the share of each GPU's
+    energy of the processes asked for; None otherwise). A plain dataclass:
     asdict, pickle, copy and == work; built by hand, provenance says
     "hardware counter" (NaN marks a device lost).
     """
@@ -42,6 +46,7 @@ class Measurement:
     provenance: Optional[Dict[str, Dict[Any, Dict[str, Any]]]] = dataclasses.field(
         default=None, repr=False, compare=False)
     window_warnings: List[str] = dataclasses.field(default_factory=list, repr=False, compare=False)
+    attribution: Optional[Dict[int, EnergyShare]] = dataclasses.field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         """Fill in provenance from the values when it is not given."""
@@ -68,7 +73,7 @@ class Measurement:
         for name, value in (("time", native.time), ("gpu_energy", native.gpu_energy),
                             ("cpu_energy", native.cpu_energy), ("dram_energy", native.dram_energy),
                             ("soc_energy", native.soc_energy), ("start_time", native.start_time),
-                            ("provenance", native.provenance), ("window_warnings", list(native.window_warnings))):
+                            ("provenance", native.provenance), ("window_warnings", list(native.window_warnings)), ("attribution", None)):
             fields.setdefault(name, value)
         fields.pop("_pending", None)
 
@@ -151,7 +156,7 @@ for _field in dataclasses.fields(Measurement):
 del _field
 # The original's fields only, for dataclasses.fields/asdict/astuple (the
 # constructor, pickle and copy keep the additions).
-for _extra in ("start_time", "provenance", "window_warnings"):
+for _extra in ("start_time", "provenance", "window_warnings", "attribution"):
     del Measurement.__dataclass_fields__[_extra]  # type: ignore[attr-defined]
 del _extra
 
@@ -224,6 +229,18 @@ class ZeusMonitor(_core.EnergyMonitor):
     number of GPUs; CPU packages (RAPL) and a SoC are read by the same thread
     every few milliseconds and extrapolated likewise, with a bound from the
     package's power ceiling (docs/monitoring.md, "Window edges").
+
+    attribute_to (not in the original): on a GPU shared with other processes,
+    each window's Measurement.attribution also says which part of each GPU's
+    energy was this process's ("process"), this process's and its
+    descendants' ("process_tree"), one PID's or a list of PIDs': {index:
+    EnergyShare}, with how it was obtained ("exclusive", "utilization",
+    "equal_split"), the other processes' part and the remainder, adding up to
+    the GPU's window energy. idle_power (W, one for every GPU or {index: W})
+    is the GPUs' idle draw, kept out of the shares in the remainder
+    (idle_policy="unattributed") or shared equally by the processes on the GPU
+    ("allocation"); without it the idle draw is split with the rest
+    (docs/attribution.md, "A window's share").
     """
 
     def __init__(
@@ -235,10 +252,16 @@ class ZeusMonitor(_core.EnergyMonitor):
         sync_execution_with: str = DEFAULT_SYNC,
         wait_for_counter_refresh: bool = False,
         window_edges: str = "synchronous",
+        attribute_to: AttributeTo = None,
+        idle_power: float | Dict[int, float] | None = None,
+        idle_policy: str = "unattributed",
     ) -> None:
         """Open the devices and check every argument (see the class docstring)."""
         if window_edges not in ("synchronous", "sampled"):
             raise ValueError(f'window_edges must be "synchronous" or "sampled", not {window_edges!r}')
+        if attribute_to is None and (idle_power is not None or idle_policy != "unattributed"):
+            raise ValueError("idle_power and idle_policy apply to the energy shares: pass attribute_to "
+                             '(e.g. attribute_to="process") with them, or leave them out')
         sync = sync_function(sync_execution_with)
         gpus = _sets.gpus()
         cpus = _sets.cpus()
@@ -285,6 +308,11 @@ class ZeusMonitor(_core.EnergyMonitor):
         self.wait_for_counter_refresh = bool(wait_for_counter_refresh)
         self.window_edges = str(window_edges)
         _exit.track(self, "energy", _core.EnergyMonitor._stop_threads)
+        self.attribute_to = attribute_to
+        self._shares: Any = None
+        if attribute_to is not None:
+            self._shares = _attribution._open(gpus, list(self.gpu_indices), attribute_to, idle_power, idle_policy)
+            _exit.track(self._shares, "energy", _core.WindowShares._stop_thread)
 
     def begin_window(self, key: Hashable, sync_execution: bool = True, restart: bool = False) -> None:
         """Begin the window `key` (any hashable, as in the original); ValueError when it is already open
@@ -294,12 +322,16 @@ class ZeusMonitor(_core.EnergyMonitor):
             _native_begin(self, name, sync_execution, restart)
         except ValueError as e:
             raise _about_key(e, name, key) from None
+        if self._shares is not None:
+            self._shares.begin(name)
         if name is not key:
             self.__dict__.setdefault("_non_str_keys", {})[name] = key
 
     def reset_windows(self) -> List[Hashable]:
         """Drop every open window (their measurements are lost); returns their keys."""
         keys = self.__dict__.pop("_non_str_keys", {})
+        if self._shares is not None:
+            self._shares.reset()
         return [keys.get(name, name) for name in super().reset_windows()]
 
     def end_window(self, key: Hashable, sync_execution: bool = True, cancel: bool = False) -> Measurement:
@@ -314,6 +346,12 @@ class ZeusMonitor(_core.EnergyMonitor):
         if name is not key:
             self.__dict__.get("_non_str_keys", {}).pop(name, None)
         m._pending = (native, self, name)
+        if self._shares is not None:
+            if cancel:
+                self._shares.cancel(name)
+            else:
+                split = self._shares.end(name, native)
+                m.attribution = {gpu: EnergyShare._from_native(d) for gpu, d in split.items()}
         if cancel and m.cpu_energy is None:
             m.cpu_energy = {}  # the original's cancelled window: {cpu: 0.0} per CPU index, {} without any
         return m
