@@ -184,7 +184,7 @@ def test_given_pids_and_cancelled_windows(sim):
     theirs = load(sim, 0.4, pid=4_000_001)
     monitor.begin_window("w")
     sim.advance(2.0)
-    assert monitor.end_window("w", cancel=True).attribution is None
+    assert monitor.end_window("w", cancel=True).attribution == {}
     monitor.begin_window("w")
     sim.advance(2.0)
     share = monitor.end_window("w").attribution[0]
@@ -201,9 +201,9 @@ def test_without_attribute_to_there_is_no_attribution(sim):
     monitor.begin_window("w")
     sim.advance(1.0)
     m = monitor.end_window("w")
-    assert m.attribution is None
+    assert m.attribution == {}
     assert "attribution" not in [f.name for f in __import__("dataclasses").fields(Measurement)]
-    assert Measurement(time=1.0, gpu_energy={0: 1.0}).attribution is None
+    assert Measurement(time=1.0, gpu_energy={0: 1.0}).attribution == {}
 
 
 @pytest.mark.parametrize("kwargs, error, text", [

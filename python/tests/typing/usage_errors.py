@@ -16,5 +16,4 @@ power = PowerMonitor(update_period="fast")  # error: update_period
 plo = GlobalPowerLimitOptimizer(monitor, warmup_steps="ten")  # error: warmup_steps
 limit: str = plo.optimal_power_limit  # error: int | None is not str
 shared = ZeusMonitor(attribute_to=1.5)  # error: attribute_to
-shares = shared.end_window("cell").attribution or {}
-method: int = shares[0].method  # error: str | None is not int
+method: int = shared.end_window("cell").attribution[0].method  # error: str | None is not int

@@ -23,8 +23,8 @@ def energy_of_a_window(monitor: ZeusMonitor) -> float:
 def my_share(monitor: ZeusMonitor) -> Optional[str]:
     monitor.begin_window("cell")
     m = monitor.end_window("cell")
-    shares: Optional[Dict[int, EnergyShare]] = m.attribution
-    if shares is None:
+    shares: Dict[int, EnergyShare] = m.attribution
+    if 0 not in shares:
         return None
     share = shares[0]
     joules: float = share.energy + share.others + share.remainder - share.gpu_energy

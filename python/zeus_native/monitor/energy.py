@@ -29,7 +29,7 @@ class Measurement:
     {"source", "warnings", "lost", "edge_error_bound_j"}}, "cpu", "dram", "soc"}),
     window_warnings (about the window as a whole) and attribution (with
     ZeusMonitor(attribute_to=...): {index: EnergyShare}, the share of each GPU's
-    energy of the processes asked for; None otherwise). A plain dataclass:
+    energy of the processes asked for; {} otherwise). A plain dataclass:
     asdict, pickle, copy and == work; built by hand, provenance says
     "hardware counter" (NaN marks a device lost).
     """
@@ -46,7 +46,7 @@ class Measurement:
     provenance: Optional[Dict[str, Dict[Any, Dict[str, Any]]]] = dataclasses.field(
         default=None, repr=False, compare=False)
     window_warnings: List[str] = dataclasses.field(default_factory=list, repr=False, compare=False)
-    attribution: Optional[Dict[int, EnergyShare]] = dataclasses.field(default=None, repr=False, compare=False)
+    attribution: Dict[int, EnergyShare] = dataclasses.field(default_factory=dict, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         """Fill in provenance from the values when it is not given."""
@@ -73,7 +73,7 @@ class Measurement:
         for name, value in (("time", native.time), ("gpu_energy", native.gpu_energy),
                             ("cpu_energy", native.cpu_energy), ("dram_energy", native.dram_energy),
                             ("soc_energy", native.soc_energy), ("start_time", native.start_time),
-                            ("provenance", native.provenance), ("window_warnings", list(native.window_warnings)), ("attribution", None)):
+                            ("provenance", native.provenance), ("window_warnings", list(native.window_warnings)), ("attribution", {})):
             fields.setdefault(name, value)
         fields.pop("_pending", None)
 
