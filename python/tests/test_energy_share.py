@@ -224,3 +224,21 @@ def test_bad_arguments_name_the_problem_and_the_fix(sim, kwargs, error, text):
     with pytest.raises(error, match=None) as raised:
         ZeusMonitor(gpu_indices=[0], **kwargs)
     assert text in str(raised.value)
+
+
+def test_a_gpu_lost_in_the_window_has_an_unknown_share_never_a_silent_zero(sim):
+    sim.start(shared_gpu())
+    from zeus_native.monitor import ZeusMonitor
+
+    monitor = ZeusMonitor(gpu_indices=[0], attribute_to="process")
+    mine = load(sim, 0.5)
+    monitor.begin_window("w")
+    sim.advance(1.0)
+    sim._call("zeusSimInjectFault", ctypes.c_uint(0), b"lost", ctypes.c_double(1.0))
+    with pytest.warns(UserWarning, match="lost"):
+        m = monitor.end_window("w")
+        share = m.attribution[0]
+    assert math.isnan(share.energy) and share.method is None
+    assert "lost" in share.warnings[0]
+    sim._call("zeusSimInjectFault", ctypes.c_uint(0), b"lost", ctypes.c_double(0.0))
+    sim.unload(mine)

@@ -4,7 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <charconv>
+#include <cmath>
 #include <condition_variable>
 #include <fstream>
 #include <limits>
@@ -256,13 +256,18 @@ class WindowSharesImpl final : public WindowShares {
         WindowShare out;
         out.gpu = gpu_indices_[k];
         out.warnings = gathered.warnings;
-        out.gpu_mj = std::max<std::int64_t>(0, std::llround(value.energy.count() * 1000.0));
+        const double joules = value.energy.count();
+        out.gpu_mj = std::isfinite(joules) ? std::max<std::int64_t>(0, std::llround(joules * 1000.0)) : 0;
         const GpuFeed& feed = feeds_[k];
         if (value.lost || (feed.no_running && feed.no_utilization)) {
+            // The reason first, then what the driver said.
             out.known = false;
             out.remainder.no_process_mj = out.gpu_mj;
-            if (value.lost) out.warnings.emplace_back("the GPU was lost during the window: its energy is unknown");
-            out.warnings.push_back(fmt::format("no share of GPU {}: the driver gives no process data for it", out.gpu));
+            out.warnings.insert(out.warnings.begin(),
+                                value.lost ? fmt::format("GPU {} was lost during the window: no share", out.gpu)
+                                           : fmt::format("GPU {}: the driver gives no process data, so no share: "
+                                                         "all of its energy is in the remainder",
+                                                         out.gpu));
             return out;
         }
         IntervalInputs in;
