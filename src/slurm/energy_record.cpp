@@ -222,18 +222,21 @@ Status write_file_atomically(const std::string& path, const std::string& text) {
                      "make the spool directory writable by root", 0};
     }
     std::size_t written = 0;
-    while (written < text.size()) {
+    int problem = 0;
+    while (written < text.size() && problem == 0) {
         const auto n = ::write(fd, text.data() + written, text.size() - written);
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) break;
-        written += static_cast<std::size_t>(n);
+        if (n > 0) {
+            written += static_cast<std::size_t>(n);
+        } else if (n < 0 && errno != EINTR) {
+            problem = errno;
+        }
     }
-    const bool complete = written == text.size() && ::fsync(fd) == 0;
+    if (problem == 0 && ::fsync(fd) != 0) problem = errno;
     ::close(fd);
-    if (!complete || ::rename(temporary.c_str(), path.c_str()) != 0) {
-        const std::string problem = std::strerror(errno);
+    if (problem == 0 && ::rename(temporary.c_str(), path.c_str()) != 0) problem = errno;
+    if (problem != 0) {
         ::unlink(temporary.c_str());
-        return Error{ErrorCode::OperatingSystem, fmt::format("cannot write {}: {}", path, problem),
+        return Error{ErrorCode::OperatingSystem, fmt::format("cannot write {}: {}", path, std::strerror(problem)),
                      "free space in the spool directory's file system", 0};
     }
     return {};

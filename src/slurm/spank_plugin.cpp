@@ -138,8 +138,6 @@ int guarded(const char* callback, Body body) {
 }
 
 void begin_step(spank_t spank, int argc, char** argv) {
-    auto session = std::make_unique<StepSession>();
-    session->config = configure(argc, argv);
     std::uint32_t job_id = 0, step_id = 0, local_tasks = 0;
     uid_t uid = 0;
     spank_get_item(spank, S_JOB_ID, &job_id);
@@ -147,6 +145,8 @@ void begin_step(spank_t spank, int argc, char** argv) {
     spank_get_item(spank, S_JOB_UID, &uid);
     spank_get_item(spank, S_JOB_LOCAL_TASK_COUNT, &local_tasks);
     if (step_name(step_id) == "extern") return;  // no tasks: the job's record covers the allocation
+    auto session = std::make_unique<StepSession>();
+    session->config = configure(argc, argv);
     session->identity = RecordIdentity{job_id, step_name(step_id), node_name(), static_cast<std::uint32_t>(uid)};
     session->local_tasks = local_tasks;
     session->start = start_window(session->config, as_lookup([spank](const std::string& name) {

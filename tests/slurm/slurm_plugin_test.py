@@ -10,7 +10,7 @@ two GPUs as GRES whose File= entries are plain files the test creates. Then
 - one GPU and two GPUs (srun steps): each GPU's energy in the step's record
   and line lies between the burn's own ground truth and the ground truth
   read around srun, give or take one counter refresh (100 ms) at the
-  maximum power at each edge; a step of two tasks gets one line;
+  maximum power at each edge; a step of 16 tasks gets one line;
 - a batch job that fails (exit 3): the batch step's record keeps the exit
   code, the line is in the job's stderr file, the job's own record (prolog
   to epilog) is written;
@@ -307,16 +307,17 @@ class SlurmPlugin(unittest.TestCase):
     def test_2_two_gpus(self):
         self.check_burn_step(2)
 
-    def test_2b_two_tasks_one_line(self):
-        # The line comes once per node, after the last task; the record lists both.
-        out = self.cluster.run(["srun", "-n", "2", "--gres=gpu:1", "bash", "-c",
-                                "sleep 0.$((SLURM_PROCID * 5)); exit $SLURM_PROCID"])
+    def test_2b_many_tasks_one_line(self):
+        # The line comes once per node, after the last task (here the 16th);
+        # the record lists every task's exit.
+        out = self.cluster.run(["srun", "-n", "16", "--overcommit", "--gres=gpu:1", "bash", "-c",
+                                "sleep 0.$((SLURM_PROCID / 15 * 5)); exit $((SLURM_PROCID / 15))"])
         self.assertNotEqual(out.returncode, 0, out.stderr)
         lines = zeus_lines(out.stderr)
         self.assertEqual(len(lines), 1, out.stderr)
         record = self.cluster.record(job_id_of(lines[0]), "0")
         self.assertEqual(sorted(record["tasks"], key=lambda t: t["task"]),
-                         [{"task": 0, "exit_code": 0}, {"task": 1, "exit_code": 1}])
+                         [{"task": t, "exit_code": int(t == 15)} for t in range(16)])
         self.assertIsNone(record["reason"], record)
 
     def test_3_failing_batch_job(self):
