@@ -138,7 +138,8 @@ std::string record_json(const EnergyRecord& record) {
     out["node"] = record.identity.node;
     out["uid"] = record.identity.uid;
     out["gpus"] = record.start.gpus.ids;
-    out["gpu_source"] = record.start.gpus.source.empty() ? nlohmann::json(nullptr) : nlohmann::json(record.start.gpus.source);
+    out["gpu_source"] =
+        record.start.gpus.source.empty() ? nlohmann::json(nullptr) : nlohmann::json(record.start.gpus.source);
     out["start"] = utc_text(record.start.time);
     out["end"] = utc_text(record.end);
     out["start_unix_s"] = unix_seconds(record.start.time);

@@ -36,7 +36,7 @@ struct WindowStart {
     std::chrono::system_clock::time_point time;
     GpuSelection gpus;
     std::optional<std::map<unsigned, Millijoules>> counters;
-    std::string reason;  // set when counters is nullopt
+    std::string reason;    // set when counters is nullopt
     bool no_gpus = false;  // none were allocated: nothing to measure, no record, no line
 };
 

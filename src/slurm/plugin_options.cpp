@@ -12,8 +12,7 @@ namespace {
 constexpr std::string_view kOptionList = "spool=DIR, zeusd=unix:PATH|HOST:PORT, token_file=PATH, stderr=yes|no";
 
 Error option_error(std::string_view word, std::string_view problem, std::string_view fix) {
-    return Error{ErrorCode::InvalidConfig,
-                 fmt::format("zeus_slurm option \"{}\" in plugstack.conf {}", word, problem),
+    return Error{ErrorCode::InvalidConfig, fmt::format("zeus_slurm option \"{}\" in plugstack.conf {}", word, problem),
                  fmt::format("{} (options: {})", fix, kOptionList), 0};
 }
 

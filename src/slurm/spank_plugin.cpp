@@ -45,10 +45,14 @@ using namespace zeus::slurm;
 // Slurm's reserved step ids (slurm.h: SLURM_BATCH_SCRIPT and friends).
 std::string step_name(std::uint32_t step_id) {
     switch (step_id) {
-        case 0xfffffffbU: return "batch";
-        case 0xfffffffcU: return "extern";
-        case 0xfffffffaU: return "interactive";
-        default: return std::to_string(step_id);
+        case 0xfffffffbU:
+            return "batch";
+        case 0xfffffffcU:
+            return "extern";
+        case 0xfffffffaU:
+            return "interactive";
+        default:
+            return std::to_string(step_id);
     }
 }
 
@@ -137,6 +141,17 @@ int guarded(const char* callback, Body body) {
     return 0;
 }
 
+// The step's environment as Slurm prepared it for the tasks (its GRES variables included).
+EnvironmentLookup step_environment(spank_t spank) {
+    return as_lookup([spank](const std::string& name) {
+        std::vector<char> buffer(4096);
+        if (spank_getenv(spank, name.c_str(), buffer.data(), static_cast<int>(buffer.size())) != ESPANK_SUCCESS) {
+            return std::optional<std::string>();
+        }
+        return std::optional<std::string>(buffer.data());
+    });
+}
+
 void begin_step(spank_t spank, int argc, char** argv) {
     std::uint32_t job_id = 0, step_id = 0, local_tasks = 0;
     uid_t uid = 0;
@@ -149,14 +164,7 @@ void begin_step(spank_t spank, int argc, char** argv) {
     session->config = configure(argc, argv);
     session->identity = RecordIdentity{job_id, step_name(step_id), node_name(), static_cast<std::uint32_t>(uid)};
     session->local_tasks = local_tasks;
-    session->start = start_window(session->config, as_lookup([spank](const std::string& name) {
-                                      std::vector<char> buffer(4096);
-                                      if (spank_getenv(spank, name.c_str(), buffer.data(),
-                                                       static_cast<int>(buffer.size())) != ESPANK_SUCCESS) {
-                                          return std::optional<std::string>();
-                                      }
-                                      return std::optional<std::string>(buffer.data());
-                                  }));
+    session->start = start_window(session->config, step_environment(spank));
     session->relay.open();
     g_step = std::move(session);
 }
@@ -209,8 +217,9 @@ void end_job(spank_t spank, int argc, char** argv) {
     if (::access(start_path.c_str(), F_OK) != 0) return;  // no GPUs here, or the prolog did not run
     auto text = zeus::read_user_file(start_path, zeus::UserInput{"job start record", "spool="});
     auto start = text.ok() ? parse_window_start(*text) : zeus::Result<WindowStart>(text.error());
-    const EnergyRecord record = end_window(config.options.zeusd, identity,
-                                           start.ok() ? std::move(start).value() : failed_window(start.error().describe()));
+    const EnergyRecord record =
+        end_window(config.options.zeusd, identity,
+                   start.ok() ? std::move(start).value() : failed_window(start.error().describe()));
     save_record(config.options.spool, record);
     ::unlink(start_path.c_str());
 }

@@ -18,45 +18,56 @@ bool TaskStderrRelay::open() {
     return true;
 }
 
+namespace {
+
+// One message on the socket pair: a task id and room for one descriptor.
+// Not copyable: the header points into the object itself.
+struct DescriptorMessage {
+    int task_id = -1;
+    iovec payload{&task_id, sizeof task_id};
+    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
+    msghdr header{};
+
+    DescriptorMessage() {
+        header.msg_iov = &payload;
+        header.msg_iovlen = 1;
+        header.msg_control = control;
+        header.msg_controllen = sizeof control;
+    }
+    DescriptorMessage(const DescriptorMessage&) = delete;
+    DescriptorMessage& operator=(const DescriptorMessage&) = delete;
+};
+
+}  // namespace
+
 void TaskStderrRelay::send_from_task(int task_id) const {
     if (sender_ < 0) return;
-    int descriptor = STDERR_FILENO;
-    msghdr message{};
-    iovec payload{&task_id, sizeof task_id};
-    message.msg_iov = &payload;
-    message.msg_iovlen = 1;
-    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
-    message.msg_control = control;
-    message.msg_controllen = sizeof control;
-    cmsghdr* header = CMSG_FIRSTHDR(&message);
-    header->cmsg_level = SOL_SOCKET;
-    header->cmsg_type = SCM_RIGHTS;
-    header->cmsg_len = CMSG_LEN(sizeof(int));
-    std::memcpy(CMSG_DATA(header), &descriptor, sizeof descriptor);
+    DescriptorMessage message;
+    message.task_id = task_id;
+    cmsghdr* rights = CMSG_FIRSTHDR(&message.header);
+    rights->cmsg_level = SOL_SOCKET;
+    rights->cmsg_type = SCM_RIGHTS;
+    rights->cmsg_len = CMSG_LEN(sizeof(int));
+    const int descriptor = STDERR_FILENO;
+    std::memcpy(CMSG_DATA(rights), &descriptor, sizeof descriptor);
     // Non-blocking: a task never waits on the plugin (a full queue only loses the line).
-    while (::sendmsg(sender_, &message, MSG_DONTWAIT | MSG_NOSIGNAL) < 0 && errno == EINTR) {
+    while (::sendmsg(sender_, &message.header, MSG_DONTWAIT | MSG_NOSIGNAL) < 0 && errno == EINTR) {
     }
 }
 
 void TaskStderrRelay::receive_pending() {
     if (receiver_ < 0) return;
     while (true) {
-        int task_id = -1;
-        msghdr message{};
-        iovec payload{&task_id, sizeof task_id};
-        message.msg_iov = &payload;
-        message.msg_iovlen = 1;
-        alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))] = {};
-        message.msg_control = control;
-        message.msg_controllen = sizeof control;
-        const auto n = ::recvmsg(receiver_, &message, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+        DescriptorMessage message;
+        const auto n = ::recvmsg(receiver_, &message.header, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
         if (n < 0 && errno == EINTR) continue;
         if (n <= 0) return;
-        for (cmsghdr* header = CMSG_FIRSTHDR(&message); header != nullptr; header = CMSG_NXTHDR(&message, header)) {
-            if (header->cmsg_level != SOL_SOCKET || header->cmsg_type != SCM_RIGHTS) continue;
+        for (cmsghdr* rights = CMSG_FIRSTHDR(&message.header); rights != nullptr;
+             rights = CMSG_NXTHDR(&message.header, rights)) {
+            if (rights->cmsg_level != SOL_SOCKET || rights->cmsg_type != SCM_RIGHTS) continue;
             int descriptor = -1;
-            std::memcpy(&descriptor, CMSG_DATA(header), sizeof descriptor);
-            if (auto [it, inserted] = received_.emplace(task_id, descriptor); !inserted) ::close(descriptor);
+            std::memcpy(&descriptor, CMSG_DATA(rights), sizeof descriptor);
+            if (auto [it, inserted] = received_.emplace(message.task_id, descriptor); !inserted) ::close(descriptor);
         }
     }
 }

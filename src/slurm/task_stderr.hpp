@@ -7,10 +7,11 @@
 // made before the tasks are forked; in slurm_spank_task_init each task (after
 // Slurm set up its stdio, before exec) sends a duplicate of its fd 2 over it
 // (SCM_RIGHTS); both ends are close-on-exec, so the user's program inherits
-// nothing. A datagram socket pair queues up to its send buffer (some hundred
-// messages), not net.unix.max_dgram_qlen, which applies to unconnected peers. slurmstepd picks the descriptors up at task exit, writes to the
+// nothing. slurmstepd picks the descriptors up at task exit, writes to the
 // last one, and closes every one at its task's exit, so the stdio relay still
-// sees its pipes close.
+// sees its pipes close. A datagram socket pair queues up to its send buffer
+// (some hundred messages), not net.unix.max_dgram_qlen, which applies to
+// unconnected peers.
 #pragma once
 
 #include <map>

@@ -17,8 +17,8 @@ EnvironmentLookup environment(std::map<std::string, std::string> variables) {
 }
 
 TEST(SlurmGpuSelection, StepGpusWinOverJobGpusWhichWinOverCudaVisibleDevices) {
-    auto step = select_gpus(environment(
-        {{"SLURM_STEP_GPUS", "3,1"}, {"SLURM_JOB_GPUS", "0,1,3"}, {"CUDA_VISIBLE_DEVICES", "0,1"}}));
+    auto step = select_gpus(
+        environment({{"SLURM_STEP_GPUS", "3,1"}, {"SLURM_JOB_GPUS", "0,1,3"}, {"CUDA_VISIBLE_DEVICES", "0,1"}}));
     ASSERT_TRUE(step.ok()) << step.error().describe();
     EXPECT_EQ(step->ids, (std::vector<unsigned>{1, 3}));
     EXPECT_EQ(step->source, "SLURM_STEP_GPUS");

@@ -396,33 +396,31 @@ class SlurmPlugin(unittest.TestCase):
         # They ran at once: each started before the other ended.
         self.assertLess(max(w[0] for w in windows), min(w[1] for w in windows), windows)
 
-    def test_6_zeusd_down(self):
-        self.cluster.stop("zeusd")
+    def unmeasured_step(self, restore):
+        """Runs a 1-GPU step that must run anyway; calls `restore` after it; its one zeus line."""
         try:
             out = self.cluster.run(["srun", "--gres=gpu:1", "bash", "-c", "echo ran"])
         finally:
-            self.cluster.start_zeusd()
+            restore()
         self.assertEqual(out.returncode, 0, out.stderr)
         self.assertEqual(out.stdout.strip(), "ran")
         lines = zeus_lines(out.stderr)
         self.assertEqual(len(lines), 1, out.stderr)
-        self.assertIn("GPU energy not measured: no reading at its start", lines[0])
-        self.assertIn(self.cluster.zeusd_socket, lines[0])
-        record = self.cluster.record(job_id_of(lines[0]), "0")
+        return lines[0]
+
+    def test_6_zeusd_down(self):
+        self.cluster.stop("zeusd")
+        line = self.unmeasured_step(self.cluster.start_zeusd)
+        self.assertIn("GPU energy not measured: no reading at its start", line)
+        self.assertIn(self.cluster.zeusd_socket, line)
+        record = self.cluster.record(job_id_of(line), "0")
         self.assertIsNone(record["total_energy_j"])
         self.assertIn(self.cluster.zeusd_socket, record["reason"])
 
     def test_7_invalid_option(self):
         self.cluster.write_plugstack(f"spool={self.cluster.spool}", "colour=blue")
-        try:
-            out = self.cluster.run(["srun", "--gres=gpu:1", "bash", "-c", "echo ran"])
-        finally:
-            self.cluster.default_plugstack()
-        self.assertEqual(out.returncode, 0, out.stderr)
-        self.assertEqual(out.stdout.strip(), "ran")
-        lines = zeus_lines(out.stderr)
-        self.assertEqual(len(lines), 1, out.stderr)
-        self.assertIn('option "colour=blue" in plugstack.conf is not an option of this plugin', lines[0])
+        line = self.unmeasured_step(self.cluster.default_plugstack)
+        self.assertIn('option "colour=blue" in plugstack.conf is not an option of this plugin', line)
         log = wait_for(lambda: "colour=blue" in self.cluster.log("slurmd.log") and self.cluster.log("slurmd.log"),
                        10, "slurmd's log to name the option")
         self.assertIn("this job runs without its GPU energy measured", log)
