@@ -43,7 +43,7 @@ NODE = socket.gethostname().split(".")[0]
 
 
 def missing_programs():
-    return [p for p in ("slurmctld", "slurmd", "srun", "sbatch", "scancel", "munged", "scontrol")
+    return [p for p in ("slurmctld", "slurmd", "srun", "sbatch", "scancel", "sinfo", "munged")
             if shutil.which(p) is None and not os.path.exists(os.path.join("/usr/sbin", p))]
 
 
