@@ -243,16 +243,16 @@ Status write_file_atomically(const std::string& path, const std::string& text) {
     return {};
 }
 
-std::string stderr_line(const EnergyRecord& record, const std::string& path) {
+std::string stderr_line(const EnergyRecord& record, const std::string& note) {
     const auto& identity = record.identity;
     if (!record.energy) {
-        return fmt::format("zeus: {} on {}: GPU energy not measured: {} (record {})\n", step_words(identity),
-                           identity.node, record.reason, path);
+        return fmt::format("zeus: {} on {}: GPU energy not measured: {} ({})\n", step_words(identity), identity.node,
+                           record.reason, note);
     }
     const double seconds = std::chrono::duration<double>(record.end - record.start.time).count();
-    return fmt::format("zeus: {} on {}: GPU{} {}: {:.3f} J in {:.2f} s (record {})\n", step_words(identity),
-                       identity.node, record.start.gpus.ids.size() == 1 ? "" : "s",
-                       gpu_list_text(record.start.gpus.ids), joules(total_of(*record.energy)), seconds, path);
+    return fmt::format("zeus: {} on {}: GPU{} {}: {:.3f} J in {:.2f} s ({})\n", step_words(identity), identity.node,
+                       record.start.gpus.ids.size() == 1 ? "" : "s", gpu_list_text(record.start.gpus.ids),
+                       joules(total_of(*record.energy)), seconds, note);
 }
 
 }  // namespace zeus::slurm

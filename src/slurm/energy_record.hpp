@@ -80,8 +80,8 @@ struct EnergyRecord {
 // creating the job's folder.
 Status write_file_atomically(const std::string& path, const std::string& text);
 
-// "zeus: job 12 step 0 on node1: GPUs 0,1: 1234.567 J in 5.02 s (record PATH)"
-// or, without a number, the reason.
-[[nodiscard]] std::string stderr_line(const EnergyRecord& record, const std::string& path);
+// "zeus: job 12 step 0 on node1: GPUs 0,1: 1234.567 J in 5.02 s (NOTE)" or,
+// without a number, the reason; NOTE says where the record is ("record PATH").
+[[nodiscard]] std::string stderr_line(const EnergyRecord& record, const std::string& note);
 
 }  // namespace zeus::slurm

@@ -99,12 +99,14 @@ WindowStart start_window(const Configuration& config, const EnvironmentLookup& l
 // user and the admin should see. A step without GPUs leaves nothing.
 bool worth_recording(const WindowStart& start) { return !start.no_gpus; }
 
+// Saves the record; "record PATH", or why it was not saved, for the line.
 std::string save_record(const std::string& spool, const EnergyRecord& record) {
     const std::string path = record_path(spool, record.identity);
     if (auto saved = write_file_atomically(path, record_json(record)); !saved.ok()) {
         slurm_error("zeus_slurm: %s", saved.error().describe().c_str());
+        return "record not saved: " + saved.error().message;
     }
-    return path;
+    return "record " + path;
 }
 
 struct StepSession {
@@ -122,8 +124,8 @@ struct StepSession {
         if (!worth_recording(start)) return;
         EnergyRecord record = end_window(config.options.zeusd, identity, start);
         record.tasks = tasks;
-        const std::string path = save_record(config.options.spool, record);
-        if (stderr_fd >= 0 && config.options.stderr_line) write_line(stderr_fd, stderr_line(record, path));
+        const std::string saved = save_record(config.options.spool, record);
+        if (stderr_fd >= 0 && config.options.stderr_line) write_line(stderr_fd, stderr_line(record, saved));
     }
 };
 

@@ -48,11 +48,11 @@ TEST(SlurmEnergyRecord, JsonHoldsEachGpuTheTotalTheWindowAndTheTasks) {
 
 TEST(SlurmEnergyRecord, TheLineSaysTheEnergyOrWhyThereIsNone) {
     auto record = measured_record();
-    EXPECT_EQ(stderr_line(record, "/s/job-12/0.node1.json"),
+    EXPECT_EQ(stderr_line(record, "record /s/job-12/0.node1.json"),
               "zeus: job 12 step 0 on node1: GPUs 0,2: 1500.500 J in 2.50 s (record /s/job-12/0.node1.json)\n");
     record.energy.reset();
     record.reason = "no reading at its start: zeusd is down";
-    EXPECT_EQ(stderr_line(record, "/s/r.json"),
+    EXPECT_EQ(stderr_line(record, "record /s/r.json"),
               "zeus: job 12 step 0 on node1: GPU energy not measured: no reading at its start: zeusd is down "
               "(record /s/r.json)\n");
     const auto json = nlohmann::json::parse(record_json(record));

@@ -17,7 +17,8 @@ two GPUs as GRES whose File= entries are plain files the test creates. Then
 - a job cancelled with scancel: the record keeps the signal;
 - two jobs at once on different GPUs: each record has its own GPU's energy;
 - zeusd down: the job still runs, the record says why there is no number;
-- a plugin option that makes no sense: slurmd's log names it, the job runs.
+- a plugin option that makes no sense: slurmd's log names it, the job runs;
+- a spool that cannot be written: the line says so, the job runs.
 
 Usage: slurm_plugin_test.py PLUGIN ZEUSD ZEUS_SIM SIM_LIBRARY
 Exits 77 (skipped) when Slurm's daemons or munged are not installed.
@@ -397,7 +398,7 @@ class SlurmPlugin(unittest.TestCase):
         self.assertLess(max(w[0] for w in windows), min(w[1] for w in windows), windows)
 
     def unmeasured_step(self, restore):
-        """Runs a 1-GPU step that must run anyway; calls `restore` after it; its one zeus line."""
+        """Runs a 1-GPU step that must run whatever the plugin meets; calls `restore` after it; its one zeus line."""
         try:
             out = self.cluster.run(["srun", "--gres=gpu:1", "bash", "-c", "echo ran"])
         finally:
@@ -424,6 +425,13 @@ class SlurmPlugin(unittest.TestCase):
         log = wait_for(lambda: "colour=blue" in self.cluster.log("slurmd.log") and self.cluster.log("slurmd.log"),
                        10, "slurmd's log to name the option")
         self.assertIn("this job runs without its GPU energy measured", log)
+
+    def test_8_spool_not_writable(self):
+        # /proc refuses new folders even to root: the line says so, the job runs.
+        self.cluster.write_plugstack("spool=/proc/zeus-slurm", f"zeusd=unix:{self.cluster.zeusd_socket}")
+        line = self.unmeasured_step(self.cluster.default_plugstack)
+        self.assertRegex(line, r": GPU \d: [0-9.]+ J in [0-9.]+ s \(record not saved: cannot create the spool folder "
+                               r"/proc/zeus-slurm/job-\d+: ")
 
 
 if __name__ == "__main__":
