@@ -28,7 +28,12 @@ install(FILES ${PROJECT_BINARY_DIR}/zeusConfig.cmake ${PROJECT_BINARY_DIR}/zeusC
 # (scripts/build-packages.sh). A source tree without packaging/ (the Python
 # sdist) builds and installs without them.
 if(EXISTS ${PROJECT_SOURCE_DIR}/packaging/debian)
-  foreach(component IN ITEMS libzeus libzeus-dev zeus zeusd zeus-exporter)
+  set(ZEUS_PACKAGE_COMPONENTS libzeus libzeus-dev zeus zeusd zeus-exporter)
+  # The Slurm SPANK plugin, where spank.h was found (src/slurm/).
+  if(TARGET zeus_slurm)
+    list(APPEND ZEUS_PACKAGE_COMPONENTS zeus-native-slurm)
+  endif()
+  foreach(component IN LISTS ZEUS_PACKAGE_COMPONENTS)
     install(CODE "
       set(ZEUS_SOURCE_DIR \"${PROJECT_SOURCE_DIR}\")
       set(ZEUS_STAGE_DIR \"${PROJECT_BINARY_DIR}/packaging-staged\")
@@ -36,6 +41,7 @@ if(EXISTS ${PROJECT_SOURCE_DIR}/packaging/debian)
       set(ZEUS_BINDIR_REL \"${CMAKE_INSTALL_BINDIR}\")
       set(ZEUS_SBINDIR_REL \"${CMAKE_INSTALL_SBINDIR}\")
       set(ZEUS_VERSION ${PROJECT_VERSION})
+      set(ZEUS_SLURM_PLUGIN_DIR_REL \"${ZEUS_SLURM_PLUGIN_DIR}\")
       include(\"${PROJECT_SOURCE_DIR}/cmake/ZeusInstallServiceFiles.cmake\")"
       COMPONENT ${component})
   endforeach()

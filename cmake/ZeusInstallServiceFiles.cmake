@@ -2,7 +2,7 @@
 # installs the service files of one component with the install prefix filled
 # in, so that a unit's ExecStart= names the zeusd or zeus that was installed.
 # Set before include(): ZEUS_SOURCE_DIR, ZEUS_STAGE_DIR, ZEUS_COMPONENT,
-# ZEUS_BINDIR_REL, ZEUS_SBINDIR_REL, ZEUS_VERSION.
+# ZEUS_BINDIR_REL, ZEUS_SBINDIR_REL, ZEUS_VERSION, ZEUS_SLURM_PLUGIN_DIR_REL.
 #
 # Prefix /usr (the Debian packages): units in /lib/systemd/system, as Debian 12
 # and its lintian expect, configuration in /etc. Another prefix P: P/lib/...,
@@ -48,6 +48,11 @@ elseif(ZEUS_COMPONENT STREQUAL "zeus-exporter")
   zeus_install_file("${_packaging}/tmpfiles.d/zeus-rapl.conf" "${_prefix}/lib/tmpfiles.d" zeus-rapl.conf)
   zeus_install_file("${_packaging}/udev/99-zeus-rapl.rules" "${_udevdir}" 99-zeus-rapl.rules)
   zeus_install_file("${_packaging}/default/zeus-exporter" "${_etc}/default" zeus-exporter)
+elseif(ZEUS_COMPONENT STREQUAL "zeus-native-slurm")
+  # Debian's /etc/slurm/plugstack.conf includes plugstack.conf.d/*.conf.
+  set(ZEUS_SLURM_PLUGIN "${_prefix}/${ZEUS_SLURM_PLUGIN_DIR_REL}/zeus_slurm.so")
+  zeus_install_file("${_packaging}/slurm/zeus-slurm.conf.in" "${_etc}/slurm/plugstack.conf.d" zeus-slurm.conf CONFIGURE)
+  zeus_install_file("${ZEUS_SOURCE_DIR}/docs/slurm.md" "${_prefix}/share/doc/zeus-native-slurm" README.md)
 endif()
 
 # Debian's per-package documents: copyright and a compressed changelog.

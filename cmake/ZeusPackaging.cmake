@@ -22,7 +22,7 @@ set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
 set(CPACK_STRIP_FILES ON)
 # Only the packages' components: the Python extension's and the tests' are left out.
 set(CPACK_DEB_COMPONENT_INSTALL ON)
-set(CPACK_COMPONENTS_ALL libzeus libzeus-dev zeus zeusd zeus-exporter)
+set(CPACK_COMPONENTS_ALL ${ZEUS_PACKAGE_COMPONENTS})
 set(CPACK_COMPONENTS_GROUPING IGNORE)
 
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
@@ -62,6 +62,15 @@ set(CPACK_COMPONENT_ZEUS-EXPORTER_DEPENDS zeus)
 set(CPACK_DEBIAN_ZEUS-EXPORTER_PACKAGE_ARCHITECTURE all)
 set(CPACK_DEBIAN_ZEUS-EXPORTER_PACKAGE_SECTION admin)
 
+# The Slurm SPANK plugin: Slurm loads only plugins built for its own
+# major.minor (plugin_version), so the Slurm it was built against.
+set(CPACK_COMPONENT_ZEUS-NATIVE-SLURM_DESCRIPTION
+  "Zeus GPU energy of Slurm jobs (SPANK plugin)\nzeus_slurm.so records each Slurm job's and step's GPU energy on every node,\nread through zeusd from the counters of exactly the job's GPUs: a JSON record\nper node in /var/spool/zeus-slurm and a line in the job's stderr.")
+set(CPACK_COMPONENT_ZEUS-NATIVE-SLURM_DEPENDS libzeus)
+set(CPACK_DEBIAN_ZEUS-NATIVE-SLURM_PACKAGE_DEPENDS "slurmd (>= 22.05~), slurmd (<< 22.06~)")
+set(CPACK_DEBIAN_ZEUS-NATIVE-SLURM_PACKAGE_RECOMMENDS "zeusd")
+set(CPACK_DEBIAN_ZEUS-NATIVE-SLURM_PACKAGE_SECTION admin)
+
 # Maintainer scripts and conffiles, one folder per package.
 set(_debian_out ${PROJECT_BINARY_DIR}/packaging/debian)
 function(zeus_service_scripts package service sysusers tmpfiles purge_dirs)
@@ -82,6 +91,8 @@ zeus_service_scripts(zeus-exporter zeus-exporter.service zeus-exporter.conf zeus
 file(WRITE ${_debian_out}/zeus-exporter/conffiles "/etc/default/zeus-exporter\n")
 set(CPACK_DEBIAN_ZEUSD_PACKAGE_CONTROL_EXTRA
   ${_debian_out}/zeusd/postinst ${_debian_out}/zeusd/prerm ${_debian_out}/zeusd/postrm ${_debian_out}/zeusd/conffiles)
+file(WRITE ${_debian_out}/zeus-native-slurm/conffiles "/etc/slurm/plugstack.conf.d/zeus-slurm.conf\n")
+set(CPACK_DEBIAN_ZEUS-NATIVE-SLURM_PACKAGE_CONTROL_EXTRA ${_debian_out}/zeus-native-slurm/conffiles)
 set(CPACK_DEBIAN_ZEUS-EXPORTER_PACKAGE_CONTROL_EXTRA
   ${_debian_out}/zeus-exporter/postinst ${_debian_out}/zeus-exporter/prerm ${_debian_out}/zeus-exporter/postrm
   ${_debian_out}/zeus-exporter/conffiles)

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the Debian packages (Debian 12) into dist/: zeus, zeusd,
-# zeus-exporter, libzeus, libzeus-dev (docs/deploy.md).
+# zeus-exporter, libzeus, libzeus-dev and zeus-native-slurm (docs/deploy.md).
 #
 #   scripts/build-packages.sh [--build-dir DIR]
 #
@@ -26,6 +26,8 @@ done
 # The packaged targets (a no-op where the full build already ran). Configuring
 # again also writes the tree's CPackConfig.cmake if it predates packaging.
 targets=(zeus_lib zeus_cli zeusd zeus-sim zeus_sim_nvml)
+# The Slurm SPANK plugin is built (and packaged) where Slurm's spank.h is.
+[ -f /usr/include/slurm/spank.h ] && targets+=(zeus_slurm)
 build_args=()
 for t in "${targets[@]}"; do build_args+=(--target "$t"); done
 if [ "$dir" = build ]; then

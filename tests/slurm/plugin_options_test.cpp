@@ -1,0 +1,71 @@
+// The plugstack.conf words of zeus_slurm: defaults, each option, and an error
+// naming the word and the fix for every kind of mistake.
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "slurm/plugin_options.hpp"
+#include "support/test_directory.hpp"
+
+namespace zeus::slurm {
+namespace {
+
+TEST(SlurmPluginOptions, DefaultsReadZeusdsDefaultSocketIntoTheSystemSpool) {
+    const auto options = parse_plugin_options({});
+    ASSERT_TRUE(options.ok()) << options.error().describe();
+    EXPECT_EQ(options->spool, "/var/spool/zeus-slurm");
+    EXPECT_EQ(options->zeusd.endpoint(), "unix:/run/zeusd/zeusd.sock");
+    EXPECT_TRUE(options->stderr_line);
+    EXPECT_FALSE(options->zeusd.token.has_value());
+    // A wedged daemon holds a job's end for seconds, not zeusd's 15 s default.
+    EXPECT_EQ(options->zeusd.read_timeout, kZeusdTimeout);
+}
+
+TEST(SlurmPluginOptions, EachOptionIsApplied) {
+    const auto tcp = parse_plugin_options({"spool=/srv/energy", "zeusd=127.0.0.1:4938", "stderr=no"});
+    ASSERT_TRUE(tcp.ok()) << tcp.error().describe();
+    EXPECT_EQ(tcp->spool, "/srv/energy");
+    EXPECT_EQ(tcp->zeusd.endpoint(), "127.0.0.1:4938");
+    EXPECT_FALSE(tcp->stderr_line);
+    for (const std::string word : {"zeusd=unix:/tmp/z.sock", "zeusd=/tmp/z.sock"}) {
+        const auto socket = parse_plugin_options({word});
+        ASSERT_TRUE(socket.ok()) << socket.error().describe();
+        EXPECT_EQ(socket->zeusd.endpoint(), "unix:/tmp/z.sock") << word;
+    }
+}
+
+TEST(SlurmPluginOptions, TheTokenFileIsReadWithoutItsNewline) {
+    zeus::testing::TestDirectory dir;
+    const auto path = (dir.path() / "token").string();
+    std::ofstream(path) << "abc.def.ghi\n";
+    const auto options = parse_plugin_options({"token_file=" + path});
+    ASSERT_TRUE(options.ok()) << options.error().describe();
+    EXPECT_EQ(options->zeusd.token, "abc.def.ghi");
+    const auto missing = parse_plugin_options({"token_file=" + path + ".missing"});
+    ASSERT_FALSE(missing.ok());
+    EXPECT_NE(missing.error().describe().find("token_file="), std::string::npos) << missing.error().describe();
+}
+
+TEST(SlurmPluginOptions, EveryMistakeNamesTheWordAndTheFix) {
+    const std::vector<std::pair<std::string, std::string>> cases = {
+        {"colour=blue", "is not an option of this plugin"},
+        {"spool", "has no value"},
+        {"spool=", "has an empty value"},
+        {"spool=relative/dir", "is not an absolute path"},
+        {"zeusd=localhost", "names neither a socket path nor a host:port"},
+        {"zeusd=127.0.0.1:99999", "names neither a socket path nor a host:port"},
+        {"stderr=maybe", "is neither yes nor no"},
+    };
+    for (const auto& [word, problem] : cases) {
+        const auto options = parse_plugin_options({"spool=/srv/energy", word});
+        ASSERT_FALSE(options.ok()) << word;
+        const auto text = options.error().describe();
+        EXPECT_EQ(options.error().code, ErrorCode::InvalidConfig) << text;
+        EXPECT_NE(text.find("\"" + word + "\""), std::string::npos) << text;
+        EXPECT_NE(text.find(problem), std::string::npos) << text;
+        EXPECT_NE(text.find("options: spool=DIR"), std::string::npos) << text;
+    }
+}
+
+}  // namespace
+}  // namespace zeus::slurm
