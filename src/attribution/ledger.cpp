@@ -92,6 +92,9 @@ std::vector<Error> WorkloadLedger::add(const IntervalAttribution& interval, std:
             errors.push_back(workload.error());
             continue;
         }
+        if (!workload->pod_uid.empty()) {
+            pods_seen_.insert(PodSighting{interval.gpu, workload->pod_uid, workload->container_id});
+        }
         WorkloadTotal& total = workloads_[workload_key(interval.gpu, *workload, share.method)];
         total.energy_mj += share.energy_mj();
         if (share.energy_mj() > 0 || total.last_increase == Clock::time_point{}) total.last_increase = now;
@@ -105,6 +108,7 @@ std::vector<Error> WorkloadLedger::add(const IntervalAttribution& interval, std:
 
 void WorkloadLedger::end_pass(Clock::time_point now) {
     std::erase_if(cache_, [&](const auto& entry) { return entry.second.pass != pass_; });
+    pods_seen_.clear();
     ++pass_;
     for (auto it = workloads_.begin(); it != workloads_.end();) {
         if (now - it->second.last_increase > expiry_) {

@@ -338,6 +338,35 @@ class DeviceMetricsImpl final : public DeviceMetrics {
         attributor_ = std::make_unique<attribution::Attributor>(*process_source_, engine_options);
         resolver_ = std::make_unique<attribution::WorkloadResolver>(options.proc_root);
         ledger_ = std::make_unique<attribution::WorkloadLedger>(*resolver_, options.expiry);
+        if (options.pod_resources) {
+            std::vector<attribution::GpuIds> ids;
+            for (const auto& state : gpu_states_) {
+                const GpuIdentity& id = state.gpu->identity();
+                ids.push_back({state.index, id.uuid, id.pci_bus_id, {}});
+            }
+            pod_namer_ = std::make_unique<attribution::PodNamer>(std::move(ids));
+        }
+    }
+
+    // Names the pods seen in this pass from the kubelet's allocations; while
+    // the kubelet fails, the pods keep their UIDs (and names learned before).
+    void name_pods() {
+        const auto& seen = ledger_->pods_seen();
+        if (!pod_namer_->needs_names(seen)) return;
+        auto allocations = options_.attribution->pod_resources->gpu_allocations();
+        if (!allocations) return count_error("kubelet", "pod resources", allocations.error());
+        for (const Error& error : pod_namer_->learn(*allocations, seen)) {
+            count_error("kubelet", "pod resources", error);
+        }
+    }
+
+    void forget_ended_pods() {
+        std::set<std::string> pod_uids, container_ids;
+        for (const auto& [key, total] : ledger_->workloads()) {
+            pod_uids.insert(key.pod_uid);
+            container_ids.insert(key.container_id);
+        }
+        pod_namer_->retain(pod_uids, container_ids);
     }
 
     // One attribution pass over the GPUs whose counter was just read, on the
@@ -352,7 +381,9 @@ class DeviceMetricsImpl final : public DeviceMetrics {
                 count_error(state.device, "process attribution", error);
             }
         }
+        if (pod_namer_) name_pods();
         ledger_->end_pass(now);
+        if (pod_namer_) forget_ended_pods();
     }
 
     void sample_cpu(CpuState& state) {
@@ -460,8 +491,14 @@ class DeviceMetricsImpl final : public DeviceMetrics {
             if (state == nullptr) continue;
             Labels labels = state->labels;
             labels.push_back({"kind", key.kind});
+            const attribution::PodName* pod = pod_namer_ ? pod_namer_->pod(key.pod_uid) : nullptr;
+            const std::string* container = pod_namer_ ? pod_namer_->container(key.container_id) : nullptr;
+            const std::string none;
             for (const auto& [name, value] : {std::pair{"pod_uid", &key.pod_uid},
+                                              {"namespace", pod ? &pod->pod_namespace : &none},
+                                              {"pod", pod ? &pod->name : &none},
                                               {"container_id", &key.container_id},
+                                              {"container", container ? container : &none},
                                               {"slurm_job", &key.slurm_job},
                                               {"user", &key.user},
                                               {"pid", &key.pid}}) {
@@ -519,6 +556,7 @@ class DeviceMetricsImpl final : public DeviceMetrics {
     std::unique_ptr<attribution::Attributor> attributor_;
     std::unique_ptr<attribution::WorkloadResolver> resolver_;
     std::unique_ptr<attribution::WorkloadLedger> ledger_;
+    std::unique_ptr<attribution::PodNamer> pod_namer_;  // with AttributionOptions::pod_resources
     std::jthread thread_;  // last: stopped before the state it reads goes
 };
 

@@ -15,11 +15,13 @@
 #include <compare>
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "zeus/attribution/engine.hpp"
+#include "zeus/attribution/pods.hpp"
 #include "zeus/attribution/workload.hpp"
 
 namespace zeus::attribution {
@@ -74,6 +76,10 @@ class WorkloadLedger {
     void end_pass(Clock::time_point now);
 
     [[nodiscard]] const std::map<WorkloadKey, WorkloadTotal>& workloads() const { return workloads_; }
+    // The pods (cgroup pod UID, container id) whose processes got a share in
+    // this pass, by GPU: what PodNamer matches against the kubelet's
+    // allocations. Emptied by end_pass().
+    [[nodiscard]] const std::set<PodSighting>& pods_seen() const { return pods_seen_; }
     [[nodiscard]] std::int64_t remainder_mj(std::size_t gpu, RemainderReason reason) const;
     // Σ workloads + Σ remainders of `gpu`: equals the last counter_mj given.
     [[nodiscard]] std::int64_t accounted_mj(std::size_t gpu) const;
@@ -95,6 +101,7 @@ class WorkloadLedger {
     // is read once per process, not once per pass.
     std::map<std::uint32_t, Cached> cache_;
     std::uint64_t pass_ = 0;
+    std::set<PodSighting> pods_seen_;
 };
 
 }  // namespace zeus::attribution

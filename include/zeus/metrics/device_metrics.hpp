@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "zeus/attribution/engine.hpp"
+#include "zeus/attribution/pods.hpp"
 #include "zeus/device/cpu.hpp"
 #include "zeus/device/gpus.hpp"
 #include "zeus/metrics/exposition.hpp"
@@ -44,6 +45,10 @@ struct AttributionOptions {
     // moves to the "expired" remainder (bounded cardinality).
     std::chrono::nanoseconds expiry = std::chrono::minutes(10);
     std::string proc_root = "/proc";
+    // Kubernetes names (namespace, pod, container labels) from the kubelet's
+    // allocations (attribution::KubeletPodResources); nullptr: pod UIDs only.
+    // Asked once per sweep, and only while a pod seen on a GPU has no name.
+    std::shared_ptr<attribution::PodResourcesSource> pod_resources;
 };
 
 struct DeviceMetricsOptions {
