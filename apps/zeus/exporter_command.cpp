@@ -155,7 +155,7 @@ Command add_exporter(CLI::App& parent) {
         ->capture_default_str();
     app->add_option("--proc", opts->proc_root, "Where the host's /proc is mounted")->capture_default_str();
     app->add_option("--kubelet-socket", opts->kubelet_socket,
-                    "The kubelet's PodResources socket, for the namespace, pod and container labels of "
+                    "The kubelet's PodResources socket, for the pod_namespace, pod_name and container_name labels of "
                     "attribution (asked only while a pod on a GPU has no name); none: pod UIDs only")
         ->capture_default_str();
     app->add_option("--kubelet-timeout", opts->kubelet_timeout_s,

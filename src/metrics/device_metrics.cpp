@@ -491,14 +491,16 @@ class DeviceMetricsImpl final : public DeviceMetrics {
             if (state == nullptr) continue;
             Labels labels = state->labels;
             labels.push_back({"kind", key.kind});
+            // Not namespace, pod and container: Prometheus's Kubernetes discovery gives
+            // every target those labels (the exporter's own pod), and a clash renames ours.
             const attribution::PodName* pod = pod_namer_ ? pod_namer_->pod(key.pod_uid) : nullptr;
             const std::string* container = pod_namer_ ? pod_namer_->container(key.container_id) : nullptr;
             const std::string none;
             for (const auto& [name, value] : {std::pair{"pod_uid", &key.pod_uid},
-                                              {"namespace", pod ? &pod->pod_namespace : &none},
-                                              {"pod", pod ? &pod->name : &none},
+                                              {"pod_namespace", pod ? &pod->pod_namespace : &none},
+                                              {"pod_name", pod ? &pod->name : &none},
                                               {"container_id", &key.container_id},
-                                              {"container", container ? container : &none},
+                                              {"container_name", container ? container : &none},
                                               {"slurm_job", &key.slurm_job},
                                               {"user", &key.user},
                                               {"pid", &key.pid}}) {

@@ -141,7 +141,7 @@ class KubeletEndToEnd : public SimulatedGpus {
 
     static double energy_of(const std::vector<ParsedSample>& samples, const std::string& pod) {
         double total = 0;
-        for (const auto& s : find_samples(samples, kWorkloads, {{"pod", pod}})) total += s.value;
+        for (const auto& s : find_samples(samples, kWorkloads, {{"pod_name", pod}})) total += s.value;
         return total;
     }
 
@@ -168,24 +168,24 @@ TEST_F(KubeletEndToEnd, TheKubeletsNamesLabelTheWorkloadsAndTheIdentityHolds) {
 
     const auto named = [](const std::vector<ParsedSample>& samples) {
         auto a = labels_of_pod(samples, kUidA), b = labels_of_pod(samples, kUidB);
-        return a && b && a->contains("pod") && b->contains("pod");
+        return a && b && a->contains("pod_name") && b->contains("pod_name");
     };
     const auto samples = scrape_until(process, named);
     ASSERT_TRUE(named(samples)) << process.log();
     const auto a = *labels_of_pod(samples, kUidA);
-    EXPECT_EQ(a.at("namespace"), "ml");
-    EXPECT_EQ(a.at("pod"), "train-a");
-    EXPECT_EQ(a.at("container"), "trainer");
+    EXPECT_EQ(a.at("pod_namespace"), "ml");
+    EXPECT_EQ(a.at("pod_name"), "train-a");
+    EXPECT_EQ(a.at("container_name"), "trainer");
     EXPECT_EQ(a.at("container_id"), kContainerA);
     EXPECT_EQ(a.at("gpu"), "0");
     const auto b = *labels_of_pod(samples, kUidB);
-    EXPECT_EQ(b.at("namespace"), "serve");
-    EXPECT_EQ(b.at("pod"), "infer-b");
-    EXPECT_EQ(b.at("container"), "server");
+    EXPECT_EQ(b.at("pod_namespace"), "serve");
+    EXPECT_EQ(b.at("pod_name"), "infer-b");
+    EXPECT_EQ(b.at("container_name"), "server");
     EXPECT_EQ(b.at("gpu"), "1");
     const auto slurm = find_samples(samples, kWorkloads, {{"slurm_job", "31"}});
     ASSERT_EQ(slurm.size(), 1U);
-    EXPECT_FALSE(slurm[0].labels.contains("namespace"));
+    EXPECT_FALSE(slurm[0].labels.contains("pod_namespace"));
     EXPECT_EQ(kubelet_errors(samples, "unavailable") + kubelet_errors(samples, "timeout"), 0);
     expect_identity(samples);
 
@@ -195,7 +195,7 @@ TEST_F(KubeletEndToEnd, TheKubeletsNamesLabelTheWorkloadsAndTheIdentityHolds) {
     std::this_thread::sleep_for(1s);  // four sweeps
     const auto later = scrape(process);
     EXPECT_EQ(kubelet.calls(), calls);
-    EXPECT_EQ(labels_of_pod(later, kUidA).value_or(std::map<std::string, std::string>{})["pod"], "train-a");
+    EXPECT_EQ(labels_of_pod(later, kUidA).value_or(std::map<std::string, std::string>{})["pod_name"], "train-a");
     EXPECT_GT(energy_of(later, "train-a"), energy_of(samples, "train-a"));
     expect_identity(later);
 }
@@ -211,8 +211,8 @@ TEST_F(KubeletEndToEnd, NoKubeletLeavesPodUidsAndCountsUnavailable) {
     for (const std::string& uid : {kUidA, kUidB}) {
         const auto labels = labels_of_pod(samples, uid);
         ASSERT_TRUE(labels) << uid << "\n" << process.log();
-        EXPECT_FALSE(labels->contains("namespace")) << uid;
-        EXPECT_FALSE(labels->contains("pod")) << uid;
+        EXPECT_FALSE(labels->contains("pod_namespace")) << uid;
+        EXPECT_FALSE(labels->contains("pod_name")) << uid;
     }
     expect_identity(samples);
     EXPECT_NE(process.log().find("no-kubelet.sock"), std::string::npos) << process.log();
@@ -229,16 +229,16 @@ TEST_F(KubeletEndToEnd, ASlowKubeletIsATimeoutUntilItAnswersInTime) {
     });
     EXPECT_GT(kubelet_errors(slow, "timeout"), 0) << process.log();
     ASSERT_TRUE(labels_of_pod(slow, kUidA));
-    EXPECT_FALSE(labels_of_pod(slow, kUidA)->contains("pod"));
+    EXPECT_FALSE(labels_of_pod(slow, kUidA)->contains("pod_name"));
     expect_identity(slow);
 
     kubelet.delay(0ms);
     const auto named = scrape_until(process, [](const auto& s) {
         auto a = labels_of_pod(s, kUidA);
-        return a && a->contains("pod");
+        return a && a->contains("pod_name");
     });
     ASSERT_TRUE(labels_of_pod(named, kUidA)) << process.log();
-    EXPECT_EQ(labels_of_pod(named, kUidA)->at("pod"), "train-a");
+    EXPECT_EQ(labels_of_pod(named, kUidA)->at("pod_name"), "train-a");
     expect_identity(named);
 }
 

@@ -45,7 +45,7 @@ struct AttributionOptions {
     // moves to the "expired" remainder (bounded cardinality).
     std::chrono::nanoseconds expiry = std::chrono::minutes(10);
     std::string proc_root = "/proc";
-    // Kubernetes names (namespace, pod, container labels) from the kubelet's
+    // Kubernetes names (the pod_namespace, pod_name and container_name labels) from the kubelet's
     // allocations (attribution::KubeletPodResources); nullptr: pod UIDs only.
     // Asked once per sweep, and only while a pod seen on a GPU has no name.
     std::shared_ptr<attribution::PodResourcesSource> pod_resources;
