@@ -27,16 +27,15 @@ std::string lower(std::string_view text) {
 bool is_pci_address(std::string_view text) {
     const std::size_t colons = static_cast<std::size_t>(std::count(text.begin(), text.end(), ':'));
     if (colons < 1 || colons > 2 || text.find('.') == std::string_view::npos) return false;
-    return std::all_of(text.begin(), text.end(), [](char c) {
-        return std::isxdigit(static_cast<unsigned char>(c)) || c == ':' || c == '.';
-    });
+    return std::all_of(text.begin(), text.end(),
+                       [](char c) { return std::isxdigit(static_cast<unsigned char>(c)) || c == ':' || c == '.'; });
 }
 
 bool equal_ignoring_case(std::string_view a, std::string_view b) { return lower(a) == lower(b); }
 
 bool covers(const auto& allocated, const std::set<std::size_t>& seen_on) {
-    return allocated.anywhere || std::includes(allocated.gpus.begin(), allocated.gpus.end(), seen_on.begin(),
-                                               seen_on.end());
+    return allocated.anywhere ||
+           std::includes(allocated.gpus.begin(), allocated.gpus.end(), seen_on.begin(), seen_on.end());
 }
 
 // Owners (pod UIDs, container ids), each seen on some GPUs, matched to
@@ -123,10 +122,10 @@ Result<GpuDeviceId> parse_gpu_device_id(std::string_view id) {
         out.gpu = normalized_pci_address(rest);
         return out;
     }
-    return Error{ErrorCode::InvalidArgument,
-                 "device id '" + std::string(id) +
-                     "' is no GPU id: neither GPU-<uuid>[::<n>], MIG-<uuid> nor a PCI address",
-                 "check the GPU device plugin's configuration; the id is left out of pod names"};
+    return Error{
+        ErrorCode::InvalidArgument,
+        "device id '" + std::string(id) + "' is no GPU id: neither GPU-<uuid>[::<n>], MIG-<uuid> nor a PCI address",
+        "check the GPU device plugin's configuration; the id is left out of pod names"};
 }
 
 PodNamer::PodNamer(std::vector<GpuIds> gpus) : gpus_(std::move(gpus)) {}
@@ -136,11 +135,11 @@ Result<PodNamer::Resolved> PodNamer::gpus_of(std::string_view device_id) const {
     if (!parsed) return parsed.error();
     Resolved out;
     for (const GpuIds& gpu : gpus_) {
-        const bool same = parsed->gpu.empty()
-                              ? std::find(gpu.mig_uuids.begin(), gpu.mig_uuids.end(), parsed->mig_uuid) !=
-                                    gpu.mig_uuids.end()
-                              : equal_ignoring_case(parsed->gpu, gpu.uuid) ||
-                                    (!gpu.pci_bus_id.empty() && parsed->gpu == normalized_pci_address(gpu.pci_bus_id));
+        const bool same =
+            parsed->gpu.empty()
+                ? std::find(gpu.mig_uuids.begin(), gpu.mig_uuids.end(), parsed->mig_uuid) != gpu.mig_uuids.end()
+                : equal_ignoring_case(parsed->gpu, gpu.uuid) ||
+                      (!gpu.pci_bus_id.empty() && parsed->gpu == normalized_pci_address(gpu.pci_bus_id));
         if (same) out.gpus.insert(gpu.gpu);
     }
     // A GPU UUID of no GPU here is another GPU's (not attributed, e.g. left

@@ -119,7 +119,8 @@ class GarbageKubelet::Service final : public grpc::CallbackGenericService {
 };
 
 GarbageKubelet::GarbageKubelet(const std::filesystem::path& socket) : service_(std::make_unique<Service>()) {
-    server_ = serve(socket, [&](grpc::ServerBuilder& builder) { builder.RegisterCallbackGenericService(service_.get()); });
+    server_ =
+        serve(socket, [&](grpc::ServerBuilder& builder) { builder.RegisterCallbackGenericService(service_.get()); });
 }
 
 GarbageKubelet::~GarbageKubelet() {

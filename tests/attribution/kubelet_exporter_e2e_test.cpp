@@ -34,8 +34,8 @@ constexpr const char* kWorkloads = "zeus_workload_gpu_energy_joules_total";
 class ExporterProcess : public ServerProcess {
   public:
     explicit ExporterProcess(std::vector<std::string> args)
-        : ServerProcess(Launch{zeus_cli_path(), "zeus exporter", with_subcommand(std::move(args)), "--listen=",
-                               "/metrics", std::nullopt, "zeus exporter: serving http://"},
+        : ServerProcess(Launch{zeus_cli_path(), "zeus exporter", with_subcommand(std::move(args)),
+                               "--listen=", "/metrics", std::nullopt, "zeus exporter: serving http://"},
                         make_dir("exporter")) {}
 
   private:
@@ -94,8 +94,8 @@ class KubeletEndToEnd : public SimulatedGpus {
     }
 
     ExporterProcess exporter(std::vector<std::string> more) const {
-        std::vector<std::string> args{"--simulate", "--cpus", "none", "--period", "0.25", "--attribution",
-                                      "--proc",     proc().string()};
+        std::vector<std::string> args{"--simulate", "--cpus",        "none",   "--period",
+                                      "0.25",       "--attribution", "--proc", proc().string()};
         args.insert(args.end(), more.begin(), more.end());
         return ExporterProcess(std::move(args));
     }
@@ -131,7 +131,8 @@ class KubeletEndToEnd : public SimulatedGpus {
             ASSERT_EQ(counter.size(), 1U) << "GPU " << gpu;
             double sum = 0;
             for (const auto& s : find_samples(samples, kWorkloads, {{"gpu", gpu}})) sum += s.value;
-            for (const auto& s : find_samples(samples, "zeus_workload_gpu_remainder_energy_joules_total", {{"gpu", gpu}})) {
+            for (const auto& s :
+                 find_samples(samples, "zeus_workload_gpu_remainder_energy_joules_total", {{"gpu", gpu}})) {
                 sum += s.value;
             }
             // Integer millijoules in the exporter; the text format's doubles round.
@@ -147,8 +148,8 @@ class KubeletEndToEnd : public SimulatedGpus {
 
     static double kubelet_errors(const std::vector<ParsedSample>& samples, const std::string& reason) {
         double total = 0;
-        for (const auto& s : find_samples(samples, "zeus_exporter_read_errors_total",
-                                          {{"device", "kubelet"}, {"reason", reason}})) {
+        for (const auto& s :
+             find_samples(samples, "zeus_exporter_read_errors_total", {{"device", "kubelet"}, {"reason", reason}})) {
             total += s.value;
         }
         return total;
@@ -224,9 +225,8 @@ TEST_F(KubeletEndToEnd, ASlowKubeletIsATimeoutUntilItAnswersInTime) {
     ASSERT_NO_FATAL_FAILURE(start_processes());
     const auto process = exporter({"--kubelet-socket", socket().string(), "--kubelet-timeout", "0.1"});
     ASSERT_TRUE(process.running()) << process.log();
-    const auto slow = scrape_until(process, [](const auto& s) {
-        return labels_of_pod(s, kUidA) && kubelet_errors(s, "timeout") > 0;
-    });
+    const auto slow = scrape_until(
+        process, [](const auto& s) { return labels_of_pod(s, kUidA) && kubelet_errors(s, "timeout") > 0; });
     EXPECT_GT(kubelet_errors(slow, "timeout"), 0) << process.log();
     ASSERT_TRUE(labels_of_pod(slow, kUidA));
     EXPECT_FALSE(labels_of_pod(slow, kUidA)->contains("pod_name"));
@@ -244,8 +244,8 @@ TEST_F(KubeletEndToEnd, ASlowKubeletIsATimeoutUntilItAnswersInTime) {
 
 TEST_F(KubeletEndToEnd, AnEmptySocketIsAClearError) {
     int code = 0;
-    const std::string out = capture(zeus_cli_path() + " exporter --simulate --cpus none --attribution --kubelet-socket ''",
-                                    code);
+    const std::string out =
+        capture(zeus_cli_path() + " exporter --simulate --cpus none --attribution --kubelet-socket ''", code);
     EXPECT_EQ(code, 2) << out;
     EXPECT_NE(out.find("--kubelet-socket is empty"), std::string::npos) << out;
     EXPECT_NE(out.find("or none"), std::string::npos) << out;

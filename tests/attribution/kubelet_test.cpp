@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "fake_kubelet.hpp"
+#include "pod_test_ids.hpp"
 #include "support/test_directory.hpp"
 #include "zeus/attribution/kubelet.hpp"
 
@@ -20,19 +21,16 @@ using attribution::KubeletOptions;
 using attribution::KubeletPodResources;
 using namespace std::chrono_literals;
 
-const std::string kGpu0 = "GPU-0b1c2d3e-0000-4000-8000-000000000000";
-const std::string kGpu1 = "GPU-1b1c2d3e-0000-4000-8000-000000000001";
-const std::string kMig1 = "MIG-9f3e2d1c-0000-5000-9000-00000000000b";
-const std::string kUidA = "11111111-1111-4111-8111-111111111111";
-const std::string kUidB = "22222222-2222-4222-8222-222222222222";
-const std::string kUidC = "33333333-3333-4333-8333-333333333333";
+using namespace attribution::test_ids;
 
 // A node with every kind of GPU allocation, and what is not a GPU.
 std::vector<FakePod> node_pods() {
     return {
         {"ml", "trainer", {{"main", {{"nvidia.com/gpu", {kGpu0}}, {"example.com/nic", {"eth1"}}}}, {"logger", {}}}},
         {"ml", "mig-job", {{"worker", {{"nvidia.com/mig-1g.10gb", {kMig1}}}}}},
-        {"serve", "replicas", {{"a", {{"nvidia.com/gpu.shared", {kGpu1 + "::2"}}}}, {"b", {{"nvidia.com/gpu", {kGpu1 + "::3"}}}}}},
+        {"serve",
+         "replicas",
+         {{"a", {{"nvidia.com/gpu.shared", {kGpu1 + "::2"}}}}, {"b", {{"nvidia.com/gpu", {kGpu1 + "::3"}}}}}},
         {"kube-system", "dns", {{"coredns", {{"cpu", {"1"}}}}}},
     };
 }
@@ -62,7 +60,7 @@ TEST_F(Kubelet, ListGivesEachContainersGpuDevicesOnly) {
     auto allocations = client().gpu_allocations();
     ASSERT_TRUE(allocations) << allocations.error().describe();
     EXPECT_EQ(describe(*allocations),
-              "ml/trainer/main: " + kGpu0 + "\n" +         //
+              "ml/trainer/main: " + kGpu0 + "\n" +          //
                   "ml/mig-job/worker: " + kMig1 + "\n" +    //
                   "serve/replicas/a: " + kGpu1 + "::2\n" +  //
                   "serve/replicas/b: " + kGpu1 + "::3\n");
@@ -73,20 +71,20 @@ TEST_F(Kubelet, TheAllocationsNameThePodsSeenOnTheGpus) {
     FakeKubelet kubelet(socket(), node_pods());
     auto allocations = client().gpu_allocations();
     ASSERT_TRUE(allocations) << allocations.error().describe();
-    attribution::PodNamer namer({{0, kGpu0, "", {}}, {1, kGpu1, "", {}}, {2, "GPU-2b1c2d3e-0000-4000-8000-000000000002", "", {kMig1}}});
-    const std::string c1(64, '1'), c2(64, '2'), c3(64, '3');
-    const std::set<attribution::PodSighting> seen{{0, kUidA, c1}, {2, kUidB, c2}, {1, kUidC, c3}};
+    attribution::PodNamer namer(
+        {{0, kGpu0, "", {}}, {1, kGpu1, "", {}}, {2, "GPU-2b1c2d3e-0000-4000-8000-000000000002", "", {kMig1}}});
+    const std::set<attribution::PodSighting> seen{{0, kUidA, kContainer1}, {2, kUidB, kContainer2}, {1, kUidC, kContainer3}};
     EXPECT_TRUE(namer.learn(*allocations, seen).empty());
     ASSERT_NE(namer.pod(kUidA), nullptr);
     EXPECT_EQ(namer.pod(kUidA)->pod_namespace + "/" + namer.pod(kUidA)->name, "ml/trainer");
-    EXPECT_EQ(*namer.container(c1), "main");
+    EXPECT_EQ(*namer.container(kContainer1), "main");
     ASSERT_NE(namer.pod(kUidB), nullptr);
     EXPECT_EQ(namer.pod(kUidB)->name, "mig-job");
-    EXPECT_EQ(*namer.container(c2), "worker");
+    EXPECT_EQ(*namer.container(kContainer2), "worker");
     // One pod holds both of GPU 1's replicas, in two containers: the pod, not which container.
     ASSERT_NE(namer.pod(kUidC), nullptr);
     EXPECT_EQ(namer.pod(kUidC)->name, "replicas");
-    EXPECT_EQ(namer.container(c3), nullptr);
+    EXPECT_EQ(namer.container(kContainer3), nullptr);
 }
 
 TEST_F(Kubelet, AnUnknownDeviceIdIsCountedAndLeftOut) {

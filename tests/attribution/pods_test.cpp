@@ -4,23 +4,15 @@
 // left, never a guess.
 #include <gtest/gtest.h>
 
+#include "pod_test_ids.hpp"
 #include "zeus/attribution/pods.hpp"
 
 namespace zeus::attribution {
 namespace {
 
-const std::string kGpu0 = "GPU-0b1c2d3e-0000-4000-8000-000000000000";
-const std::string kGpu1 = "GPU-1b1c2d3e-0000-4000-8000-000000000001";
-const std::string kMig0 = "MIG-9f3e2d1c-0000-5000-9000-00000000000a";
-const std::string kMig1 = "MIG-9f3e2d1c-0000-5000-9000-00000000000b";
-const std::string kUidA = "11111111-1111-4111-8111-111111111111";
-const std::string kUidB = "22222222-2222-4222-8222-222222222222";
-const std::string kContainer1 = std::string(64, '1');
-const std::string kContainer2 = std::string(64, '2');
+using namespace test_ids;
 
-std::vector<GpuIds> two_gpus() {
-    return {{0, kGpu0, "00000000:3B:00.0", {kMig0}}, {1, kGpu1, "00000000:5E:00.0", {}}};
-}
+std::vector<GpuIds> two_gpus() { return {{0, kGpu0, "00000000:3B:00.0", {kMig0}}, {1, kGpu1, "00000000:5E:00.0", {}}}; }
 
 std::string pod_of(const PodNamer& namer, const std::string& uid) {
     const PodName* pod = namer.pod(uid);
@@ -36,12 +28,10 @@ TEST(GpuDeviceIds, EveryDevicePluginFormNamesItsGpu) {
     struct Case {
         std::string id, gpu, mig;
     };
-    for (const Case& c : {Case{kGpu0, kGpu0, ""},
-                          Case{kGpu0 + "::3", kGpu0, ""},  // a time-sliced replica
-                          Case{kMig0, "", kMig0},
-                          Case{kMig0 + "::1", "", kMig0},
-                          Case{"MIG-" + kGpu1 + "/7/0", kGpu1, "MIG-" + kGpu1 + "/7/0"},
-                          Case{"0000:3B:00.0", "0:3b:00.0", ""}}) {
+    for (const Case& c :
+         {Case{kGpu0, kGpu0, ""}, Case{kGpu0 + "::3", kGpu0, ""},  // a time-sliced replica
+          Case{kMig0, "", kMig0}, Case{kMig0 + "::1", "", kMig0},
+          Case{"MIG-" + kGpu1 + "/7/0", kGpu1, "MIG-" + kGpu1 + "/7/0"}, Case{"0000:3B:00.0", "0:3b:00.0", ""}}) {
         auto parsed = parse_gpu_device_id(c.id);
         ASSERT_TRUE(parsed) << c.id << ": " << parsed.error().describe();
         EXPECT_EQ(parsed->gpu, c.gpu) << c.id;
@@ -166,9 +156,9 @@ TEST(PodNamer, TwoUidsOnAGpuOfOnePodNameNeither) {
 
 TEST(PodNamer, AnUnknownDeviceIdIsAnErrorAndTheRestStillNames) {
     PodNamer namer(two_gpus());
-    const auto errors = namer.learn({{"ml", "a", "c", {"nvidia0", kGpu0}},
-                                     {"ml", "b", "c", {"GPU-ffffffff-0000-4000-8000-00000000ffff"}}},
-                                    {{0, kUidA, kContainer1}, {1, kUidB, kContainer2}});
+    const auto errors = namer.learn(
+        {{"ml", "a", "c", {"nvidia0", kGpu0}}, {"ml", "b", "c", {"GPU-ffffffff-0000-4000-8000-00000000ffff"}}},
+        {{0, kUidA, kContainer1}, {1, kUidB, kContainer2}});
     ASSERT_EQ(errors.size(), 1U);
     EXPECT_NE(errors[0].message.find("'nvidia0'"), std::string::npos);
     EXPECT_EQ(pod_of(namer, kUidA), "ml/a");

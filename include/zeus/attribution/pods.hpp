@@ -121,7 +121,7 @@ class PodNamer {
                          const std::set<PodSighting>& sightings);
 
     std::vector<GpuIds> gpus_;
-    std::map<std::string, PodName, std::less<>> pods_;             // pod UID -> its pod
+    std::map<std::string, PodName, std::less<>> pods_;            // pod UID -> its pod
     std::map<std::string, std::string, std::less<>> containers_;  // container id -> its name
 };
 

@@ -64,8 +64,7 @@ struct KubeletPodResources::Connection {
     const std::string list_method = fmt::format("/{}/List", v1::PodResourcesLister::service_full_name());
 };
 
-KubeletPodResources::KubeletPodResources(KubeletOptions options)
-    : options_(std::move(options)) {
+KubeletPodResources::KubeletPodResources(KubeletOptions options) : options_(std::move(options)) {
     grpc::ChannelArguments arguments;
     arguments.SetMaxReceiveMessageSize(kMaxReplyBytes);
     arguments.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, kMaxReconnectBackoffMs);
@@ -88,7 +87,8 @@ Result<std::vector<ContainerAllocation>> KubeletPodResources::gpu_allocations() 
     const grpc::Status status = finished.get_future().get();
     if (!status.ok()) return call_error(status, options_);
     v1::ListPodResourcesResponse reply;
-    if (const grpc::Status parsed = grpc::SerializationTraits<v1::ListPodResourcesResponse>::Deserialize(&bytes, &reply);
+    if (const grpc::Status parsed =
+            grpc::SerializationTraits<v1::ListPodResourcesResponse>::Deserialize(&bytes, &reply);
         !parsed.ok()) {
         return malformed(options_, "it is no ListPodResourcesResponse (" + parsed.error_message() + ")");
     }
@@ -101,8 +101,8 @@ Result<std::vector<ContainerAllocation>> KubeletPodResources::gpu_allocations() 
         }
         for (const v1::ContainerResources& container : pod.containers()) {
             if (container.name().empty()) {
-                return malformed(options_, fmt::format("a container without a name in pod {}/{}", pod.namespace_(),
-                                                       pod.name()));
+                return malformed(options_,
+                                 fmt::format("a container without a name in pod {}/{}", pod.namespace_(), pod.name()));
             }
             ContainerAllocation allocation{pod.namespace_(), pod.name(), container.name(), {}};
             for (const v1::ContainerDevices& devices : container.devices()) {
