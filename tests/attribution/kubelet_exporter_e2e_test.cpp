@@ -31,20 +31,6 @@ const std::string kContainerA(64, 'a');
 const std::string kContainerB(64, 'b');
 constexpr const char* kWorkloads = "zeus_workload_gpu_energy_joules_total";
 
-class ExporterProcess : public ServerProcess {
-  public:
-    explicit ExporterProcess(std::vector<std::string> args)
-        : ServerProcess(Launch{zeus_cli_path(), "zeus exporter", with_subcommand(std::move(args)),
-                               "--listen=", "/metrics", std::nullopt, "zeus exporter: serving http://"},
-                        make_dir("exporter")) {}
-
-  private:
-    static std::vector<std::string> with_subcommand(std::vector<std::string> args) {
-        args.insert(args.begin(), "exporter");
-        return args;
-    }
-};
-
 class KubeletEndToEnd : public SimulatedGpus {
   protected:
     void SetUp() override {

@@ -73,7 +73,8 @@ TEST_F(Kubelet, TheAllocationsNameThePodsSeenOnTheGpus) {
     ASSERT_TRUE(allocations) << allocations.error().describe();
     attribution::PodNamer namer(
         {{0, kGpu0, "", {}}, {1, kGpu1, "", {}}, {2, "GPU-2b1c2d3e-0000-4000-8000-000000000002", "", {kMig1}}});
-    const std::set<attribution::PodSighting> seen{{0, kUidA, kContainer1}, {2, kUidB, kContainer2}, {1, kUidC, kContainer3}};
+    const std::set<attribution::PodSighting> seen{
+        {0, kUidA, kContainer1}, {2, kUidB, kContainer2}, {1, kUidC, kContainer3}};
     EXPECT_TRUE(namer.learn(*allocations, seen).empty());
     ASSERT_NE(namer.pod(kUidA), nullptr);
     EXPECT_EQ(namer.pod(kUidA)->pod_namespace + "/" + namer.pod(kUidA)->name, "ml/trainer");
