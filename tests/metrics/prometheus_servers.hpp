@@ -68,8 +68,8 @@ class ServerProcess {
 class ExporterProcess : public ServerProcess {
   public:
     explicit ExporterProcess(std::vector<std::string> args)
-        : ServerProcess(Launch{zeus_cli_path(), "zeus exporter", with_subcommand(std::move(args)), "--listen=",
-                               "/metrics", std::nullopt, "zeus exporter: serving http://"},
+        : ServerProcess(Launch{zeus_cli_path(), "zeus exporter", with_subcommand(std::move(args)),
+                               "--listen=", "/metrics", std::nullopt, "zeus exporter: serving http://"},
                         make_dir("exporter")) {}
 
   private:
