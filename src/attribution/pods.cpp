@@ -99,10 +99,11 @@ std::string normalized_pci_address(std::string_view address) {
 Result<GpuDeviceId> parse_gpu_device_id(std::string_view id) {
     std::string_view rest = id;
     // A time-sliced replica: the GPU's id, "::", the replica's number.
+    GpuDeviceId out;
     if (const std::size_t at = rest.rfind("::"); at != std::string_view::npos && is_digits(rest.substr(at + 2))) {
         rest = rest.substr(0, at);
+        out.replica = true;
     }
-    GpuDeviceId out;
     if (rest.starts_with("MIG-GPU-")) {
         // MIG-GPU-<uuid>/<gi>/<ci>: the parent's UUID inside.
         const std::size_t slash = rest.find('/');
@@ -145,6 +146,34 @@ Result<PodNamer::Resolved> PodNamer::gpus_of(std::string_view device_id) const {
     // A GPU UUID of no GPU here is another GPU's (not attributed, e.g. left
     // out by --gpus); a MIG instance of no listed GPU may be on any.
     out.anywhere = parsed->gpu.empty() && out.gpus.empty();
+    out.whole = parsed->mig_uuid.empty() && !parsed->replica;
+    return out;
+}
+
+std::map<std::size_t, GpuHolder> PodNamer::holders(const std::vector<ContainerAllocation>& allocations) const {
+    // Per GPU: the containers with any device on it, and whether each has it whole.
+    std::map<std::size_t, std::vector<std::pair<const ContainerAllocation*, bool>>> on_gpu;
+    for (const ContainerAllocation& allocation : allocations) {
+        for (const std::string& id : allocation.device_ids) {
+            auto resolved = gpus_of(id);
+            if (!resolved) continue;  // counted by learn()
+            for (std::size_t gpu : resolved->gpus) on_gpu[gpu].emplace_back(&allocation, resolved->whole);
+        }
+    }
+    std::map<std::size_t, GpuHolder> out;
+    for (const auto& [gpu, containers] : on_gpu) {
+        if (containers.size() != 1 || !containers[0].second) continue;
+        const ContainerAllocation& holder = *containers[0].first;
+        GpuHolder& h = out[gpu];
+        h.pod = {holder.pod_namespace, holder.pod_name};
+        h.container_name = holder.container_name;
+        // The UID, when exactly one live UID has this name (a restarted pod of a StatefulSet has two).
+        int uids = 0;
+        for (const auto& [uid, pod] : pods_) {
+            if (pod == h.pod && ++uids == 1) h.pod_uid = uid;
+        }
+        if (uids != 1) h.pod_uid.clear();
+    }
     return out;
 }
 

@@ -228,6 +228,40 @@ TEST_F(KubeletEndToEnd, ASlowKubeletIsATimeoutUntilItAnswersInTime) {
     expect_identity(named);
 }
 
+// --idle-policy allocation: a GPU the kubelet allocated whole to one
+// container is that pod's, idle included, while none of its processes runs.
+TEST_F(KubeletEndToEnd, UnderTheAllocationPolicyAnIdleGpuIsItsHoldersEnergy) {
+    FakeKubelet kubelet(socket(), {{"ml", "train-a", {{"trainer", {{"nvidia.com/gpu", {uuid_[0]}}}}}},
+                                   {"ml", "waiting", {{"main", {{"nvidia.com/gpu", {uuid_[1]}}}}}}});
+    int load = -1;
+    ASSERT_EQ(zeusSimProcessLoadBegin(0, 0.6, 5001, 1.0, &load), ZEUS_SIM_OK) << zeusSimLastError();
+    loads_.push_back(load);
+    const auto process = exporter({"--kubelet-socket", socket().string(), "--idle-policy", "allocation"});
+    ASSERT_TRUE(process.running()) << process.log();
+    const auto held = [](const std::vector<ParsedSample>& samples) {
+        const auto found = find_samples(samples, kWorkloads, {{"gpu", "1"}, {"attribution", "allocation"}});
+        return found.size() == 1 && found[0].value > 0 && labels_of_pod(samples, kUidA);
+    };
+    const auto samples = scrape_until(process, held);
+    ASSERT_TRUE(held(samples)) << process.log();
+    const auto holder = find_samples(samples, kWorkloads, {{"gpu", "1"}, {"attribution", "allocation"}})[0].labels;
+    EXPECT_EQ(holder.at("kind"), "pod");
+    EXPECT_EQ(holder.at("pod_namespace"), "ml");
+    EXPECT_EQ(holder.at("pod_name"), "waiting");
+    EXPECT_EQ(holder.at("container_name"), "main");
+    // From the first sweep on, nothing of GPU 1 is idle or no_process remainder.
+    for (const std::string reason : {"idle", "no_process"}) {
+        const auto rest = find_samples(samples, "zeus_workload_gpu_remainder_energy_joules_total",
+                                       {{"gpu", "1"}, {"reason", reason}});
+        ASSERT_EQ(rest.size(), 1U);
+        EXPECT_EQ(rest[0].value, 0) << reason;
+    }
+    // GPU 0's pod runs: its process has the GPU, idle included; the holder series is GPU 1's alone.
+    EXPECT_EQ(labels_of_pod(samples, kUidA)->at("pod_name"), "train-a");
+    EXPECT_TRUE(find_samples(samples, kWorkloads, {{"gpu", "0"}, {"attribution", "allocation"}}).empty());
+    expect_identity(samples);
+}
+
 TEST_F(KubeletEndToEnd, AnEmptySocketIsAClearError) {
     int code = 0;
     const std::string out =

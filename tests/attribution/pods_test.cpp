@@ -172,6 +172,27 @@ TEST(PodNamer, PciAddressesNameAmdPods) {
     EXPECT_EQ(pod_of(namer, kUidA), "ml/a");
 }
 
+TEST(PodNamer, AGpuAllocatedWholeToOneContainerIsItsHolders) {
+    PodNamer namer(two_gpus());
+    namer.learn({{"ml", "a", "c", {kGpu0}}}, {{0, kUidA, kContainer1}});
+    const auto holders = namer.holders({{"ml", "a", "c", {kGpu0}}, {"ml", "b", "d", {"0000:5e:00.0"}}});
+    ASSERT_EQ(holders.size(), 2U);
+    EXPECT_EQ(holders.at(0).pod, (PodName{"ml", "a"}));
+    EXPECT_EQ(holders.at(0).container_name, "c");
+    EXPECT_EQ(holders.at(0).pod_uid, kUidA);  // named from a sighting
+    EXPECT_EQ(holders.at(1).pod, (PodName{"ml", "b"}));
+    EXPECT_EQ(holders.at(1).pod_uid, "");  // no process of it seen yet
+}
+
+TEST(PodNamer, SharedOrPartialGpusHaveNoHolder) {
+    PodNamer namer(two_gpus());
+    // Replicas (even all of one GPU's in one container), a MIG instance, two containers on one GPU.
+    EXPECT_TRUE(namer.holders({{"ml", "a", "c", {kGpu0 + "::0", kGpu0 + "::1"}}}).empty());
+    EXPECT_TRUE(namer.holders({{"ml", "a", "c", {kMig0}}}).empty());
+    EXPECT_TRUE(namer.holders({{"ml", "a", "c", {kGpu1}}, {"ml", "a", "d", {kGpu1 + "::1"}}}).empty());
+    EXPECT_TRUE(namer.holders({{"ml", "a", "c", {"nvidia0"}}}).empty());
+}
+
 TEST(PodNamer, NamesStayWhileLiveAndGoWhenTheWorkloadEnds) {
     PodNamer namer(two_gpus());
     const std::set<PodSighting> seen{{0, kUidA, kContainer1}};

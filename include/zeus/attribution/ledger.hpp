@@ -46,6 +46,11 @@ struct WorkloadKey {
     std::string slurm_job;
     std::string user;
     std::string pid;  // only for kind "process" (nothing else is known of it)
+    // Only for a GPU's holder (Method::Allocation), known by the kubelet's names;
+    // other workloads are named by PodNamer when their series are written.
+    std::string pod_namespace;
+    std::string pod_name;
+    std::string container_name;
     Method method = Method::EqualSplit;
 
     auto operator<=>(const WorkloadKey&) const = default;
@@ -53,6 +58,8 @@ struct WorkloadKey {
 
 // The key of a resolved process's workload: the most specific level known.
 [[nodiscard]] WorkloadKey workload_key(std::size_t gpu, const Workload& workload, Method method);
+// The key of a GPU's holder: kind "pod", its names and (when known) UID, Method::Allocation.
+[[nodiscard]] WorkloadKey holder_key(std::size_t gpu, const GpuHolder& holder);
 
 struct WorkloadTotal {
     std::int64_t energy_mj = 0;
@@ -67,8 +74,12 @@ class WorkloadLedger {
     // Adds one interval of `interval.gpu` (one per GPU per pass), whose counter now reads counter_mj
     // (what the exporter shows for the GPU). Anything the interval does not
     // cover (the first call, a counter that restarted) goes to BeforeStart.
+    // With a holder (IdlePolicy::ByAllocation, a GPU allocated whole to one
+    // container), the interval's idle and no-process energy is the holder's
+    // (Method::Allocation) instead of the remainder's.
     // Returns the errors met (unresolved processes, the engine's), for counting.
-    std::vector<Error> add(const IntervalAttribution& interval, std::int64_t counter_mj, Clock::time_point now);
+    std::vector<Error> add(const IntervalAttribution& interval, std::int64_t counter_mj, Clock::time_point now,
+                           const GpuHolder* holder = nullptr);
 
     // Ends a pass over the GPUs: drops workloads idle for longer than the
     // expiry (into Expired) and forgets the cached workloads of processes not
@@ -87,6 +98,7 @@ class WorkloadLedger {
   private:
     using Remainders = std::array<std::int64_t, static_cast<std::size_t>(RemainderReason::Count)>;
     Remainders& remainders(std::size_t gpu);
+    void credit(const WorkloadKey& key, std::int64_t energy_mj, Clock::time_point now);
     const Result<Workload>& resolve(std::uint32_t pid, std::uint64_t pass);
 
     const WorkloadResolver& resolver_;

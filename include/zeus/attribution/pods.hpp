@@ -53,6 +53,7 @@ struct GpuDeviceId {
     // names only a MIG instance (MIG-<uuid>).
     std::string gpu;
     std::string mig_uuid;  // MIG-..., for a MIG instance
+    bool replica = false;  // GPU-<uuid>::<n>: one of the time-sliced shares of the GPU
 };
 // GPU-<uuid>, GPU-<uuid>::<n> (a time-sliced replica), MIG-<uuid>,
 // MIG-GPU-<uuid>/<gi>/<ci> (older NVIDIA plugins) or a PCI address (AMD);
@@ -86,6 +87,16 @@ struct PodName {
     auto operator<=>(const PodName&) const = default;
 };
 
+// The one container the kubelet allocated a whole GPU to (by its GPU UUID or
+// PCI address: no replica, no MIG instance, no other container on the GPU).
+// Under IdlePolicy::ByAllocation it is accountable for the GPU's energy that
+// no process was charged with.
+struct GpuHolder {
+    PodName pod;
+    std::string container_name;
+    std::string pod_uid;  // when the pod's name was learned from a sighting; empty otherwise
+};
+
 // Learns names from the kubelet's allocations and keeps them: a pod UID's
 // name never changes, so a name once given stays while the pod is live,
 // through kubelet outages too.
@@ -103,6 +114,9 @@ class PodNamer {
     std::vector<Error> learn(const std::vector<ContainerAllocation>& allocations,
                              const std::set<PodSighting>& sightings);
 
+    // Each GPU's holder, by GPU index, for the GPUs allocated whole to one container.
+    [[nodiscard]] std::map<std::size_t, GpuHolder> holders(const std::vector<ContainerAllocation>& allocations) const;
+
     // Forgets the pods and containers that are no longer live (bounded memory).
     void retain(const std::set<std::string>& live_pod_uids, const std::set<std::string>& live_container_ids);
 
@@ -113,6 +127,7 @@ class PodNamer {
     struct Resolved {
         std::set<std::size_t> gpus;
         bool anywhere = false;  // a device whose GPU cannot be told (an unlisted MIG UUID)
+        bool whole = false;     // a whole GPU: neither a replica nor a MIG instance
     };
     // The GPUs of one device id; an Error for an id of no known form.
     Result<Resolved> gpus_of(std::string_view device_id) const;

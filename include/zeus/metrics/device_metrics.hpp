@@ -47,7 +47,9 @@ struct AttributionOptions {
     std::string proc_root = "/proc";
     // Kubernetes names (the pod_namespace, pod_name and container_name labels) from the kubelet's
     // allocations (attribution::KubeletPodResources); nullptr: pod UIDs only.
-    // Asked once per sweep, and only while a pod seen on a GPU has no name.
+    // Asked at most once per sweep: while a pod seen on a GPU has no name, and
+    // under IdlePolicy::ByAllocation every sweep (the GPUs allocated whole to
+    // one container are its, idle included: attribution::GpuHolder).
     std::shared_ptr<attribution::PodResourcesSource> pod_resources;
 };
 
