@@ -156,7 +156,7 @@ Command add_exporter(CLI::App& parent) {
     app->add_option("--proc", opts->proc_root, "Where the host's /proc is mounted")->capture_default_str();
     app->add_option("--kubelet-socket", opts->kubelet_socket,
                     "The kubelet's PodResources socket, for the pod_namespace, pod_name and container_name labels of "
-                    "attribution (asked only while a pod on a GPU has no name); none: pod UIDs only")
+                    "attribution and the allocation idle policy; none: pod UIDs only")
         ->capture_default_str();
     app->add_option("--kubelet-timeout", opts->kubelet_timeout_s,
                     "Seconds the kubelet has to answer, per sweep (it answers in milliseconds)")
