@@ -13,6 +13,7 @@
 #include "server_listen.hpp"
 #include "measure_options.hpp"
 #include "measure_session.hpp"
+#include "zeus/attribution/kubelet.hpp"
 #include "zeus/device/cpu.hpp"
 #include "zeus/device/gpus.hpp"
 #include "zeus/metrics/device_metrics.hpp"
@@ -35,6 +36,8 @@ struct ExporterOptions {
     std::string idle_policy = "unattributed";
     double attribution_expiry_s = 600;
     std::string proc_root = "/proc";
+    std::string kubelet_socket = attribution::kDefaultKubeletSocket;
+    double kubelet_timeout_s = 1.0;
 };
 
 void report(const Error& error) { std::cerr << "zeus exporter: " << error.describe() << "\n"; }
@@ -92,6 +95,16 @@ int run_exporter(const ExporterOptions& opts) {
         attribution.expiry = std::chrono::duration_cast<std::chrono::nanoseconds>(
             std::chrono::duration<double>(opts.attribution_expiry_s));
         attribution.proc_root = opts.proc_root;
+        if (opts.kubelet_socket.empty()) {
+            report(Error{ErrorCode::InvalidArgument, "--kubelet-socket is empty",
+                         fmt::format("give the kubelet's PodResources socket (default {}), or none",
+                                     attribution::kDefaultKubeletSocket)});
+            return 2;
+        }
+        if (opts.kubelet_socket != "none") {
+            attribution.pod_resources = std::make_shared<attribution::KubeletPodResources>(attribution::KubeletOptions{
+                opts.kubelet_socket, std::chrono::milliseconds(std::llround(opts.kubelet_timeout_s * 1000))});
+        }
         options.attribution = attribution;
     }
     auto sampler = metrics::DeviceMetrics::start(gpus, cpus.status() ? &cpus : nullptr, options);
@@ -141,6 +154,14 @@ Command add_exporter(CLI::App& parent) {
         ->check(finite_number(1.0, 7.0 * 24 * 3600, "s"))
         ->capture_default_str();
     app->add_option("--proc", opts->proc_root, "Where the host's /proc is mounted")->capture_default_str();
+    app->add_option("--kubelet-socket", opts->kubelet_socket,
+                    "The kubelet's PodResources socket, for the pod_namespace, pod_name and container_name labels of "
+                    "attribution and the allocation idle policy; none: pod UIDs only")
+        ->capture_default_str();
+    app->add_option("--kubelet-timeout", opts->kubelet_timeout_s,
+                    "Seconds the kubelet has to answer, per sweep (it answers in milliseconds)")
+        ->check(finite_number(0.01, 60.0, "s"))
+        ->capture_default_str();
     return [opts] { return run_exporter(*opts); };
 }
 

@@ -18,6 +18,8 @@ std::string_view to_string(Method method) {
             return "utilization";
         case Method::EqualSplit:
             return "equal_split";
+        case Method::Allocation:
+            return "allocation";
     }
     return "unknown";
 }

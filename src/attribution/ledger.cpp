@@ -45,6 +45,18 @@ WorkloadKey workload_key(std::size_t gpu, const Workload& workload, Method metho
     return key;
 }
 
+WorkloadKey holder_key(std::size_t gpu, const GpuHolder& holder) {
+    WorkloadKey key;
+    key.gpu = gpu;
+    key.kind = "pod";
+    key.pod_uid = holder.pod_uid;
+    key.pod_namespace = holder.pod.pod_namespace;
+    key.pod_name = holder.pod.name;
+    key.container_name = holder.container_name;
+    key.method = Method::Allocation;
+    return key;
+}
+
 WorkloadLedger::WorkloadLedger(const WorkloadResolver& resolver, std::chrono::nanoseconds expiry)
     : resolver_(resolver), expiry_(expiry) {}
 
@@ -79,12 +91,25 @@ const Result<Workload>& WorkloadLedger::resolve(std::uint32_t pid, std::uint64_t
     return cache_.emplace(pid, Cached{resolver_.resolve(pid), pass}).first->second.workload;
 }
 
+void WorkloadLedger::credit(const WorkloadKey& key, std::int64_t energy_mj, Clock::time_point now) {
+    WorkloadTotal& total = workloads_[key];
+    total.energy_mj += energy_mj;
+    if (energy_mj > 0 || total.last_increase == Clock::time_point{}) total.last_increase = now;
+}
+
 std::vector<Error> WorkloadLedger::add(const IntervalAttribution& interval, std::int64_t counter_mj,
-                                       Clock::time_point now) {
+                                       Clock::time_point now, const GpuHolder* holder) {
     std::vector<Error> errors = interval.errors;
     Remainders& rest = remainders(interval.gpu);
-    rest[static_cast<std::size_t>(RemainderReason::Idle)] += interval.remainder.idle_mj;
-    rest[static_cast<std::size_t>(RemainderReason::NoProcess)] += interval.remainder.no_process_mj;
+    if (holder != nullptr) {
+        // Only energy makes a holder's series: while its processes run, they have it all.
+        if (interval.remainder.energy_mj() > 0) {
+            credit(holder_key(interval.gpu, *holder), interval.remainder.energy_mj(), now);
+        }
+    } else {
+        rest[static_cast<std::size_t>(RemainderReason::Idle)] += interval.remainder.idle_mj;
+        rest[static_cast<std::size_t>(RemainderReason::NoProcess)] += interval.remainder.no_process_mj;
+    }
     for (const Share& share : interval.shares) {
         const Result<Workload>& workload = resolve(share.pid, pass_);
         if (!workload) {
@@ -92,9 +117,10 @@ std::vector<Error> WorkloadLedger::add(const IntervalAttribution& interval, std:
             errors.push_back(workload.error());
             continue;
         }
-        WorkloadTotal& total = workloads_[workload_key(interval.gpu, *workload, share.method)];
-        total.energy_mj += share.energy_mj();
-        if (share.energy_mj() > 0 || total.last_increase == Clock::time_point{}) total.last_increase = now;
+        if (!workload->pod_uid.empty()) {
+            pods_seen_.insert(PodSighting{interval.gpu, workload->pod_uid, workload->container_id});
+        }
+        credit(workload_key(interval.gpu, *workload, share.method), share.energy_mj(), now);
     }
     // Whatever the interval did not cover: the counter before the first
     // interval, or a jump the engine took as a new baseline.
@@ -105,6 +131,7 @@ std::vector<Error> WorkloadLedger::add(const IntervalAttribution& interval, std:
 
 void WorkloadLedger::end_pass(Clock::time_point now) {
     std::erase_if(cache_, [&](const auto& entry) { return entry.second.pass != pass_; });
+    pods_seen_.clear();
     ++pass_;
     for (auto it = workloads_.begin(); it != workloads_.end();) {
         if (now - it->second.last_increase > expiry_) {

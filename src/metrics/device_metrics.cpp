@@ -11,6 +11,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <stop_token>
 #include <thread>
@@ -338,21 +339,71 @@ class DeviceMetricsImpl final : public DeviceMetrics {
         attributor_ = std::make_unique<attribution::Attributor>(*process_source_, engine_options);
         resolver_ = std::make_unique<attribution::WorkloadResolver>(options.proc_root);
         ledger_ = std::make_unique<attribution::WorkloadLedger>(*resolver_, options.expiry);
+        if (options.pod_resources) {
+            std::vector<attribution::GpuIds> ids;
+            for (const auto& state : gpu_states_) {
+                const GpuIdentity& id = state.gpu->identity();
+                ids.push_back({state.index, id.uuid, id.pci_bus_id, {}});
+            }
+            pod_namer_ = std::make_unique<attribution::PodNamer>(std::move(ids));
+        }
+    }
+
+    // The kubelet's allocations, asked at most once per pass (pass_allocations_
+    // is reset at its start); nullptr when the kubelet failed (counted).
+    const std::vector<attribution::ContainerAllocation>* allocations() {
+        if (!pass_allocations_) {
+            pass_allocations_ = options_.attribution->pod_resources->gpu_allocations();
+            if (!*pass_allocations_) count_error("kubelet", "pod resources", pass_allocations_->error());
+        }
+        return *pass_allocations_ ? &**pass_allocations_ : nullptr;
+    }
+
+    // Under IdlePolicy::ByAllocation, the GPUs allocated whole to one container.
+    std::map<std::size_t, attribution::GpuHolder> gpu_holders() {
+        if (options_.attribution->idle_policy != attribution::IdlePolicy::ByAllocation) return {};
+        const auto* listed = allocations();
+        return listed ? pod_namer_->holders(*listed) : std::map<std::size_t, attribution::GpuHolder>{};
+    }
+
+    // Names the pods seen in this pass from the kubelet's allocations; while
+    // the kubelet fails, the pods keep their UIDs (and names learned before).
+    void name_pods() {
+        const auto& seen = ledger_->pods_seen();
+        if (!pod_namer_->needs_names(seen)) return;
+        const auto* listed = allocations();
+        if (listed == nullptr) return;
+        for (const Error& error : pod_namer_->learn(*listed, seen)) count_error("kubelet", "pod resources", error);
+    }
+
+    void forget_ended_pods() {
+        std::set<std::string> pod_uids, container_ids;
+        for (const auto& [key, total] : ledger_->workloads()) {
+            pod_uids.insert(key.pod_uid);
+            container_ids.insert(key.container_id);
+        }
+        pod_namer_->retain(pod_uids, container_ids);
     }
 
     // One attribution pass over the GPUs whose counter was just read, on the
     // very value the scrape shows for them, so that the workloads and the
     // remainder add up to it.
     void attribute(std::chrono::steady_clock::time_point now) {
+        pass_allocations_.reset();
+        const auto holders = pod_namer_ ? gpu_holders() : std::map<std::size_t, attribution::GpuHolder>{};
         for (const auto& state : gpu_states_) {
             if (!state.energy_fresh || !state.energy_j.value) continue;
             const auto counter_mj = static_cast<std::int64_t>(std::llround(*state.energy_j.value * 1000.0));
             const auto interval = attributor_->step(state.index, Millijoules(counter_mj), now);
-            for (const Error& error : ledger_->add(interval, counter_mj, now)) {
+            const auto holder = holders.find(state.index);
+            for (const Error& error :
+                 ledger_->add(interval, counter_mj, now, holder == holders.end() ? nullptr : &holder->second)) {
                 count_error(state.device, "process attribution", error);
             }
         }
+        if (pod_namer_) name_pods();
         ledger_->end_pass(now);
+        if (pod_namer_) forget_ended_pods();
     }
 
     void sample_cpu(CpuState& state) {
@@ -447,6 +498,23 @@ class DeviceMetricsImpl final : public DeviceMetrics {
         return nullptr;
     }
 
+    // Not namespace, pod and container: Prometheus's Kubernetes discovery gives
+    // every target those labels (the exporter's own pod), and a clash renames ours.
+    struct PodLabels {
+        std::string pod_namespace;
+        std::string pod_name;
+        std::string container_name;
+    };
+    // A GPU holder's key has its names; other workloads are named by the pod namer, if it knows them.
+    PodLabels pod_labels(const attribution::WorkloadKey& key) const {
+        if (!key.pod_name.empty()) return {key.pod_namespace, key.pod_name, key.container_name};
+        PodLabels labels;
+        if (!pod_namer_) return labels;
+        if (const auto* pod = pod_namer_->pod(key.pod_uid)) labels = {pod->pod_namespace, pod->name, ""};
+        if (const auto* container = pod_namer_->container(key.container_id)) labels.container_name = *container;
+        return labels;
+    }
+
     void attribution_families(std::vector<MetricFamily>& out) const {
         MetricFamily workloads{"zeus_workload_gpu_energy_joules",
                                "Energy of the GPU attributed to a workload (docs/attribution.md); with the remainder, "
@@ -460,8 +528,12 @@ class DeviceMetricsImpl final : public DeviceMetrics {
             if (state == nullptr) continue;
             Labels labels = state->labels;
             labels.push_back({"kind", key.kind});
+            const PodLabels pod = pod_labels(key);
             for (const auto& [name, value] : {std::pair{"pod_uid", &key.pod_uid},
+                                              {"pod_namespace", &pod.pod_namespace},
+                                              {"pod_name", &pod.pod_name},
                                               {"container_id", &key.container_id},
+                                              {"container_name", &pod.container_name},
                                               {"slurm_job", &key.slurm_job},
                                               {"user", &key.user},
                                               {"pid", &key.pid}}) {
@@ -519,6 +591,8 @@ class DeviceMetricsImpl final : public DeviceMetrics {
     std::unique_ptr<attribution::Attributor> attributor_;
     std::unique_ptr<attribution::WorkloadResolver> resolver_;
     std::unique_ptr<attribution::WorkloadLedger> ledger_;
+    std::unique_ptr<attribution::PodNamer> pod_namer_;  // with AttributionOptions::pod_resources
+    std::optional<Result<std::vector<attribution::ContainerAllocation>>> pass_allocations_;
     std::jthread thread_;  // last: stopped before the state it reads goes
 };
 

@@ -111,6 +111,48 @@ TEST_F(LedgerTest, EndedWorkloadsExpireIntoTheExpiredRemainder) {
     EXPECT_EQ(ledger.accounted_mj(0), 6000);
 }
 
+// IdlePolicy::ByAllocation with a GPU allocated whole to one container: what
+// no process is charged with (idle, no process) is the holder's; without a
+// holder (the kubelet down) it is the remainder's again.
+TEST_F(LedgerTest, AGpusHolderGetsTheEnergyNoProcessIsChargedWith) {
+    add_process(100, "0::/system.slice/docker-" + kId + ".scope\n");
+    WorkloadResolver resolver(dir.path());
+    WorkloadLedger ledger(resolver, std::chrono::minutes(5));
+    ScriptedProcessSource source;
+    AttributorOptions options;
+    options.idle_policy = IdlePolicy::ByAllocation;
+    options.idle_power = {Milliwatts(40'000)};
+    Attributor attributor(source, options);
+    const GpuHolder holder{{"ml", "train"}, "trainer", ""};
+    auto now = Clock::time_point{} + std::chrono::hours(1);
+    std::int64_t counter = 0;
+    auto pass = [&](std::int64_t delta_mj, const GpuHolder* with) {
+        now += std::chrono::seconds(1);
+        counter += delta_mj;
+        EXPECT_TRUE(ledger.add(attributor.step(0, Millijoules(counter), now), counter, now, with).empty());
+        EXPECT_EQ(ledger.accounted_mj(0), counter);
+        ledger.end_pass(now);
+    };
+    pass(0, &holder);  // the baseline
+    const WorkloadKey key = holder_key(0, holder);
+    EXPECT_FALSE(ledger.workloads().contains(key)) << "a series only once it has energy";
+    pass(100'000, &holder);  // no process: 40 J idle (40 W × 1 s) and 60 J above it, all the holder's
+    EXPECT_EQ(key.kind, "pod");
+    EXPECT_EQ(key.method, Method::Allocation);
+    ASSERT_TRUE(ledger.workloads().contains(key));
+    EXPECT_EQ(ledger.workloads().at(key).energy_mj, 100'000);
+    EXPECT_EQ(ledger.remainder_mj(0, RemainderReason::Idle) + ledger.remainder_mj(0, RemainderReason::NoProcess), 0);
+
+    source.running[0] = {{100, 0}};
+    pass(70'000, &holder);  // its process: all of it, idle included (ByAllocation); nothing left for the holder
+    EXPECT_EQ(ledger.workloads().at(key).energy_mj, 100'000);
+    source.running[0].clear();
+    pass(50'000, nullptr);  // no holder known: the remainder's
+    EXPECT_EQ(ledger.workloads().at(key).energy_mj, 100'000);
+    EXPECT_EQ(ledger.remainder_mj(0, RemainderReason::Idle), 40'000);
+    EXPECT_EQ(ledger.remainder_mj(0, RemainderReason::NoProcess), 10'000);
+}
+
 TEST_F(LedgerTest, AProcessIsReadOncePerLifeAndAReusedPidIsReadAgain) {
     add_process(100, "0::/system.slice/docker-" + kId + ".scope\n");
     WorkloadResolver resolver(dir.path());

@@ -34,20 +34,6 @@ constexpr double kSamplePeriodS = 0.25;    // --period of the exporter under tes
 constexpr double kCounterRefreshS = 0.1;   // A100 energy counter refresh
 constexpr double kWindowS = 10.0;          // the interval compared with the truth
 
-class ExporterProcess : public ServerProcess {
-  public:
-    explicit ExporterProcess(std::vector<std::string> args)
-        : ServerProcess(Launch{zeus::testing::zeus_cli_path(), "zeus exporter", with_subcommand(std::move(args)),
-                               "--listen=", "/metrics", std::nullopt, "zeus exporter: serving http://"},
-                        make_dir("exporter")) {}
-
-  private:
-    static std::vector<std::string> with_subcommand(std::vector<std::string> args) {
-        args.insert(args.begin(), "exporter");
-        return args;
-    }
-};
-
 // zeusd's `metrics` group over TCP: the alternative source of the same series.
 class ZeusdMetricsProcess : public ServerProcess {
   public:

@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "support/build_paths.hpp"
+
 namespace zeus::testing {
 
 // A free loopback TCP port (bound, read, released: a server started right
@@ -60,6 +62,21 @@ class ServerProcess {
     unsigned port_ = 0;
     std::string base_url_;
     pid_t pid_ = -1;
+};
+
+// `zeus exporter ARGS...`, the build's CLI, on a loopback port it picks.
+class ExporterProcess : public ServerProcess {
+  public:
+    explicit ExporterProcess(std::vector<std::string> args)
+        : ServerProcess(Launch{zeus_cli_path(), "zeus exporter", with_subcommand(std::move(args)),
+                               "--listen=", "/metrics", std::nullopt, "zeus exporter: serving http://"},
+                        make_dir("exporter")) {}
+
+  private:
+    static std::vector<std::string> with_subcommand(std::vector<std::string> args) {
+        args.insert(args.begin(), "exporter");
+        return args;
+    }
 };
 
 class Pushgateway : public ServerProcess {

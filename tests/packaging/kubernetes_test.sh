@@ -18,6 +18,33 @@ for k in 1.28.0 1.33.0; do
   "$venv/bin/kubernetes-validate" --strict --quiet -k "$k" $(ls packaging/kubernetes/*.yaml | grep -v /kustomization.yaml) >&2 \
     || { echo "kubernetes_test: FAIL: packaging/kubernetes/ does not validate for Kubernetes $k" >&2; exit 1; }
 done
+# The attribution overlay (packaging/kubernetes-attribution/), rendered by
+# kubectl's kustomize: valid too, with --attribution, hostPID and the
+# kubelet's pod-resources folder mounted read-only where the exporter looks.
+if command -v kubectl >/dev/null 2>&1; then
+  rendered="$(mktemp)"
+  trap 'rm -f "$rendered"' EXIT
+  kubectl kustomize packaging/kubernetes-attribution/ > "$rendered" \
+    || { echo "kubernetes_test: FAIL: packaging/kubernetes-attribution/ does not render" >&2; exit 1; }
+  for k in 1.28.0 1.33.0; do
+    "$venv/bin/kubernetes-validate" --strict --quiet -k "$k" "$rendered" >&2 \
+      || { echo "kubernetes_test: FAIL: packaging/kubernetes-attribution/ does not validate for Kubernetes $k" >&2; exit 1; }
+  done
+  "$venv/bin/python" - "$rendered" <<'PY'
+import sys, yaml
+docs = [d for d in yaml.safe_load_all(open(sys.argv[1])) if d]
+spec = next(d for d in docs if d["kind"] == "DaemonSet" and d["metadata"]["name"] == "zeus-exporter")["spec"]["template"]["spec"]
+container = spec["containers"][0]
+def fail(msg):
+    print("kubernetes_test: FAIL: packaging/kubernetes-attribution/: " + msg, file=sys.stderr); sys.exit(1)
+if "--attribution" not in container["args"]: fail(f"the exporter runs without --attribution: {container['args']}")
+if spec.get("hostPID") is not True: fail("no hostPID: NVML's host PIDs would name no process")
+mounts = {m["mountPath"]: m for m in container.get("volumeMounts", [])}
+socket_dir = "/var/lib/kubelet/pod-resources"  # where the exporter's --kubelet-socket points by default
+if socket_dir not in mounts or mounts[socket_dir].get("readOnly") is not True:
+    fail(f"{socket_dir} is not mounted read-only: {mounts}")
+PY
+fi
 "$venv/bin/python" - <<'PY'
 import glob, json, sys, yaml
 manifests = sorted(f for f in glob.glob("packaging/kubernetes/*.yaml") if not f.endswith("/kustomization.yaml"))

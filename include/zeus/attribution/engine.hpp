@@ -34,6 +34,10 @@ enum class Method {
     Exclusive,    // the only process on the GPU in the interval: its share is the GPU's (less idle) exactly
     Utilization,  // weighted by the driver's per-process SM utilization samples accumulated over the interval
     EqualSplit,   // no usable utilization samples: equal parts among the running processes
+    // Not the engine's: the energy no process was charged with (idle, no
+    // process), given by the ledger to the pod the kubelet allocated the
+    // whole GPU to (IdlePolicy::ByAllocation, WorkloadLedger::add).
+    Allocation,
 };
 [[nodiscard]] std::string_view to_string(Method method);
 

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "zeus/attribution/engine.hpp"
+#include "zeus/attribution/pods.hpp"
 #include "zeus/device/cpu.hpp"
 #include "zeus/device/gpus.hpp"
 #include "zeus/metrics/exposition.hpp"
@@ -44,6 +45,12 @@ struct AttributionOptions {
     // moves to the "expired" remainder (bounded cardinality).
     std::chrono::nanoseconds expiry = std::chrono::minutes(10);
     std::string proc_root = "/proc";
+    // Kubernetes names (the pod_namespace, pod_name and container_name labels) from the kubelet's
+    // allocations (attribution::KubeletPodResources); nullptr: pod UIDs only.
+    // Asked at most once per sweep: while a pod seen on a GPU has no name, and
+    // under IdlePolicy::ByAllocation every sweep (the GPUs allocated whole to
+    // one container are its, idle included: attribution::GpuHolder).
+    std::shared_ptr<attribution::PodResourcesSource> pod_resources;
 };
 
 struct DeviceMetricsOptions {
