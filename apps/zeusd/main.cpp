@@ -1,7 +1,7 @@
 // zeusd: the privileged daemon. `zeusd serve` runs it; `zeusd token issue`
 // prints a JWT for a user. Flags and defaults are the original daemon's
-// (docs/zeusd.md), plus --control-users/--control-groups and
-// --request-timeout-s.
+// (docs/zeusd.md), plus --control-users/--control-groups,
+// --control-policy and --request-timeout-s.
 #include <cstdio>
 #include <iostream>
 #include <string>
@@ -70,6 +70,16 @@ void add_access_options(CLI::App& serve, ServeOptions& config) {
                      "Only these users (names or uids, comma list) may use gpu-control (Unix socket only)");
     serve.add_option("--control-groups", config.control_groups,
                      "Only these groups (names or gids, comma list) may use gpu-control (Unix socket only)");
+    serve
+        .add_option("--control-policy", config.control_policy,
+                    "Which GPUs a client may change: any, or owner: only a GPU that is idle or runs only processes "
+                    "of the client's uid (over TCP: the local user its token names; root gets no exception)")
+        ->check(CLI::IsMember({"any", "owner"}))
+        ->capture_default_str();
+    serve
+        .add_option("--proc", config.proc_root,
+                    "Where the host's /proc is (--control-policy owner reads who runs each GPU process there)")
+        ->capture_default_str();
     serve
         .add_option("--request-timeout-s", config.request_timeout_s,
                     "Seconds a client may take to send a request before it is dropped")

@@ -59,6 +59,10 @@ Result<ServeConfig> serve_config(const ServeOptions& options) {
     if (auto parsed = parse_given(options.control_groups, parse_groups, config.control_groups); !parsed) {
         return parsed.error();
     }
+    auto policy = parse_control_policy(options.control_policy);
+    if (!policy) return policy.error();
+    config.control_policy = policy.value();
+    config.proc_root = options.proc_root;
     return config;
 }
 

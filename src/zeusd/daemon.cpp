@@ -12,6 +12,7 @@
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/thread_pool.hpp>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "zeus/device/cpu.hpp"
 #include "http_server/server.hpp"
@@ -44,6 +45,7 @@ struct Daemon::Parts {
     std::optional<asio::executor_work_guard<asio::io_context::executor_type>> work;
     asio::thread_pool control_pool{2};
     std::unique_ptr<GpuFleet> gpus;
+    std::unique_ptr<GpuOwnership> ownership;  // --control-policy owner
     std::unique_ptr<CpuFleet> cpus;
     std::optional<Cpus> metrics_cpus;  // RAPL for the metrics group when cpu-read is off
     std::unique_ptr<MetricsGroup> metrics;
@@ -186,6 +188,31 @@ Result<RouterOptions> make_router_options(const ServeConfig& config, const ApiGr
         router_options.signing_key = std::move(key).value();
     }
     return router_options;
+}
+
+// The owner policy's checker, or null under --control-policy any (or
+// without gpu-control). Refuses to start when a GPU cannot list its
+// processes or the /proc root is missing: every request would be refused.
+Result<std::unique_ptr<GpuOwnership>> make_ownership(const ServeConfig& config, const ApiGroups& enabled,
+                                                     const GpuFleet* fleet) {
+    if (config.control_policy != ControlPolicy::Owner || !enabled.contains(ApiGroup::GpuControl) || fleet == nullptr) {
+        return std::unique_ptr<GpuOwnership>{};
+    }
+    if (const auto blind = gpus_without_process_list(fleet->gpus()); !blind.empty()) {
+        return Error{ErrorCode::NotSupported,
+                     fmt::format("--control-policy owner needs the driver's list of each GPU's processes, and GPU(s) "
+                                 "{} ({} backend) have none",
+                                 fmt::join(blind, ", "), fleet->gpus().backend_info().backend),
+                     "use the NVML backend (NVIDIA driver 450 or newer), or --control-policy any"};
+    }
+    std::error_code error;
+    if (!std::filesystem::is_directory(config.proc_root, error)) {
+        return Error{ErrorCode::InvalidConfig,
+                     fmt::format("--proc: {} is not a directory", config.proc_root),
+                     "give where the host's /proc is mounted (--control-policy owner reads who runs each GPU "
+                     "process there)"};
+    }
+    return std::make_unique<GpuOwnership>(config.proc_root);
 }
 
 // Empty when no command is overridden: the fleet then drives the GPUs itself.
@@ -389,6 +416,10 @@ Result<std::unique_ptr<Daemon>> Daemon::start(const ServeConfig& config) {
         parts->gpus = start_gpu_fleet(std::move(*gpus), config, parts->ledger_lock.has_value(), parts->overrides,
                                       parts->control_pool.get_executor());
     }
+    auto ownership = make_ownership(config, enabled, parts->gpus.get());
+    if (!ownership) return ownership.error();
+    parts->ownership = std::move(ownership).value();
+    router_options.ownership = parts->ownership.get();
     if (enabled.contains(ApiGroup::CpuRead)) {
         auto fleet = open_cpu_fleet(groups_named);
         if (!fleet) return fleet.error();

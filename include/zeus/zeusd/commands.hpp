@@ -30,6 +30,8 @@ struct ServeDefaults {
     static constexpr std::size_t max_connections_per_peer = 256;
     static constexpr std::size_t max_streams_per_peer = 16;
     static constexpr std::size_t max_queued_events = 32;
+    static constexpr std::string_view control_policy = "any";
+    static constexpr std::string_view proc_root = "/proc";
 };
 
 // `zeusd serve`'s flags as given, starting from ServeDefaults. The texts are
@@ -50,6 +52,10 @@ struct ServeOptions {
     std::optional<std::string> signing_key_path;
     std::string control_users;   // names or uids, comma list; empty: no allow-list
     std::string control_groups;  // names or gids, comma list; empty: no allow-list
+    // any: whoever may use gpu-control changes any GPU; owner: only a GPU
+    // that is idle or runs only the client's own processes (docs/zeusd.md).
+    std::string control_policy{ServeDefaults::control_policy};
+    std::string proc_root{ServeDefaults::proc_root};  // the host's /proc (owner policy)
     std::optional<std::string> restore_ledger_path;
     double request_timeout_s = ServeDefaults::request_timeout_s;
     // What one peer (a Unix-socket user, or a TCP client address) may hold.
