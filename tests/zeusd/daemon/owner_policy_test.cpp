@@ -1,0 +1,289 @@
+// zeusd serve --control-policy owner end to end: a real daemon on a Unix
+// socket over the simulator, two users (one created for the test with
+// useradd, and nobody), each with a process the simulator runs on GPU 0
+// (zeus-sim burn --pid). The client is the test user: allowed while GPU 0 is
+// idle or runs only its process, refused (403 naming the other user's
+// process, also through the library's client) while nobody's runs there,
+// and allowed again once that process is gone.
+#include <grp.h>
+#include <pwd.h>
+#include <signal.h>
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <functional>
+
+#include <fmt/format.h>
+
+#include "support/build_paths.hpp"
+#include "zeus/device/gpu_processes.hpp"
+#include "zeus/device/zeusd_client.hpp"
+#include "zeusd_fixture.hpp"
+
+namespace zeus::testing {
+namespace {
+
+using nlohmann::json;
+
+// Runs `command` through the shell; its exit status.
+int shell(const std::string& command) {
+    const int status = std::system(command.c_str());
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+// A user of the test's own, removed at the end.
+class TemporaryUser {
+  public:
+    TemporaryUser() : name_(fmt::format("zeusd-own-{}", ::getpid())) {
+        // useradd exits 10 while another one holds /etc/passwd's lock.
+        for (int attempt = 0; attempt < 20; ++attempt) {
+            const int status = shell(fmt::format("useradd --no-create-home --shell /usr/sbin/nologin {} 2>/dev/null",
+                                                 name_));
+            if (status == 0) break;
+            if (status != 10) return;
+            ::usleep(200'000);
+        }
+        if (const passwd* entry = ::getpwnam(name_.c_str()); entry != nullptr) {
+            uid_ = entry->pw_uid;
+            gid_ = entry->pw_gid;
+        }
+    }
+    ~TemporaryUser() {
+        if (uid_) (void)shell(fmt::format("userdel {} 2>/dev/null", name_));
+    }
+    TemporaryUser(const TemporaryUser&) = delete;
+    TemporaryUser& operator=(const TemporaryUser&) = delete;
+
+    [[nodiscard]] bool created() const { return uid_.has_value(); }
+    [[nodiscard]] uid_t uid() const { return *uid_; }
+    [[nodiscard]] gid_t gid() const { return gid_; }
+    [[nodiscard]] const std::string& name() const { return name_; }
+
+  private:
+    std::string name_;
+    std::optional<uid_t> uid_;
+    gid_t gid_ = 0;
+};
+
+void become(uid_t uid, gid_t gid) {
+    if (::setgroups(0, nullptr) != 0 || ::setgid(gid) != 0 || ::setuid(uid) != 0) ::_exit(120);
+}
+
+// Runs `body` in a child process as `uid`; what it returned.
+std::string run_as(uid_t uid, gid_t gid, const std::function<std::string()>& body) {
+    int fds[2];
+    if (::pipe(fds) != 0) throw std::runtime_error("pipe failed");
+    const pid_t child = ::fork();
+    if (child == 0) {
+        ::close(fds[0]);
+        become(uid, gid);
+        std::string out;
+        try {
+            out = body();
+        } catch (const std::exception& e) {
+            out = std::string("exception: ") + e.what();
+        }
+        (void)!::write(fds[1], out.data(), out.size());
+        ::_exit(0);
+    }
+    ::close(fds[1]);
+    std::string out;
+    char buffer[4096];
+    ssize_t n = 0;
+    while ((n = ::read(fds[0], buffer, sizeof buffer)) > 0) out.append(buffer, static_cast<std::size_t>(n));
+    ::close(fds[0]);
+    ::waitpid(child, nullptr, 0);
+    return out;
+}
+
+// A process of `uid` that waits to be killed: what the simulator's load is attributed to.
+class UserProcess {
+  public:
+    UserProcess(uid_t uid, gid_t gid) {
+        pid_ = ::fork();
+        if (pid_ == 0) {
+            become(uid, gid);
+            while (true) ::pause();
+        }
+    }
+    ~UserProcess() { end(); }
+    void end() {
+        if (pid_ <= 0) return;
+        ::kill(pid_, SIGKILL);
+        ::waitpid(pid_, nullptr, 0);
+        pid_ = -1;
+    }
+    [[nodiscard]] pid_t pid() const { return pid_; }
+
+  private:
+    pid_t pid_ = -1;
+};
+
+bool gpu0_runs(pid_t pid) {
+    const auto gpus = ZeusdTest::local_gpus();
+    const auto processes = running_compute_processes(gpus[0]);
+    return processes && std::any_of(processes->begin(), processes->end(),
+                                    [pid](const GpuProcess& p) { return p.pid == static_cast<std::uint32_t>(pid); });
+}
+
+// `zeus-sim burn` on GPU 0 for `pid`, until end().
+class Burn {
+  public:
+    explicit Burn(pid_t pid) : for_pid_(pid) {
+        const std::string pid_text = std::to_string(pid);
+        burner_ = ::fork();
+        if (burner_ == 0) {
+            const std::string& cli = zeus_sim_cli_path();
+            ::execl(cli.c_str(), cli.c_str(), "burn", "--gpu", "0", "--util", "0.5", "--seconds", "600", "--pid",
+                    pid_text.c_str(), static_cast<char*>(nullptr));
+            ::_exit(127);
+        }
+    }
+    ~Burn() { end(); }
+    void end() {
+        if (burner_ <= 0) return;
+        ::kill(burner_, SIGTERM);  // ends the load cleanly
+        ::waitpid(burner_, nullptr, 0);
+        burner_ = -1;
+    }
+    [[nodiscard]] bool running() const { return eventually([this] { return gpu0_runs(for_pid_); }); }
+
+  private:
+    pid_t for_pid_;
+    pid_t burner_ = -1;
+};
+
+class OwnerPolicyTest : public ZeusdTest {
+  protected:
+    void SetUp() override {
+        if (::geteuid() != 0) GTEST_SKIP() << "needs root: creates a user and runs processes as other users";
+        if (shell("command -v useradd >/dev/null && command -v userdel >/dev/null") != 0) {
+            GTEST_SKIP() << "needs useradd and userdel";
+        }
+        ZeusdTest::SetUp();
+        user_ = std::make_unique<TemporaryUser>();
+        ASSERT_TRUE(user_->created()) << "useradd " << user_->name() << " failed";
+        const passwd* nobody = ::getpwnam("nobody");
+        ASSERT_NE(nobody, nullptr);
+        nobody_uid_ = nobody->pw_uid;
+        nobody_gid_ = nobody->pw_gid;
+    }
+    void TearDown() override {
+        ZeusdTest::TearDown();
+        user_.reset();
+    }
+
+    // POST set_power_limit on GPU 0 as the test user, over raw HTTP.
+    [[nodiscard]] HttpReply set_limit_as_user(std::int64_t limit_mw) const {
+        const std::string target =
+            fmt::format("/gpu/set_power_limit?gpu_ids=0&power_limit_mw={}&block=true&persist=true", limit_mw);
+        const std::string out = run_as(user_->uid(), user_->gid(), [&] {
+            const HttpReply reply = http_request(endpoint_, "POST", target);
+            return std::to_string(reply.status) + "\n" + reply.body;
+        });
+        HttpReply reply;
+        const auto newline = out.find('\n');
+        if (newline == std::string::npos) throw std::runtime_error("the client as the test user failed: " + out);
+        reply.status = std::stoi(out.substr(0, newline));
+        reply.body = out.substr(newline + 1);
+        return reply;
+    }
+
+    static std::int64_t limit_of_gpu0() { return local_gpus()[0].power_limit().value().count(); }
+    static std::int64_t another_limit() {
+        const auto gpus = local_gpus();
+        const auto range = gpus[0].power_limit_constraints().value();
+        const auto current = gpus[0].power_limit().value().count();
+        return current == range.max.count() ? range.min.count() : range.max.count();
+    }
+
+    std::unique_ptr<TemporaryUser> user_;
+    uid_t nobody_uid_ = 0;
+    gid_t nobody_gid_ = 0;
+};
+
+TEST_F(OwnerPolicyTest, IdleAndOwnGpusAreAllowedAnotherUsersIsRefusedUntilItsProcessEnds) {
+    start({"--control-policy", "owner"});
+
+    // Idle.
+    auto target = another_limit();
+    auto reply = set_limit_as_user(target);
+    ASSERT_EQ(reply.status, 200) << reply.body << log();
+    EXPECT_EQ(limit_of_gpu0(), target);
+
+    // The user's own process on it.
+    UserProcess own(user_->uid(), user_->gid());
+    Burn own_burn(own.pid());
+    ASSERT_TRUE(own_burn.running());
+    target = another_limit();
+    reply = set_limit_as_user(target);
+    ASSERT_EQ(reply.status, 200) << reply.body << log();
+    EXPECT_EQ(limit_of_gpu0(), target);
+
+    // And nobody's too: refused, the GPU unchanged.
+    UserProcess other(nobody_uid_, nobody_gid_);
+    Burn other_burn(other.pid());
+    ASSERT_TRUE(other_burn.running());
+    const auto before = limit_of_gpu0();
+    reply = set_limit_as_user(another_limit());
+    ASSERT_EQ(reply.status, 403) << reply.body;
+    EXPECT_EQ(limit_of_gpu0(), before);
+    const json body = json_of(reply);
+    const std::string error = body["error"].get<std::string>();
+    EXPECT_NE(error.find(fmt::format("GPU 0 is in use by another user's process: pid {} (user nobody, uid {})",
+                                     other.pid(), nobody_uid_)),
+              std::string::npos)
+        << error;
+    EXPECT_NE(error.find(fmt::format("your processes (uid {})", user_->uid())), std::string::npos) << error;
+    EXPECT_EQ(error.find(fmt::format("pid {}", own.pid())), std::string::npos) << "the user's own process is no reason";
+    ASSERT_EQ(body["refused"].size(), 1U);
+    EXPECT_EQ(body["refused"][0]["gpu"], 0);
+    EXPECT_EQ(body["refused"][0]["reason"], "other_user");
+    EXPECT_EQ(body["refused"][0]["processes"],
+              json::array({{{"pid", other.pid()}, {"uid", nobody_uid_}, {"user", "nobody"}}}));
+    EXPECT_NE(body["fix"].get<std::string>().find("wait until the other users' processes end"), std::string::npos);
+    EXPECT_NE(log().find("refused /gpu/set_power_limit from pid"), std::string::npos) << log();
+    EXPECT_NE(log().find("owner policy refusals since start: 1 for other users' processes, 0 unverifiable"),
+              std::string::npos)
+        << log();
+
+    // The library's client shows the daemon's words and its fix.
+    const std::string socket = *endpoint_.unix_path;
+    const auto refused_limit = another_limit();
+    const std::string described = run_as(user_->uid(), user_->gid(), [&] {
+        auto client = ZeusdClient::connect(ZeusdConfig::unix_socket(socket));
+        if (!client) return "connect: " + client.error().describe();
+        const Status set = client.value()->set_power_limit({0}, Milliwatts(refused_limit), true);
+        return set ? std::string("allowed") : set.error().describe();
+    });
+    EXPECT_NE(described.find("answered 403"), std::string::npos) << described;
+    EXPECT_NE(described.find(fmt::format("pid {} (user nobody, uid {})", other.pid(), nobody_uid_)),
+              std::string::npos)
+        << described;
+    EXPECT_NE(described.find("wait until the other users' processes end"), std::string::npos) << described;
+    EXPECT_EQ(limit_of_gpu0(), before);
+
+    // The other user's process is gone: allowed again.
+    const pid_t other_pid = other.pid();
+    other_burn.end();
+    other.end();
+    ASSERT_TRUE(eventually([&] { return !gpu0_runs(other_pid); }));
+    target = another_limit();
+    reply = set_limit_as_user(target);
+    ASSERT_EQ(reply.status, 200) << reply.body << log();
+    EXPECT_EQ(limit_of_gpu0(), target);
+}
+
+TEST_F(OwnerPolicyTest, TheDefaultPolicyLetsAnyClientChangeABusyGpu) {
+    start();
+    UserProcess other(nobody_uid_, nobody_gid_);
+    Burn other_burn(other.pid());
+    ASSERT_TRUE(other_burn.running());
+    const auto target = another_limit();
+    const auto reply = set_limit_as_user(target);
+    ASSERT_EQ(reply.status, 200) << reply.body << log();
+    EXPECT_EQ(limit_of_gpu0(), target);
+}
+
+}  // namespace
+}  // namespace zeus::testing
