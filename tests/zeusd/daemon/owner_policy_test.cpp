@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 
 #include <algorithm>
+#include <fstream>
 #include <functional>
 
 #include <fmt/format.h>
@@ -272,6 +273,43 @@ TEST_F(OwnerPolicyTest, IdleAndOwnGpusAreAllowedAnotherUsersIsRefusedUntilItsPro
     reply = set_limit_as_user(target);
     ASSERT_EQ(reply.status, 200) << reply.body << log();
     EXPECT_EQ(limit_of_gpu0(), target);
+}
+
+// Over TCP there are no peer credentials: the token's user, when it is a
+// local user, is the client; a token for no local user owns no process.
+TEST_F(OwnerPolicyTest, OverTcpTheTokensLocalUserIsTheClient) {
+    const auto key = dir_ / "signing.key";
+    std::ofstream(key) << "a-test-signing-key-of-some-length";
+    std::filesystem::permissions(key, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
+    const auto token_for = [&](const std::string& user) {
+        auto [status, output] = run_zeusd({"token", "issue", "--signing-key-path", key.string(), "--user", user,
+                                           "--scope", "gpu-control,gpu-read", "--expires", "1h"});
+        EXPECT_EQ(status, 0) << output;
+        while (!output.empty() && output.back() == '\n') output.pop_back();
+        return std::map<std::string, std::string>{{"Authorization", "Bearer " + output}};
+    };
+    start_tcp("127.0.0.1", {"--control-policy", "owner", "--signing-key-path", key.string()});
+    UserProcess own(user_->uid(), user_->gid());
+    Burn burn(own.pid());
+    ASSERT_TRUE(burn.running());
+    const auto target = another_limit();
+    const std::string set_gpu0 =
+        fmt::format("/gpu/set_power_limit?gpu_ids=0&power_limit_mw={}&block=true&persist=true", target);
+
+    auto reply = post(set_gpu0, token_for(user_->name()));
+    ASSERT_EQ(reply.status, 200) << reply.body << log();
+    EXPECT_EQ(limit_of_gpu0(), target);
+
+    reply = post(set_gpu0, token_for("no-such-local-user"));
+    ASSERT_EQ(reply.status, 403) << reply.body;
+    const std::string error = json_of(reply)["error"].get<std::string>();
+    EXPECT_NE(error.find(fmt::format("pid {} (user {}, uid {})", own.pid(), user_->name(), user_->uid())),
+              std::string::npos)
+        << error;
+    EXPECT_NE(error.find("zeusd cannot tell who you are"), std::string::npos) << error;
+    // An idle GPU is anyone's.
+    reply = post("/gpu/reset_locked_clocks?gpu_ids=1&block=true", token_for("no-such-local-user"));
+    EXPECT_EQ(reply.status, 200) << reply.body;
 }
 
 TEST_F(OwnerPolicyTest, TheDefaultPolicyLetsAnyClientChangeABusyGpu) {
