@@ -63,6 +63,19 @@ Result<ServeConfig> serve_config(const ServeOptions& options) {
     if (!policy) return policy.error();
     config.control_policy = policy.value();
     config.proc_root = options.proc_root;
+    if (options.attribution) {
+        auto idle_policy = attribution::parse_idle_policy(options.idle_policy);
+        if (!idle_policy) {
+            return Error{idle_policy.error().code, "--idle-policy: " + idle_policy.error().message,
+                         idle_policy.error().hint};
+        }
+        metrics::AttributionOptions attribution;
+        attribution.idle_policy = idle_policy.value();
+        attribution.expiry = std::chrono::duration_cast<std::chrono::nanoseconds>(
+            std::chrono::duration<double>(options.attribution_expiry_s));
+        attribution.proc_root = options.proc_root;
+        config.attribution = attribution;
+    }
     return config;
 }
 

@@ -190,6 +190,26 @@ Result<RouterOptions> make_router_options(const ServeConfig& config, const ApiGr
     return router_options;
 }
 
+// --proc, which the owner policy and attribution read.
+Status check_proc_root(const ServeConfig& config) {
+    std::error_code error;
+    if (std::filesystem::is_directory(config.proc_root, error)) return {};
+    return Error{ErrorCode::InvalidConfig, fmt::format("--proc: {} is not a directory", config.proc_root),
+                 "give where the host's /proc is mounted (--control-policy owner and --attribution read who runs "
+                 "each GPU process there)"};
+}
+
+// --attribution exports through the metrics group.
+Status check_attribution(const ServeConfig& config, const ApiGroups& enabled) {
+    if (!config.attribution) return {};
+    if (!enabled.contains(ApiGroup::Metrics)) {
+        return Error{ErrorCode::InvalidConfig,
+                     "--attribution: the per-workload series are served on GET /metrics, and the metrics group is off",
+                     "add metrics to --enable (e.g. --enable gpu-control,gpu-read,cpu-read,metrics)"};
+    }
+    return check_proc_root(config);
+}
+
 // The owner policy's checker, or null under --control-policy any (or
 // without gpu-control). Refuses to start when a GPU cannot list its
 // processes or the /proc root is missing: every request would be refused.
@@ -205,13 +225,7 @@ Result<std::unique_ptr<GpuOwnership>> make_ownership(const ServeConfig& config, 
                                  fmt::join(blind, ", "), fleet->gpus().backend_info().backend),
                      "use the NVML backend (NVIDIA driver 450 or newer), or --control-policy any"};
     }
-    std::error_code error;
-    if (!std::filesystem::is_directory(config.proc_root, error)) {
-        return Error{ErrorCode::InvalidConfig,
-                     fmt::format("--proc: {} is not a directory", config.proc_root),
-                     "give where the host's /proc is mounted (--control-policy owner reads who runs each GPU "
-                     "process there)"};
-    }
+    if (auto proc = check_proc_root(config); !proc) return proc.error();
     return std::make_unique<GpuOwnership>(config.proc_root);
 }
 
@@ -303,8 +317,8 @@ Result<std::unique_ptr<CpuFleet>> open_cpu_fleet(bool groups_named) {
 
 // Reads RAPL through the cpu-read fleet when there is one, else opens the
 // CPUs into `metrics_cpus` for the metrics group alone.
-Result<std::unique_ptr<MetricsGroup>> start_metrics(const GpuFleet* gpus, const CpuFleet* cpus,
-                                                    std::optional<Cpus>& metrics_cpus) {
+Result<std::unique_ptr<MetricsGroup>> start_metrics(const ServeConfig& config, const GpuFleet* gpus,
+                                                    const CpuFleet* cpus, std::optional<Cpus>& metrics_cpus) {
     const Cpus* rapl = cpus != nullptr ? &cpus->cpus() : nullptr;
     if (rapl == nullptr) {
         if (auto opened = open_cpus()) {
@@ -314,7 +328,7 @@ Result<std::unique_ptr<MetricsGroup>> start_metrics(const GpuFleet* gpus, const 
             log::warn("metrics: serving no CPU metrics: {}", opened.error().describe());
         }
     }
-    return MetricsGroup::start(gpus != nullptr ? &gpus->gpus() : nullptr, rapl);
+    return MetricsGroup::start(gpus != nullptr ? &gpus->gpus() : nullptr, rapl, config.attribution);
 }
 
 // Requests are served on --num-workers threads of the server's own, one
@@ -392,6 +406,7 @@ Result<std::unique_ptr<Daemon>> Daemon::start(const ServeConfig& config) {
     const bool groups_named = config.enable.has_value();
     log::info("{}", access_summary(config, enabled, config.signing_key_path.has_value()));
 
+    if (auto attribution = check_attribution(config, enabled); !attribution) return attribution.error();
     auto overrides = load_overrides(config, enabled);
     if (!overrides) return overrides.error();
     parts->overrides = std::move(overrides).value();
@@ -426,7 +441,7 @@ Result<std::unique_ptr<Daemon>> Daemon::start(const ServeConfig& config) {
         parts->cpus = std::move(fleet).value();
     }
     if (enabled.contains(ApiGroup::Metrics)) {
-        auto metrics = start_metrics(parts->gpus.get(), parts->cpus.get(), parts->metrics_cpus);
+        auto metrics = start_metrics(config, parts->gpus.get(), parts->cpus.get(), parts->metrics_cpus);
         if (!metrics) return metrics.error();
         parts->metrics = std::move(metrics).value();
         router_options.metrics = parts->metrics.get();

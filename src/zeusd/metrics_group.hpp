@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <memory>
+#include <optional>
 
 #include "zeus/device/cpu.hpp"
 #include "zeus/device/gpus.hpp"
@@ -17,8 +18,10 @@ namespace zeus::zeusd {
 class MetricsGroup {
   public:
     // `gpus` and `cpus` may be null (none opened) and must outlive the group.
-    static Result<std::unique_ptr<MetricsGroup>> start(const Gpus* gpus, const Cpus* cpus,
-                                                       std::chrono::nanoseconds period = std::chrono::seconds(1));
+    // With `attribution`, the exporter's per-workload GPU energy series too.
+    static Result<std::unique_ptr<MetricsGroup>> start(
+        const Gpus* gpus, const Cpus* cpus, std::optional<metrics::AttributionOptions> attribution = std::nullopt,
+        std::chrono::nanoseconds period = std::chrono::seconds(1));
 
     [[nodiscard]] Response respond(const Request& request) const;
 

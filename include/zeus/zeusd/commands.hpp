@@ -32,6 +32,8 @@ struct ServeDefaults {
     static constexpr std::size_t max_queued_events = 32;
     static constexpr std::string_view control_policy = "any";
     static constexpr std::string_view proc_root = "/proc";
+    static constexpr std::string_view idle_policy = "unattributed";
+    static constexpr double attribution_expiry_s = 600.0;
 };
 
 // `zeusd serve`'s flags as given, starting from ServeDefaults. The texts are
@@ -55,7 +57,12 @@ struct ServeOptions {
     // any: whoever may use gpu-control changes any GPU; owner: only a GPU
     // that is idle or runs only the client's own processes (docs/zeusd.md).
     std::string control_policy{ServeDefaults::control_policy};
-    std::string proc_root{ServeDefaults::proc_root};  // the host's /proc (owner policy)
+    std::string proc_root{ServeDefaults::proc_root};  // the host's /proc (owner policy, attribution)
+    // The metrics group's per-workload GPU energy, as `zeus exporter
+    // --attribution` (docs/attribution.md); needs --enable ...,metrics.
+    bool attribution = false;
+    std::string idle_policy{ServeDefaults::idle_policy};  // unattributed or allocation
+    double attribution_expiry_s = ServeDefaults::attribution_expiry_s;
     std::optional<std::string> restore_ledger_path;
     double request_timeout_s = ServeDefaults::request_timeout_s;
     // What one peer (a Unix-socket user, or a TCP client address) may hold.

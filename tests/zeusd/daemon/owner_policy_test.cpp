@@ -10,14 +10,12 @@
 #include <signal.h>
 #include <sys/wait.h>
 
-#include <algorithm>
 #include <fstream>
 #include <functional>
 
 #include <fmt/format.h>
 
 #include "support/build_paths.hpp"
-#include "zeus/device/gpu_processes.hpp"
 #include "zeus/device/zeusd_client.hpp"
 #include "zeusd_fixture.hpp"
 
@@ -120,38 +118,14 @@ class UserProcess {
     pid_t pid_ = -1;
 };
 
-bool gpu0_runs(pid_t pid) {
-    const auto gpus = ZeusdTest::local_gpus();
-    const auto processes = running_compute_processes(gpus[0]);
-    return processes && std::any_of(processes->begin(), processes->end(),
-                                    [pid](const GpuProcess& p) { return p.pid == static_cast<std::uint32_t>(pid); });
-}
-
-// `zeus-sim burn` on GPU 0 for `pid`, until end().
-class Burn {
+// `zeus-sim burn` on GPU 0 for `pid`, running once the driver lists it.
+class Burn : public SimBurn {
   public:
-    explicit Burn(pid_t pid) : for_pid_(pid) {
-        const std::string pid_text = std::to_string(pid);
-        burner_ = ::fork();
-        if (burner_ == 0) {
-            const std::string& cli = zeus_sim_cli_path();
-            ::execl(cli.c_str(), cli.c_str(), "burn", "--gpu", "0", "--util", "0.5", "--seconds", "600", "--pid",
-                    pid_text.c_str(), static_cast<char*>(nullptr));
-            ::_exit(127);
-        }
-    }
-    ~Burn() { end(); }
-    void end() {
-        if (burner_ <= 0) return;
-        ::kill(burner_, SIGTERM);  // ends the load cleanly
-        ::waitpid(burner_, nullptr, 0);
-        burner_ = -1;
-    }
-    [[nodiscard]] bool running() const { return eventually([this] { return gpu0_runs(for_pid_); }); }
+    explicit Burn(pid_t pid) : SimBurn(0, pid), pid_(pid) {}
+    [[nodiscard]] bool running() const { return eventually([this] { return ZeusdTest::gpu_runs(0, pid_); }); }
 
   private:
-    pid_t for_pid_;
-    pid_t burner_ = -1;
+    pid_t pid_;
 };
 
 class OwnerPolicyTest : public ZeusdTest {
@@ -268,7 +242,7 @@ TEST_F(OwnerPolicyTest, IdleAndOwnGpusAreAllowedAnotherUsersIsRefusedUntilItsPro
     const pid_t other_pid = other.pid();
     other_burn.end();
     other.end();
-    ASSERT_TRUE(eventually([&] { return !gpu0_runs(other_pid); }));
+    ASSERT_TRUE(eventually([&] { return !gpu_runs(0, other_pid); }));
     target = another_limit();
     reply = set_limit_as_user(target);
     ASSERT_EQ(reply.status, 200) << reply.body << log();
