@@ -52,8 +52,9 @@ std::string access_summary(const ServeConfig& config, const ApiGroups& enabled, 
     std::string line = fmt::format("who may use zeusd: {} may use {}", who, join(enabled));
     if (enabled.contains(ApiGroup::GpuControl)) {
         if (config.control_policy == ControlPolicy::Owner) {
-            line += "; a GPU's settings change only while it is idle or runs only the client's own processes "
-                    "(--control-policy owner)";
+            line +=
+                "; a GPU's settings change only while it is idle or runs only the client's own processes "
+                "(--control-policy owner)";
         }
         if (!config.control_users.empty() || !config.control_groups.empty()) {
             line += fmt::format("; GPU control only for {}", control_users(config));

@@ -17,8 +17,7 @@ Result<ControlPolicy> parse_control_policy(std::string_view text) {
 
 GpuOwnership::GpuOwnership(std::filesystem::path proc_root) : resolver_(std::move(proc_root)) {}
 
-OwnershipCheck GpuOwnership::check(const Gpu& gpu, unsigned gpu_index,
-                                   std::optional<std::uint32_t> client_uid) const {
+OwnershipCheck GpuOwnership::check(const Gpu& gpu, unsigned gpu_index, std::optional<std::uint32_t> client_uid) const {
     OwnershipCheck result = evaluate(gpu, gpu_index, client_uid);
     counts_[static_cast<std::size_t>(result.outcome)].fetch_add(1, std::memory_order_relaxed);
     return result;
@@ -35,10 +34,10 @@ OwnershipCheck GpuOwnership::evaluate(const Gpu& gpu, unsigned gpu_index,
     using Outcome = OwnershipCheck::Outcome;
     const auto processes = running_compute_processes(gpu);
     if (!processes) {
-        return {Outcome::Unverifiable,
-                {},
-                fmt::format("the driver could not list GPU {}'s processes: {}", gpu_index,
-                            processes.error().describe())};
+        return {
+            Outcome::Unverifiable,
+            {},
+            fmt::format("the driver could not list GPU {}'s processes: {}", gpu_index, processes.error().describe())};
     }
     OwnershipCheck result;
     result.outcome = processes->empty() ? Outcome::Idle : Outcome::OwnProcesses;
@@ -47,13 +46,13 @@ OwnershipCheck GpuOwnership::evaluate(const Gpu& gpu, unsigned gpu_index,
         const auto owner = resolver_.owner(process.pid);
         if (!owner) {
             if (!unverifiable.empty()) continue;  // the first reason is enough
-            unverifiable =
-                owner.error().code == ErrorCode::NotFound
-                    ? fmt::format("process {} on GPU {} ended while zeusd checked who runs it, or is in another "
-                                  "PID namespace than zeusd (in a container zeusd needs the host's: hostPID)",
-                                  process.pid, gpu_index)
-                    : fmt::format("cannot tell who runs process {} on GPU {}: {}", process.pid, gpu_index,
-                                  owner.error().describe());
+            unverifiable = owner.error().code == ErrorCode::NotFound
+                               ? fmt::format(
+                                     "process {} on GPU {} ended while zeusd checked who runs it, or is in another "
+                                     "PID namespace than zeusd (in a container zeusd needs the host's: hostPID)",
+                                     process.pid, gpu_index)
+                               : fmt::format("cannot tell who runs process {} on GPU {}: {}", process.pid, gpu_index,
+                                             owner.error().describe());
             continue;
         }
         if (client_uid && owner->uid == *client_uid) continue;
@@ -81,14 +80,14 @@ namespace {
 
 std::string client_words(std::optional<std::uint32_t> client_uid) {
     return client_uid ? fmt::format("your processes (uid {})", *client_uid)
-                      : std::string("your processes (zeusd cannot tell who you are: a TCP client without a token "
-                                    "naming a local user owns no process)");
+                      : std::string(
+                            "your processes (zeusd cannot tell who you are: a TCP client without a token "
+                            "naming a local user owns no process)");
 }
 
 }  // namespace
 
-std::string refusal_message(unsigned gpu_index, const OwnershipCheck& check,
-                            std::optional<std::uint32_t> client_uid) {
+std::string refusal_message(unsigned gpu_index, const OwnershipCheck& check, std::optional<std::uint32_t> client_uid) {
     if (check.outcome == OwnershipCheck::Outcome::Unverifiable) {
         return fmt::format(
             "GPU {} was not changed: zeusd serves --control-policy owner, which changes a GPU only when it is idle "

@@ -350,13 +350,14 @@ bool Router::owner_allows(Context& context, const GpuControlRequest& request) co
     }
     if (messages.empty()) return true;
     const auto counts = options_.ownership->counts();
-    log::warn("refused {} from {}: {} (owner policy refusals since start: {} for other users' processes, {} "
-              "unverifiable)",
-              context.target.path, context.peer.describe(), fmt::join(messages, "; "),
-              counts[static_cast<std::size_t>(OwnershipCheck::Outcome::OtherUsers)],
-              counts[static_cast<std::size_t>(OwnershipCheck::Outcome::Unverifiable)]);
-    const bool only_unverifiable =
-        std::all_of(refused.begin(), refused.end(), [](const json& entry) { return entry["reason"] == "unverifiable"; });
+    log::warn(
+        "refused {} from {}: {} (owner policy refusals since start: {} for other users' processes, {} "
+        "unverifiable)",
+        context.target.path, context.peer.describe(), fmt::join(messages, "; "),
+        counts[static_cast<std::size_t>(OwnershipCheck::Outcome::OtherUsers)],
+        counts[static_cast<std::size_t>(OwnershipCheck::Outcome::Unverifiable)]);
+    const bool only_unverifiable = std::all_of(refused.begin(), refused.end(),
+                                               [](const json& entry) { return entry["reason"] == "unverifiable"; });
     const std::string fix = only_unverifiable
                                 ? "retry the request; if it keeps failing, see zeusd's log"
                                 : "wait until the other users' processes end, use a GPU that is idle or runs only "

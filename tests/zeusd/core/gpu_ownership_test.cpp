@@ -120,8 +120,7 @@ TEST_F(GpuOwnershipTest, ADriverErrorRefuses) {
     gpu.driver_error = Error{ErrorCode::Unknown, "NVML: GPU is lost", {}};
     const auto check = ownership.check(gpu, 2, kAlice);
     ASSERT_EQ(check.outcome, Outcome::Unverifiable);
-    EXPECT_NE(check.reason.find("the driver could not list GPU 2's processes: NVML: GPU is lost"),
-              std::string::npos)
+    EXPECT_NE(check.reason.find("the driver could not list GPU 2's processes: NVML: GPU is lost"), std::string::npos)
         << check.reason;
 }
 

@@ -106,8 +106,8 @@ TEST_F(ZeusdTest, MetricsAttributionAddsUpToEachGpusEnergy) {
 }
 
 TEST_F(ZeusdTest, MetricsAttributionNeedsTheMetricsGroup) {
-    const auto [status, output] = run_zeusd({"serve", "--socket-path", *endpoint_.unix_path, "--attribution"},
-                                            daemon_env());
+    const auto [status, output] =
+        run_zeusd({"serve", "--socket-path", *endpoint_.unix_path, "--attribution"}, daemon_env());
     EXPECT_NE(status, 0) << output;
     EXPECT_NE(output.find("--attribution: the per-workload series are served on GET /metrics, and the metrics "
                           "group is off"),

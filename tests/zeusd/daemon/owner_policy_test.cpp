@@ -36,8 +36,8 @@ class TemporaryUser {
     TemporaryUser() : name_(fmt::format("zeusd-own-{}", ::getpid())) {
         // useradd exits 10 while another one holds /etc/passwd's lock.
         for (int attempt = 0; attempt < 20; ++attempt) {
-            const int status = shell(fmt::format("useradd --no-create-home --shell /usr/sbin/nologin {} 2>/dev/null",
-                                                 name_));
+            const int status =
+                shell(fmt::format("useradd --no-create-home --shell /usr/sbin/nologin {} 2>/dev/null", name_));
             if (status == 0) break;
             if (status != 10) return;
             ::usleep(200'000);
@@ -122,7 +122,9 @@ class UserProcess {
 class Burn : public SimBurn {
   public:
     explicit Burn(pid_t pid) : SimBurn(0, pid), pid_(pid) {}
-    [[nodiscard]] bool running() const { return eventually([this] { return ZeusdTest::gpu_runs(0, pid_); }); }
+    [[nodiscard]] bool running() const {
+        return eventually([this] { return ZeusdTest::gpu_runs(0, pid_); });
+    }
 
   private:
     pid_t pid_;
@@ -232,8 +234,7 @@ TEST_F(OwnerPolicyTest, IdleAndOwnGpusAreAllowedAnotherUsersIsRefusedUntilItsPro
         return set ? std::string("allowed") : set.error().describe();
     });
     EXPECT_NE(described.find("answered 403"), std::string::npos) << described;
-    EXPECT_NE(described.find(fmt::format("pid {} (user nobody, uid {})", other.pid(), nobody_uid_)),
-              std::string::npos)
+    EXPECT_NE(described.find(fmt::format("pid {} (user nobody, uid {})", other.pid(), nobody_uid_)), std::string::npos)
         << described;
     EXPECT_NE(described.find("wait until the other users' processes end"), std::string::npos) << described;
     EXPECT_EQ(limit_of_gpu0(), before);
