@@ -316,9 +316,11 @@ Result<std::unique_ptr<CpuFleet>> open_cpu_fleet(bool groups_named) {
 }
 
 // Reads RAPL through the cpu-read fleet when there is one, else opens the
-// CPUs into `metrics_cpus` for the metrics group alone.
+// CPUs into `metrics_cpus` for the metrics group alone. With the owner
+// policy (`ownership`), its checks are served too.
 Result<std::unique_ptr<MetricsGroup>> start_metrics(const ServeConfig& config, const GpuFleet* gpus,
-                                                    const CpuFleet* cpus, std::optional<Cpus>& metrics_cpus) {
+                                                    const CpuFleet* cpus, const GpuOwnership* ownership,
+                                                    std::optional<Cpus>& metrics_cpus) {
     const Cpus* rapl = cpus != nullptr ? &cpus->cpus() : nullptr;
     if (rapl == nullptr) {
         if (auto opened = open_cpus()) {
@@ -328,7 +330,12 @@ Result<std::unique_ptr<MetricsGroup>> start_metrics(const ServeConfig& config, c
             log::warn("metrics: serving no CPU metrics: {}", opened.error().describe());
         }
     }
-    return MetricsGroup::start(gpus != nullptr ? &gpus->gpus() : nullptr, rapl, config.attribution);
+    DaemonFamilies daemon_families;
+    if (ownership != nullptr) {
+        daemon_families = [ownership] { return std::vector<metrics::MetricFamily>{checks_family(*ownership)}; };
+    }
+    return MetricsGroup::start(gpus != nullptr ? &gpus->gpus() : nullptr, rapl, config.attribution,
+                               std::move(daemon_families));
 }
 
 // Requests are served on --num-workers threads of the server's own, one
@@ -441,7 +448,8 @@ Result<std::unique_ptr<Daemon>> Daemon::start(const ServeConfig& config) {
         parts->cpus = std::move(fleet).value();
     }
     if (enabled.contains(ApiGroup::Metrics)) {
-        auto metrics = start_metrics(config, parts->gpus.get(), parts->cpus.get(), parts->metrics_cpus);
+        auto metrics =
+            start_metrics(config, parts->gpus.get(), parts->cpus.get(), parts->ownership.get(), parts->metrics_cpus);
         if (!metrics) return metrics.error();
         parts->metrics = std::move(metrics).value();
         router_options.metrics = parts->metrics.get();

@@ -68,6 +68,22 @@ OwnershipCheck GpuOwnership::evaluate(const Gpu& gpu, unsigned gpu_index,
     return result;
 }
 
+metrics::MetricFamily checks_family(const GpuOwnership& ownership) {
+    static constexpr std::array<std::string_view, 4> kOutcomes = {"idle", "own_processes", "other_user",
+                                                                  "unverifiable"};
+    metrics::MetricFamily family;
+    family.name = "zeusd_control_policy_checks";
+    family.help =
+        "GPUs checked for a control request under --control-policy owner, by outcome (other_user and "
+        "unverifiable were refused)";
+    family.type = metrics::MetricType::Counter;
+    const auto counts = ownership.counts();
+    for (std::size_t i = 0; i < kOutcomes.size(); ++i) {
+        family.samples.push_back({{{"outcome", std::string(kOutcomes[i])}}, static_cast<double>(counts[i])});
+    }
+    return family;
+}
+
 std::vector<unsigned> gpus_without_process_list(const Gpus& gpus) {
     std::vector<unsigned> out;
     for (unsigned i = 0; i < gpus.size(); ++i) {

@@ -22,6 +22,7 @@
 
 #include "zeus/attribution/workload.hpp"
 #include "zeus/device/gpus.hpp"
+#include "zeus/metrics/exposition.hpp"
 #include "zeus/platform/error.hpp"
 
 namespace zeus::zeusd {
@@ -78,6 +79,10 @@ class GpuOwnership {
     attribution::WorkloadResolver resolver_;
     mutable std::array<std::atomic<std::uint64_t>, 4> counts_{};
 };
+
+// zeusd_control_policy_checks_total{outcome}: every check by its outcome
+// (idle, own_processes, other_user, unverifiable; the last two refused).
+[[nodiscard]] metrics::MetricFamily checks_family(const GpuOwnership& ownership);
 
 // Every GPU that cannot list its processes (its backend has no
 // GpuProcessQuery): the owner policy would refuse it always. Empty: all can.

@@ -15,6 +15,7 @@
 
 #include <fmt/format.h>
 
+#include "metrics/prometheus_servers.hpp"
 #include "support/build_paths.hpp"
 #include "zeus/device/zeusd_client.hpp"
 #include "zeusd_fixture.hpp"
@@ -180,7 +181,7 @@ class OwnerPolicyTest : public ZeusdTest {
 };
 
 TEST_F(OwnerPolicyTest, IdleAndOwnGpusAreAllowedAnotherUsersIsRefusedUntilItsProcessEnds) {
-    start({"--control-policy", "owner"});
+    start({"--control-policy", "owner", "--enable", "gpu-control,gpu-read,metrics"});
 
     // Idle.
     auto target = another_limit();
@@ -248,6 +249,22 @@ TEST_F(OwnerPolicyTest, IdleAndOwnGpusAreAllowedAnotherUsersIsRefusedUntilItsPro
     reply = set_limit_as_user(target);
     ASSERT_EQ(reply.status, 200) << reply.body << log();
     EXPECT_EQ(limit_of_gpu0(), target);
+
+    // Each check counted by its outcome: idle once, the user's own GPU twice
+    // (with and after nobody's process), nobody's twice (raw HTTP, library).
+    const auto samples = parse_exposition(get("/metrics").body);
+    const std::map<std::string, double> expected = {
+        {"idle", 1}, {"own_processes", 2}, {"other_user", 2}, {"unverifiable", 0}};
+    for (const auto& [outcome, count] : expected) {
+        const auto found = find_samples(samples, "zeusd_control_policy_checks_total", {{"outcome", outcome}});
+        ASSERT_EQ(found.size(), 1U) << outcome;
+        EXPECT_EQ(found[0].value, count) << outcome;
+    }
+    // OpenMetrics keeps its one "# EOF", last.
+    const auto open_metrics = get("/metrics", {{"Accept", "application/openmetrics-text;version=1.0.0"}}).body;
+    EXPECT_TRUE(open_metrics.ends_with("zeusd_control_policy_checks_total{outcome=\"unverifiable\"} 0.0\n# EOF\n"))
+        << open_metrics.substr(open_metrics.size() > 400 ? open_metrics.size() - 400 : 0);
+    EXPECT_EQ(open_metrics.find("# EOF"), open_metrics.size() - 6);
 }
 
 // Over TCP there are no peer credentials: the token's user, when it is a
