@@ -69,8 +69,6 @@ OwnershipCheck GpuOwnership::evaluate(const Gpu& gpu, unsigned gpu_index,
 }
 
 metrics::MetricFamily checks_family(const GpuOwnership& ownership) {
-    static constexpr std::array<std::string_view, 4> kOutcomes = {"idle", "own_processes", "other_user",
-                                                                  "unverifiable"};
     metrics::MetricFamily family;
     family.name = "zeusd_control_policy_checks";
     family.help =
@@ -78,8 +76,9 @@ metrics::MetricFamily checks_family(const GpuOwnership& ownership) {
         "unverifiable were refused)";
     family.type = metrics::MetricType::Counter;
     const auto counts = ownership.counts();
-    for (std::size_t i = 0; i < kOutcomes.size(); ++i) {
-        family.samples.push_back({{{"outcome", std::string(kOutcomes[i])}}, static_cast<double>(counts[i])});
+    for (std::size_t i = 0; i < counts.size(); ++i) {
+        const auto outcome = to_string(static_cast<OwnershipCheck::Outcome>(i));
+        family.samples.push_back({{{"outcome", std::string(outcome)}}, static_cast<double>(counts[i])});
     }
     return family;
 }

@@ -59,6 +59,12 @@ struct OwnershipCheck {
     [[nodiscard]] bool allowed() const { return outcome == Outcome::Idle || outcome == Outcome::OwnProcesses; }
 };
 
+// idle, own_processes, other_user, unverifiable: the refusal's "reason" and the counter's label.
+[[nodiscard]] constexpr std::string_view to_string(OwnershipCheck::Outcome outcome) {
+    constexpr std::array<std::string_view, 4> kNames = {"idle", "own_processes", "other_user", "unverifiable"};
+    return kNames.at(static_cast<std::size_t>(outcome));
+}
+
 class GpuOwnership {
   public:
     // `proc_root`: where the host's /proc is (a fake tree in tests).

@@ -325,10 +325,6 @@ std::optional<std::uint32_t> client_uid(const Peer& peer, const std::optional<Cl
     return found->pw_uid;
 }
 
-std::string_view outcome_name(OwnershipCheck::Outcome outcome) {
-    return outcome == OwnershipCheck::Outcome::OtherUsers ? "other_user" : "unverifiable";
-}
-
 }  // namespace
 
 bool Router::owner_allows(Context& context, const GpuControlRequest& request) const {
@@ -344,7 +340,7 @@ bool Router::owner_allows(Context& context, const GpuControlRequest& request) co
         for (const auto& other : check.others) {
             processes.push_back({{"pid", other.pid}, {"uid", other.uid}, {"user", other.user}});
         }
-        json entry = {{"gpu", id}, {"reason", outcome_name(check.outcome)}, {"processes", processes}};
+        json entry = {{"gpu", id}, {"reason", to_string(check.outcome)}, {"processes", processes}};
         if (!check.reason.empty()) entry["detail"] = check.reason;
         refused.push_back(std::move(entry));
     }
