@@ -151,10 +151,10 @@ class OwnerPolicyTest : public ZeusdTest {
         user_.reset();
     }
 
-    // POST set_power_limit on GPU 0 as the test user, over raw HTTP.
-    [[nodiscard]] HttpReply set_limit_as_user(std::int64_t limit_mw) const {
+    // POST set_power_limit on `gpu_ids` as the test user, over raw HTTP.
+    [[nodiscard]] HttpReply set_limit_as_user(std::int64_t limit_mw, const std::string& gpu_ids = "0") const {
         const std::string target =
-            fmt::format("/gpu/set_power_limit?gpu_ids=0&power_limit_mw={}&block=true&persist=true", limit_mw);
+            fmt::format("/gpu/set_power_limit?gpu_ids={}&power_limit_mw={}&block=true&persist=true", gpu_ids, limit_mw);
         const std::string out = run_as(user_->uid(), user_->gid(), [&] {
             const HttpReply reply = http_request(endpoint_, "POST", target);
             return std::to_string(reply.status) + "\n" + reply.body;
@@ -220,8 +220,14 @@ TEST_F(OwnerPolicyTest, IdleAndOwnGpusAreAllowedAnotherUsersIsRefusedUntilItsPro
     EXPECT_EQ(body["refused"][0]["processes"],
               json::array({{{"pid", other.pid()}, {"uid", nobody_uid_}, {"user", "nobody"}}}));
     EXPECT_NE(body["fix"].get<std::string>().find("wait until the other users' processes end"), std::string::npos);
+    // A request naming an idle GPU too changes neither.
+    const auto gpu1_before = local_gpus()[1].power_limit().value().count();
+    reply = set_limit_as_user(another_limit(), "1,0");
+    ASSERT_EQ(reply.status, 403) << reply.body;
+    EXPECT_EQ(limit_of_gpu0(), before);
+    EXPECT_EQ(local_gpus()[1].power_limit().value().count(), gpu1_before);
     EXPECT_NE(log().find("refused /gpu/set_power_limit from pid"), std::string::npos) << log();
-    EXPECT_NE(log().find("owner policy refusals since start: 1 for other users' processes, 0 unverifiable"),
+    EXPECT_NE(log().find("owner policy refusals since start: 2 for other users' processes, 0 unverifiable"),
               std::string::npos)
         << log();
 
@@ -250,11 +256,12 @@ TEST_F(OwnerPolicyTest, IdleAndOwnGpusAreAllowedAnotherUsersIsRefusedUntilItsPro
     ASSERT_EQ(reply.status, 200) << reply.body << log();
     EXPECT_EQ(limit_of_gpu0(), target);
 
-    // Each check counted by its outcome: idle once, the user's own GPU twice
-    // (with and after nobody's process), nobody's twice (raw HTTP, library).
+    // Each check counted by its outcome: GPU 0 idle once, the user's own
+    // twice (with and after nobody's process), nobody's three times (raw
+    // HTTP, with GPU 1, the library); GPU 1 idle once.
     const auto samples = parse_exposition(get("/metrics").body);
     const std::map<std::string, double> expected = {
-        {"idle", 1}, {"own_processes", 2}, {"other_user", 2}, {"unverifiable", 0}};
+        {"idle", 2}, {"own_processes", 2}, {"other_user", 3}, {"unverifiable", 0}};
     for (const auto& [outcome, count] : expected) {
         const auto found = find_samples(samples, "zeusd_control_policy_checks_total", {{"outcome", outcome}});
         ASSERT_EQ(found.size(), 1U) << outcome;
