@@ -6,7 +6,11 @@
 // TCP client the local user its token names; root has no exception (a
 // container's root is uid 0 too). Anything that cannot be checked (a driver
 // error, a process that ended mid-check, an unreadable /proc entry) refuses:
-// the policy never allows by accident. docs/zeusd.md.
+// the policy never allows by accident. The check runs when the request
+// arrives, before the command queues in the GPU's lane: a process that starts
+// in between is not seen (as with any check made before an act). Putting back
+// what a client changed when it exits is no request and never checked.
+// docs/zeusd.md.
 #pragma once
 
 #include <sys/types.h>

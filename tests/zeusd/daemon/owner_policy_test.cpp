@@ -311,6 +311,28 @@ TEST_F(OwnerPolicyTest, OverTcpTheTokensLocalUserIsTheClient) {
     EXPECT_EQ(reply.status, 200) << reply.body;
 }
 
+// The driver lists a process /proc does not have (it ended while zeusd
+// looked, or is in another PID namespace): refused, never allowed.
+TEST_F(OwnerPolicyTest, AProcessZeusdCannotFindIsRefusedNotAllowed) {
+    pid_t ghost = 4'000'000;
+    while (std::filesystem::exists("/proc/" + std::to_string(ghost))) ++ghost;
+    start({"--control-policy", "owner"});
+    SimBurn burn(0, ghost);
+    ASSERT_TRUE(eventually([&] { return gpu_runs(0, ghost); }));
+    const auto before = limit_of_gpu0();
+    const auto reply = set_limit_as_user(another_limit());
+    ASSERT_EQ(reply.status, 403) << reply.body;
+    EXPECT_EQ(limit_of_gpu0(), before);
+    const json body = json_of(reply);
+    EXPECT_EQ(body["refused"][0]["reason"], "unverifiable");
+    EXPECT_NE(body["refused"][0]["detail"].get<std::string>().find(
+                  fmt::format("process {} on GPU 0 ended while zeusd checked who runs it", ghost)),
+              std::string::npos)
+        << reply.body;
+    EXPECT_NE(body["error"].get<std::string>().find("GPU 0 was not changed"), std::string::npos) << reply.body;
+    EXPECT_EQ(body["fix"], "retry the request; if it keeps failing, see zeusd's log");
+}
+
 TEST_F(OwnerPolicyTest, TheDefaultPolicyLetsAnyClientChangeABusyGpu) {
     start();
     UserProcess other(nobody_uid_, nobody_gid_);
