@@ -1,7 +1,7 @@
 // zeusd: the privileged daemon. `zeusd serve` runs it; `zeusd token issue`
 // prints a JWT for a user. Flags and defaults are the original daemon's
-// (docs/zeusd.md), plus --control-users/--control-groups and
-// --request-timeout-s.
+// (docs/zeusd.md), plus --control-users/--control-groups,
+// --control-policy and --request-timeout-s.
 #include <cstdio>
 #include <iostream>
 #include <string>
@@ -57,6 +57,20 @@ void add_device_options(CLI::App& serve, ServeOptions& config, std::string& enab
                      "API groups to serve: gpu-control,gpu-read,cpu-read,metrics (default: all but metrics)");
     serve.add_option("--gpu-command-overrides", config.gpu_command_overrides,
                      "TOML file replacing GPU control commands (docs/zeusd-overrides.md)");
+    serve.add_flag("--attribution", config.attribution,
+                   "With the metrics group: also export each GPU's energy per workload (container, pod, Slurm job, "
+                   "user) and the remainder, as `zeus exporter --attribution` (docs/attribution.md)");
+    serve
+        .add_option("--idle-policy", config.idle_policy,
+                    "With --attribution: who gets a GPU's idle energy: unattributed (the remainder) or allocation "
+                    "(the processes on it)")
+        ->check(CLI::IsMember({"unattributed", "allocation"}))
+        ->capture_default_str();
+    serve
+        .add_option("--attribution-expiry", config.attribution_expiry_s,
+                    "With --attribution: seconds after which a workload that gained no energy is dropped")
+        ->check(CLI::Range(1.0, 7.0 * 24 * 3600))
+        ->capture_default_str();
     serve.add_option("--restore-ledger", config.restore_ledger_path,
                      "File recording GPU changes to undo, kept across a crash (default: SOCKET.ledger.json, or "
                      "$RUNTIME_DIRECTORY or /run/zeusd/zeusd-tcp-PORT.ledger.json with --mode tcp, "
@@ -70,6 +84,17 @@ void add_access_options(CLI::App& serve, ServeOptions& config) {
                      "Only these users (names or uids, comma list) may use gpu-control (Unix socket only)");
     serve.add_option("--control-groups", config.control_groups,
                      "Only these groups (names or gids, comma list) may use gpu-control (Unix socket only)");
+    serve
+        .add_option("--control-policy", config.control_policy,
+                    "Which GPUs a client may change: any, or owner: only a GPU that is idle or runs only processes "
+                    "of the client's uid (over TCP: the local user its token names; root gets no exception)")
+        ->check(CLI::IsMember({"any", "owner"}))
+        ->capture_default_str();
+    serve
+        .add_option("--proc", config.proc_root,
+                    "Where the host's /proc is (--control-policy owner and --attribution read who runs each GPU "
+                    "process there)")
+        ->capture_default_str();
     serve
         .add_option("--request-timeout-s", config.request_timeout_s,
                     "Seconds a client may take to send a request before it is dropped")

@@ -257,4 +257,13 @@ Result<Workload> WorkloadResolver::resolve(std::uint32_t pid) const {
     return out;
 }
 
+Result<ProcessOwner> WorkloadResolver::owner(std::uint32_t pid) const {
+    const std::filesystem::path file = proc_root_ / std::to_string(pid) / "status";
+    auto status = read_small_file(file, pid);
+    if (!status) return status.error();
+    const auto uid = real_uid(*status);
+    if (!uid) return Error{ErrorCode::InvalidState, file.string() + " has no Uid line", {}};
+    return ProcessOwner{*uid, user_name(*uid)};
+}
+
 }  // namespace zeus::attribution

@@ -51,10 +51,15 @@ std::string access_summary(const ServeConfig& config, const ApiGroups& enabled, 
     if (authenticated) who += ", holding a token signed with the --signing-key-path key,";
     std::string line = fmt::format("who may use zeusd: {} may use {}", who, join(enabled));
     if (enabled.contains(ApiGroup::GpuControl)) {
+        if (config.control_policy == ControlPolicy::Owner) {
+            line +=
+                "; a GPU's settings change only while it is idle or runs only the client's own processes "
+                "(--control-policy owner)";
+        }
         if (!config.control_users.empty() || !config.control_groups.empty()) {
             line += fmt::format("; GPU control only for {}", control_users(config));
         } else if (config.mode == ListenMode::UnixSocket && (config.socket_permissions & S_IWOTH) != 0 &&
-                   !authenticated) {
+                   !authenticated && config.control_policy == ControlPolicy::Any) {
             line +=
                 " (any user may change any GPU's power limit and clocks: --socket-permissions 660 --socket-gid "
                 "zeus limits it to the zeus group, as the packaged service does; docs/zeusd.md)";

@@ -59,6 +59,23 @@ Result<ServeConfig> serve_config(const ServeOptions& options) {
     if (auto parsed = parse_given(options.control_groups, parse_groups, config.control_groups); !parsed) {
         return parsed.error();
     }
+    auto policy = parse_control_policy(options.control_policy);
+    if (!policy) return policy.error();
+    config.control_policy = policy.value();
+    config.proc_root = options.proc_root;
+    if (options.attribution) {
+        auto idle_policy = attribution::parse_idle_policy(options.idle_policy);
+        if (!idle_policy) {
+            return Error{idle_policy.error().code, "--idle-policy: " + idle_policy.error().message,
+                         idle_policy.error().hint};
+        }
+        metrics::AttributionOptions attribution;
+        attribution.idle_policy = idle_policy.value();
+        attribution.expiry = std::chrono::duration_cast<std::chrono::nanoseconds>(
+            std::chrono::duration<double>(options.attribution_expiry_s));
+        attribution.proc_root = options.proc_root;
+        config.attribution = attribution;
+    }
     return config;
 }
 

@@ -12,6 +12,7 @@
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/thread_pool.hpp>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "zeus/device/cpu.hpp"
 #include "http_server/server.hpp"
@@ -44,6 +45,7 @@ struct Daemon::Parts {
     std::optional<asio::executor_work_guard<asio::io_context::executor_type>> work;
     asio::thread_pool control_pool{2};
     std::unique_ptr<GpuFleet> gpus;
+    std::unique_ptr<GpuOwnership> ownership;  // --control-policy owner
     std::unique_ptr<CpuFleet> cpus;
     std::optional<Cpus> metrics_cpus;  // RAPL for the metrics group when cpu-read is off
     std::unique_ptr<MetricsGroup> metrics;
@@ -188,6 +190,45 @@ Result<RouterOptions> make_router_options(const ServeConfig& config, const ApiGr
     return router_options;
 }
 
+// --proc, which the owner policy and attribution read.
+Status check_proc_root(const ServeConfig& config) {
+    std::error_code error;
+    if (std::filesystem::is_directory(config.proc_root, error)) return {};
+    return Error{ErrorCode::InvalidConfig, fmt::format("--proc: {} is not a directory", config.proc_root),
+                 "give where the host's /proc is mounted (--control-policy owner and --attribution read who runs "
+                 "each GPU process there)"};
+}
+
+// --attribution exports through the metrics group.
+Status check_attribution(const ServeConfig& config, const ApiGroups& enabled) {
+    if (!config.attribution) return {};
+    if (!enabled.contains(ApiGroup::Metrics)) {
+        return Error{ErrorCode::InvalidConfig,
+                     "--attribution: the per-workload series are served on GET /metrics, and the metrics group is off",
+                     "add metrics to --enable (e.g. --enable gpu-control,gpu-read,cpu-read,metrics)"};
+    }
+    return check_proc_root(config);
+}
+
+// The owner policy's checker, or null under --control-policy any (or
+// without gpu-control). Refuses to start when a GPU cannot list its
+// processes or the /proc root is missing: every request would be refused.
+Result<std::unique_ptr<GpuOwnership>> make_ownership(const ServeConfig& config, const ApiGroups& enabled,
+                                                     const GpuFleet* fleet) {
+    if (config.control_policy != ControlPolicy::Owner || !enabled.contains(ApiGroup::GpuControl) || fleet == nullptr) {
+        return std::unique_ptr<GpuOwnership>{};
+    }
+    if (const auto blind = gpus_without_process_list(fleet->gpus()); !blind.empty()) {
+        return Error{ErrorCode::NotSupported,
+                     fmt::format("--control-policy owner needs the driver's list of each GPU's processes, and GPU(s) "
+                                 "{} ({} backend) have none",
+                                 fmt::join(blind, ", "), fleet->gpus().backend_info().backend),
+                     "use the NVML backend (NVIDIA driver 450 or newer), or --control-policy any"};
+    }
+    if (auto proc = check_proc_root(config); !proc) return proc.error();
+    return std::make_unique<GpuOwnership>(config.proc_root);
+}
+
 // Empty when no command is overridden: the fleet then drives the GPUs itself.
 OverrideRunner make_override_runner(const std::optional<CommandOverrides>& overrides) {
     if (!overrides || overrides->empty()) return {};
@@ -275,8 +316,10 @@ Result<std::unique_ptr<CpuFleet>> open_cpu_fleet(bool groups_named) {
 }
 
 // Reads RAPL through the cpu-read fleet when there is one, else opens the
-// CPUs into `metrics_cpus` for the metrics group alone.
-Result<std::unique_ptr<MetricsGroup>> start_metrics(const GpuFleet* gpus, const CpuFleet* cpus,
+// CPUs into `metrics_cpus` for the metrics group alone. With the owner
+// policy (`ownership`), its checks are served too.
+Result<std::unique_ptr<MetricsGroup>> start_metrics(const ServeConfig& config, const GpuFleet* gpus,
+                                                    const CpuFleet* cpus, const GpuOwnership* ownership,
                                                     std::optional<Cpus>& metrics_cpus) {
     const Cpus* rapl = cpus != nullptr ? &cpus->cpus() : nullptr;
     if (rapl == nullptr) {
@@ -287,7 +330,12 @@ Result<std::unique_ptr<MetricsGroup>> start_metrics(const GpuFleet* gpus, const 
             log::warn("metrics: serving no CPU metrics: {}", opened.error().describe());
         }
     }
-    return MetricsGroup::start(gpus != nullptr ? &gpus->gpus() : nullptr, rapl);
+    DaemonFamilies daemon_families;
+    if (ownership != nullptr) {
+        daemon_families = [ownership] { return std::vector<metrics::MetricFamily>{checks_family(*ownership)}; };
+    }
+    return MetricsGroup::start(gpus != nullptr ? &gpus->gpus() : nullptr, rapl, config.attribution,
+                               std::move(daemon_families));
 }
 
 // Requests are served on --num-workers threads of the server's own, one
@@ -365,6 +413,7 @@ Result<std::unique_ptr<Daemon>> Daemon::start(const ServeConfig& config) {
     const bool groups_named = config.enable.has_value();
     log::info("{}", access_summary(config, enabled, config.signing_key_path.has_value()));
 
+    if (auto attribution = check_attribution(config, enabled); !attribution) return attribution.error();
     auto overrides = load_overrides(config, enabled);
     if (!overrides) return overrides.error();
     parts->overrides = std::move(overrides).value();
@@ -389,13 +438,18 @@ Result<std::unique_ptr<Daemon>> Daemon::start(const ServeConfig& config) {
         parts->gpus = start_gpu_fleet(std::move(*gpus), config, parts->ledger_lock.has_value(), parts->overrides,
                                       parts->control_pool.get_executor());
     }
+    auto ownership = make_ownership(config, enabled, parts->gpus.get());
+    if (!ownership) return ownership.error();
+    parts->ownership = std::move(ownership).value();
+    router_options.ownership = parts->ownership.get();
     if (enabled.contains(ApiGroup::CpuRead)) {
         auto fleet = open_cpu_fleet(groups_named);
         if (!fleet) return fleet.error();
         parts->cpus = std::move(fleet).value();
     }
     if (enabled.contains(ApiGroup::Metrics)) {
-        auto metrics = start_metrics(parts->gpus.get(), parts->cpus.get(), parts->metrics_cpus);
+        auto metrics =
+            start_metrics(config, parts->gpus.get(), parts->cpus.get(), parts->ownership.get(), parts->metrics_cpus);
         if (!metrics) return metrics.error();
         parts->metrics = std::move(metrics).value();
         router_options.metrics = parts->metrics.get();

@@ -8,6 +8,8 @@
 #include <memory>
 #include <mutex>
 
+#include <pwd.h>
+
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <fmt/format.h>
@@ -306,9 +308,65 @@ bool Router::control_allowed(Context& context) const {
     return false;
 }
 
+namespace {
+
+// Who the owner policy takes the client for: the kernel's word on a Unix
+// socket (a token there only grants scopes); over TCP, the local user the
+// token names. nullopt: nobody, who owns no process.
+std::optional<std::uint32_t> client_uid(const Peer& peer, const std::optional<Claims>& claims) {
+    if (peer.uid) return *peer.uid;
+    if (!claims) return std::nullopt;
+    passwd entry{};
+    passwd* found = nullptr;
+    std::vector<char> buffer(4096);
+    if (getpwnam_r(claims->sub.c_str(), &entry, buffer.data(), buffer.size(), &found) != 0 || found == nullptr) {
+        return std::nullopt;
+    }
+    return found->pw_uid;
+}
+
+}  // namespace
+
+bool Router::owner_allows(Context& context, const GpuControlRequest& request) const {
+    if (options_.ownership == nullptr) return true;
+    const auto uid = client_uid(context.peer, context.claims);
+    std::vector<std::string> messages;
+    json refused = json::array();
+    for (const auto id : request.ids) {
+        const OwnershipCheck check = options_.ownership->check(gpus_->gpu(id), id, uid);
+        if (check.allowed()) continue;
+        messages.push_back(refusal_message(id, check, uid));
+        json processes = json::array();
+        for (const auto& other : check.others) {
+            processes.push_back({{"pid", other.pid}, {"uid", other.uid}, {"user", other.user}});
+        }
+        json entry = {{"gpu", id}, {"reason", to_string(check.outcome)}, {"processes", processes}};
+        if (!check.reason.empty()) entry["detail"] = check.reason;
+        refused.push_back(std::move(entry));
+    }
+    if (messages.empty()) return true;
+    const auto counts = options_.ownership->counts();
+    log::warn(
+        "refused {} from {}: {} (owner policy refusals since start: {} for other users' processes, {} "
+        "unverifiable)",
+        context.target.path, context.peer.describe(), fmt::join(messages, "; "),
+        counts[static_cast<std::size_t>(OwnershipCheck::Outcome::OtherUsers)],
+        counts[static_cast<std::size_t>(OwnershipCheck::Outcome::Unverifiable)]);
+    const bool only_unverifiable = std::all_of(refused.begin(), refused.end(),
+                                               [](const json& entry) { return entry["reason"] == "unverifiable"; });
+    const std::string fix = only_unverifiable
+                                ? "retry the request; if it keeps failing, see zeusd's log"
+                                : "wait until the other users' processes end, use a GPU that is idle or runs only "
+                                  "your processes, or ask the operator to change it";
+    context.respond(Response::json(
+        json_text(json{{"error", fmt::format("{}", fmt::join(messages, "; "))}, {"fix", fix}, {"refused", refused}}),
+        http::status::forbidden));
+    return false;
+}
+
 void Router::gpu_control(Context& context) const {
     const auto request = parse_gpu_control(context);
-    if (!request || !control_allowed(context)) return;
+    if (!request || !control_allowed(context) || !owner_allows(context, *request)) return;
     // The audit line: who (the token's user when authentication is on) did what, from where.
     log::info("{} {} from {}{}", context.request.method_string(), context.request.target(), context.peer.describe(),
               context.claims ? fmt::format(" as token user '{}'", context.claims->sub) : std::string());

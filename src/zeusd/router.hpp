@@ -19,6 +19,7 @@
 #include "zeusd/auth/jwt.hpp"
 #include "zeusd/cpu_fleet.hpp"
 #include "zeusd/gpu_fleet.hpp"
+#include "zeusd/gpu_ownership.hpp"
 #include "zeusd/http_types.hpp"
 #include "zeusd/metrics_group.hpp"
 #include "zeusd/power_streams.hpp"
@@ -40,6 +41,9 @@ struct RouterOptions {
     std::set<gid_t> control_groups;
     // What GET /metrics serves when the metrics group is on (zeusd/metrics_group.hpp).
     const MetricsGroup* metrics = nullptr;
+    // --control-policy owner: who uses a GPU decides who may change it
+    // (zeusd/gpu_ownership.hpp); null: any GPU (--control-policy any).
+    const GpuOwnership* ownership = nullptr;
 };
 
 class Router {
@@ -66,11 +70,14 @@ class Router {
     void whoami(Context& context) const;
     void gpu_control(Context& context) const;
     // gpu_control's steps: the command and GPUs the query names (nullopt:
-    // answered with the query's error), the allow-list (false: answered
-    // 403), and the submission to the GPUs' control lanes.
+    // answered with the query's error), the allow-list and the owner policy
+    // (false: answered 403), and the submission to the GPUs' control lanes.
     struct GpuControlRequest;
     [[nodiscard]] std::optional<GpuControlRequest> parse_gpu_control(Context& context) const;
     [[nodiscard]] bool control_allowed(Context& context) const;
+    // The owner policy over every GPU the request names (false: answered 403,
+    // no GPU changed).
+    [[nodiscard]] bool owner_allows(Context& context, const GpuControlRequest& request) const;
     void submit_gpu_control(Context& context, const GpuControlRequest& request, ClientId client) const;
     void gpu_read(Context& context) const;
     void gpu_stream(Context& context) const;

@@ -12,9 +12,11 @@
 #include <string_view>
 
 #include "http_server/server.hpp"
+#include "zeus/metrics/device_metrics.hpp"
 #include "zeus/platform/error.hpp"
 #include "zeus/zeusd/commands.hpp"
 #include "zeusd/api_group.hpp"
+#include "zeusd/gpu_ownership.hpp"
 
 namespace zeus::zeusd {
 
@@ -62,6 +64,10 @@ struct ServeConfig {
     std::optional<std::string> signing_key_path;
     std::set<uid_t> control_users;
     std::set<gid_t> control_groups;
+    ControlPolicy control_policy = ControlPolicy::Any;
+    std::string proc_root{ServeDefaults::proc_root};
+    // The metrics group's attribution series; nullopt: off.
+    std::optional<metrics::AttributionOptions> attribution;
     std::chrono::milliseconds request_timeout = request_timeout_ms(ServeDefaults::request_timeout_s);
     // What one peer (a Unix-socket user, or a TCP client address) may hold:
     // open connections, event streams, and events queued on each stream

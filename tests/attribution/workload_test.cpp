@@ -9,6 +9,7 @@
 
 #include <fstream>
 
+#include "support/fake_proc.hpp"
 #include "support/test_directory.hpp"
 #include "zeus/attribution/workload.hpp"
 
@@ -105,11 +106,9 @@ TEST(CgroupPath, ShortOrNonHexIdsAreNotContainers) {
 class FakeProc : public ::testing::Test {
   protected:
     zeus::testing::TestDirectory dir;
+    zeus::testing::FakeProcTree proc{dir.path()};
     void add(std::uint32_t pid, const std::string& cgroup, const std::optional<std::string>& status) {
-        const auto pid_dir = dir.path() / std::to_string(pid);
-        std::filesystem::create_directories(pid_dir);
-        std::ofstream(pid_dir / "cgroup") << cgroup;
-        if (status) std::ofstream(pid_dir / "status") << *status;
+        proc.add(pid, cgroup, status);
     }
 };
 
@@ -170,6 +169,28 @@ TEST_F(FakeProc, AMalformedCgroupFileIsAnErrorNamingIt) {
     const auto w = WorkloadResolver(dir.path()).resolve(13);
     ASSERT_FALSE(w.ok());
     EXPECT_NE(w.error().message.find("13/cgroup is malformed"), std::string::npos);
+}
+
+TEST_F(FakeProc, OwnerIsTheRealUidFromStatus) {
+    add(20, "0::/user.slice/user-1000.slice/session-3.scope\n", "Name:\tx\nUid:\t4000000\t0\t0\t0\n");
+    const auto owner = WorkloadResolver(dir.path()).owner(20);
+    ASSERT_TRUE(owner.ok()) << owner.error().message;
+    EXPECT_EQ(owner->uid, 4000000u);
+    EXPECT_EQ(owner->user, "4000000");
+}
+
+TEST_F(FakeProc, OwnerIsNeverTakenFromTheCgroupPath) {
+    // sudo in alice's session: the slice names alice, the process is root's;
+    // without a readable status the owner is unknown, not alice.
+    add(21, "0::/user.slice/user-1000.slice/session-3.scope\n", std::nullopt);
+    const auto no_status = WorkloadResolver(dir.path()).owner(21);
+    ASSERT_FALSE(no_status.ok());
+    EXPECT_EQ(no_status.error().code, ErrorCode::NotFound);
+    add(22, "0::/user.slice/user-1000.slice/session-3.scope\n", "Name:\tx\n");
+    const auto no_uid_line = WorkloadResolver(dir.path()).owner(22);
+    ASSERT_FALSE(no_uid_line.ok());
+    EXPECT_EQ(no_uid_line.error().code, ErrorCode::InvalidState);
+    EXPECT_NE(no_uid_line.error().message.find("22/status has no Uid line"), std::string::npos);
 }
 
 }  // namespace

@@ -54,6 +54,13 @@ struct Workload {
     std::vector<std::string> unavailable;
 };
 
+// Who runs a process: its real uid and the user's name (the uid in decimal
+// when it has none here).
+struct ProcessOwner {
+    std::uint32_t uid = 0;
+    std::string user;
+};
+
 // Resolves processes under a /proc root (a fake tree in tests; the host's
 // /proc, which for a containerised exporter needs hostPID).
 class WorkloadResolver {
@@ -63,6 +70,11 @@ class WorkloadResolver {
     // NotFound when /proc/<pid> vanished (the process ended), NoPermission or
     // OperatingSystem when it cannot be read; the message names the file.
     [[nodiscard]] Result<Workload> resolve(std::uint32_t pid) const;
+    // The real uid from /proc/<pid>/status only, never from the cgroup path
+    // as resolve() may: a process in a user's session slice can run as
+    // another user (sudo). The errors are resolve()'s; InvalidState when the
+    // status has no Uid line.
+    [[nodiscard]] Result<ProcessOwner> owner(std::uint32_t pid) const;
 
   private:
     std::filesystem::path proc_root_;

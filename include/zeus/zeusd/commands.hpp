@@ -30,6 +30,10 @@ struct ServeDefaults {
     static constexpr std::size_t max_connections_per_peer = 256;
     static constexpr std::size_t max_streams_per_peer = 16;
     static constexpr std::size_t max_queued_events = 32;
+    static constexpr std::string_view control_policy = "any";
+    static constexpr std::string_view proc_root = "/proc";
+    static constexpr std::string_view idle_policy = "unattributed";
+    static constexpr double attribution_expiry_s = 600.0;
 };
 
 // `zeusd serve`'s flags as given, starting from ServeDefaults. The texts are
@@ -50,6 +54,15 @@ struct ServeOptions {
     std::optional<std::string> signing_key_path;
     std::string control_users;   // names or uids, comma list; empty: no allow-list
     std::string control_groups;  // names or gids, comma list; empty: no allow-list
+    // any: whoever may use gpu-control changes any GPU; owner: only a GPU
+    // that is idle or runs only the client's own processes (docs/zeusd.md).
+    std::string control_policy{ServeDefaults::control_policy};
+    std::string proc_root{ServeDefaults::proc_root};  // the host's /proc (owner policy, attribution)
+    // The metrics group's per-workload GPU energy, as `zeus exporter
+    // --attribution` (docs/attribution.md); needs --enable ...,metrics.
+    bool attribution = false;
+    std::string idle_policy{ServeDefaults::idle_policy};  // unattributed or allocation
+    double attribution_expiry_s = ServeDefaults::attribution_expiry_s;
     std::optional<std::string> restore_ledger_path;
     double request_timeout_s = ServeDefaults::request_timeout_s;
     // What one peer (a Unix-socket user, or a TCP client address) may hold.

@@ -11,10 +11,14 @@
 
 #include "zeus/device/zeusd_client.hpp"
 #include "zeus/device/gpu.hpp"
+#include "zeus/device/gpu_processes.hpp"
 
 namespace zeus::zeusd_backend {
 
-class ZeusdGpu final : public Gpu {
+// The local GPU's process list and samples are a reading too: they pass
+// through (NotSupported when the local backend has none), so attribution
+// works with settings relayed to the daemon.
+class ZeusdGpu final : public Gpu, public GpuProcessQuery {
   public:
     // `control` is OK when `client` may change GPU `daemon_id`; otherwise
     // the error every control call returns (client may then be null).
@@ -45,6 +49,12 @@ class ZeusdGpu final : public Gpu {
         return local_->supported_graphics_clocks(memory_clock);
     }
     [[nodiscard]] Result<bool> persistence_mode() const override { return local_->persistence_mode(); }
+    [[nodiscard]] Result<std::vector<GpuProcess>> running_compute_processes() const override {
+        return zeus::running_compute_processes(*local_);
+    }
+    [[nodiscard]] Result<ProcessUtilizationSamples> process_utilization(std::uint64_t last_seen_us) const override {
+        return zeus::process_utilization(*local_, last_seen_us);
+    }
 
     Status set_power_limit(Milliwatts limit) override;
     Status reset_power_limit() override;

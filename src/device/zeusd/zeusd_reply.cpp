@@ -4,6 +4,7 @@
 
 #include <charconv>
 #include <limits>
+#include <optional>
 
 #include "zeus/platform/utf8.hpp"
 
@@ -31,8 +32,19 @@ std::string_view route_group(std::string_view target) {
     return {};
 }
 
+// The fix a refusal names itself ({"error": ..., "fix": ...}, as zeusd's
+// owner policy answers), if any.
+std::optional<std::string> daemon_fix(const HttpReply& reply) {
+    const auto json = nlohmann::json::parse(reply.body, nullptr, /*allow_exceptions=*/false);
+    if (!json.is_object()) return std::nullopt;
+    const auto it = json.find("fix");
+    if (it == json.end() || !it->is_string()) return std::nullopt;
+    return trimmed(it->get<std::string>());
+}
+
 std::string status_hint(const ZeusdConfig& config, const HttpReply& reply, std::string_view target,
                         std::string_view words) {
+    if (auto fix = daemon_fix(reply)) return *std::move(fix);
     const std::string_view group = route_group(target);
     switch (reply.status) {
         case 401:

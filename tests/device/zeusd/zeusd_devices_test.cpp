@@ -4,10 +4,12 @@
 // zeus-inventory §12.1).
 #include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <zeus_sim/zeus_sim.h>
 
 #include "device/zeusd/fake_zeusd.hpp"
 #include "support/sim_fixture.hpp"
 #include "zeus/device/cpu.hpp"
+#include "zeus/device/gpu_processes.hpp"
 #include "zeus/device/gpus.hpp"
 
 namespace zeus {
@@ -106,6 +108,27 @@ TEST_F(ZeusdGpus, ControlIsRelayedByNvmlIndexAndReadsStayLocal) {
     }
     // The fake daemon changes nothing on the simulator: the local limit is untouched.
     EXPECT_EQ(*gpus[0].power_limit(), *before);
+}
+
+TEST_F(ZeusdGpus, TheLocalGpusProcessesPassThrough) {
+    configure(kFourGpusNoPermission);
+    FakeZeusd daemon(four_gpu_daemon());
+    GpuOptions options = simulated();
+    options.zeusd = daemon.client_config();
+    Gpus gpus = Gpus::open(options);
+    ASSERT_EQ(gpus.size(), 4U);
+    ASSERT_TRUE(gpus.backend_info().zeusd_endpoint.has_value());
+    int load = 0;
+    ASSERT_EQ(zeusSimProcessLoadBegin(2, 0.5, 4242, 1.0, &load), ZEUS_SIM_OK) << zeusSimLastError();
+    const auto processes = running_compute_processes(gpus[2]);
+    ASSERT_TRUE(processes.ok()) << processes.error().describe();
+    ASSERT_EQ(processes->size(), 1U);
+    EXPECT_EQ(processes->front().pid, 4242U);
+    EXPECT_TRUE(running_compute_processes(gpus[0]).value().empty());
+    // Answered by the local NVML, not refused as a backend without process data.
+    const auto samples = process_utilization(gpus[2], 0);
+    EXPECT_TRUE(samples.ok() || samples.error().code == ErrorCode::NotFound) << samples.error().describe();
+    EXPECT_EQ(zeusSimLoadEnd(load), ZEUS_SIM_OK);
 }
 
 TEST_F(ZeusdGpus, OutOfRangeLimitIsRefusedBeforeTheDaemon) {

@@ -35,6 +35,10 @@ std::map<std::string, std::string> expected_defaults() {
         {"--max-connections-per-peer", std::to_string(ServeDefaults::max_connections_per_peer)},
         {"--max-streams-per-peer", std::to_string(ServeDefaults::max_streams_per_peer)},
         {"--max-queued-events", std::to_string(ServeDefaults::max_queued_events)},
+        {"--control-policy", std::string(ServeDefaults::control_policy)},
+        {"--proc", std::string(ServeDefaults::proc_root)},
+        {"--idle-policy", std::string(ServeDefaults::idle_policy)},
+        {"--attribution-expiry", fmt::format("{}", ServeDefaults::attribution_expiry_s)},
     };
 }
 

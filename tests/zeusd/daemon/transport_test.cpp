@@ -87,6 +87,10 @@ TEST_F(ZeusdTest, BadFlagsAreRefusedWithTheFix) {
         {{"serve", "--socket-uid", "no-such-user-here"}, "no user named 'no-such-user-here'"},
         {{"serve", "--gpu-backend", "amdsmi", "--socket-path", "/tmp/x.sock"}, "--gpu-backend asked for amdsmi"},
         {{"serve", "--signing-key-path", "/nonexistent/key", "--socket-path", "/tmp/x.sock"}, "/nonexistent/key"},
+        {{"serve", "--control-policy", "owners"}, "--control-policy: owners not in {any,owner}"},
+        {{"serve", "--control-policy", "owner", "--proc", "/nonexistent/proc", "--socket-path",
+          (dir_ / "x.sock").string()},
+         "--proc: /nonexistent/proc is not a directory"},
     };
     for (const auto& [args, expected] : cases) {
         const auto [status, output] = run_zeusd(args, daemon_env());

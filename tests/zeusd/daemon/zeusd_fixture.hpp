@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <memory>
@@ -14,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "device/cpu/fake_powercap.hpp"
+#include "zeus/device/gpu_processes.hpp"
 #include "zeus/device/gpus.hpp"
 #include "zeusd_harness.hpp"
 #include "support/build_paths.hpp"
@@ -99,6 +101,15 @@ class ZeusdTest : public ::testing::Test {
         options.simulate = true;
         options.simulator_library = zeus::testing::sim_nvml_library_path();
         return Gpus::open(options);
+    }
+
+    // Whether the simulator runs process `pid` on GPU `gpu` (the driver's list).
+    static bool gpu_runs(unsigned gpu, pid_t pid) {
+        const auto gpus = local_gpus();
+        const auto processes = running_compute_processes(gpus[gpu]);
+        return processes && std::any_of(processes->begin(), processes->end(), [pid](const GpuProcess& p) {
+                   return p.pid == static_cast<std::uint32_t>(pid);
+               });
     }
 
   protected:

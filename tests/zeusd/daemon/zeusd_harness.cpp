@@ -274,4 +274,26 @@ std::pair<int, std::string> run_zeusd(const std::vector<std::string>& args,
     return {WIFEXITED(status) ? WEXITSTATUS(status) : -WTERMSIG(status), text};
 }
 
+SimBurn::SimBurn(unsigned gpu, pid_t pid) {
+    const std::string gpu_text = std::to_string(gpu);
+    const std::string pid_text = std::to_string(pid);
+    burner_ = ::fork();
+    if (burner_ == 0) {
+        const std::string& cli = zeus_sim_cli_path();
+        ::execl(cli.c_str(), cli.c_str(), "burn", "--gpu", gpu_text.c_str(), "--util", "0.5", "--seconds", "3600",
+                "--pid", pid_text.c_str(), static_cast<char*>(nullptr));
+        ::_exit(127);
+    }
+    if (burner_ < 0) throw std::runtime_error("fork failed");
+}
+
+SimBurn::~SimBurn() { end(); }
+
+void SimBurn::end() {
+    if (burner_ <= 0) return;
+    ::kill(burner_, SIGTERM);
+    ::waitpid(burner_, nullptr, 0);
+    burner_ = -1;
+}
+
 }  // namespace zeus::testing

@@ -80,6 +80,21 @@ std::pair<int, std::string> run_zeusd(const std::vector<std::string>& args,
                                       const std::map<std::string, std::string>& env = {},
                                       std::chrono::milliseconds timeout = std::chrono::seconds(30));
 
+// `zeus-sim burn` holding half of GPU `gpu`'s utilization for process `pid`
+// (on the simulator state ZEUS_SIM_STATE names) until end() or destruction.
+class SimBurn {
+  public:
+    SimBurn(unsigned gpu, pid_t pid);
+    ~SimBurn();
+    SimBurn(const SimBurn&) = delete;
+    SimBurn& operator=(const SimBurn&) = delete;
+    // SIGTERM, which ends the load cleanly, and wait.
+    void end();
+
+  private:
+    pid_t burner_ = -1;
+};
+
 // Polls `condition` every 10 ms until it holds or `timeout` passes.
 template <class Condition>
 bool eventually(Condition condition, std::chrono::milliseconds timeout = std::chrono::milliseconds(5000)) {
