@@ -8,8 +8,12 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import shutil
 import socket
 import subprocess
+import sys
+import tempfile
+import textwrap
 import time
 from pathlib import Path
 from typing import Callable, Optional
@@ -44,13 +48,14 @@ def rapl(tmp_path, monkeypatch) -> Path:
 
 @pytest.fixture
 def start(sim, rapl, tmp_path):
-    """start(*zeusd serve options) -> a zeusd on a Unix socket over 2 simulated A100s."""
+    """start(*zeusd serve options, sock=path) -> a zeusd on a Unix socket over 2 simulated A100s."""
     require_zeusd()
     sim.start(a100s(2))
     daemons = []
 
-    def _start(*args: str) -> Daemon:
-        d = Daemon(tmp_path / f"zeusd{len(daemons)}", sock=tmp_path / f"zeusd{len(daemons)}.sock", args=args)
+    def _start(*args: str, sock: Optional[Path] = None) -> Daemon:
+        n = len(daemons)
+        d = Daemon(tmp_path / f"zeusd{n}", sock=sock or tmp_path / f"zeusd{n}.sock", args=args)
         daemons.append(d)
         return d
 
@@ -277,6 +282,43 @@ def test_permission_denied(start, signing_key, monkeypatch):
                lambda: theirs.require_capabilities(theirs.ZeusdClient(theirs.ZeusdConfig.uds(str(d.sock),
                                                                                              token=forged)),
                                                    read_gpu=True))
+
+
+NOBODY = 65534
+
+
+def test_socket_permission_denied(start):
+    """A socket this user may not open (mode 600, root's): the original's ZeusdConnectionError,
+    naming the owner, the mode and the fix. Run as nobody, from a child process."""
+    if os.geteuid() != 0:
+        pytest.skip("switching to an unprivileged user needs root")
+    _original()
+    directory = Path(tempfile.mkdtemp(prefix="zeusd-perm-"))  # reachable by nobody, unlike tmp_path
+    try:
+        directory.chmod(0o755)
+        sock = directory / "zeusd.sock"
+        start("--socket-permissions", "600", sock=sock)
+        script = textwrap.dedent(f"""
+            import zeus.utils.zeusd as theirs
+            from zeus_native.utils.zeusd import ZeusdClient, ZeusdConfig
+            for make in (lambda: ZeusdClient(ZeusdConfig.uds({str(sock)!r})),
+                         lambda: theirs.ZeusdClient(theirs.ZeusdConfig.uds({str(sock)!r}))):
+                try:
+                    make()
+                    print("connected")
+                except Exception as e:
+                    print(type(e).__name__, "|", e)
+        """)
+        run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60,
+                             preexec_fn=lambda: (os.setgid(NOBODY), os.setuid(NOBODY)), cwd="/",
+                             env={"PATH": os.environ.get("PATH", "/usr/bin"), "HOME": "/"})
+        assert run.returncode == 0, run.stderr
+        ours, theirs = run.stdout.splitlines()
+        assert ours.split(" | ")[0] == theirs.split(" | ")[0] == "ZeusdConnectionError", run.stdout
+        assert f"Cannot reach Zeusd at {sock}: " in ours and "permission denied" in ours, ours
+        assert "mode 600" in ours and "ask an administrator to add you to group" in ours, ours
+    finally:
+        shutil.rmtree(directory, ignore_errors=True)
 
 
 def test_capability_missing(start):
