@@ -46,6 +46,14 @@ T value_or_raise(Result<T>&& result) {
     return std::move(result).value();
 }
 
+// {id: quantity} as {id: count in the quantity's unit}.
+template <class Quantity>
+std::map<unsigned, std::int64_t> counts(const std::map<unsigned, Quantity>& by_id) {
+    std::map<unsigned, std::int64_t> out;
+    for (const auto& [id, q] : by_id) out[id] = q.count();
+    return out;
+}
+
 std::int64_t unix_ms(std::chrono::system_clock::time_point t) {
     return std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count();
 }
@@ -110,36 +118,40 @@ void bind_zeusd_client(nb::module_& m) {
     nb::class_<Client>(m, "ZeusdClient",
                        "A connection to zeusd (GET /discover, then /auth/whoami when the daemon requires a token); "
                        "the original's ZeusdClient in zeus_native.utils.zeusd wraps it.")
-        .def_static("connect", &connect, nb::arg("socket_path").none(), nb::arg("host_port").none(),
-                    nb::arg("token").none(),
-                    "(client, False, '') or (None, whether it could not be reached, why): the socket path, else host:port.")
+        .def_static(
+            "connect", &connect, nb::arg("socket_path").none(), nb::arg("host_port").none(), nb::arg("token").none(),
+            "(client, False, '') or (None, whether it could not be reached, why): the socket path, else host:port.")
         .def_prop_ro("endpoint", [](const Client& c) { return c.native().config().endpoint(); })
-        .def_prop_ro("gpus",
-                     [](const Client& c) {
-                         std::vector<std::pair<unsigned, std::string>> out;
-                         for (const auto& g : c.native().discovery().gpus) out.emplace_back(g.id, g.name);
-                         return out;
-                     },
-                     "[(id, name)] from /discover.")
-        .def_prop_ro("cpus",
-                     [](const Client& c) {
-                         std::vector<std::pair<unsigned, bool>> out;
-                         for (const auto& p : c.native().discovery().cpus) out.emplace_back(p.id, p.dram_available);
-                         return out;
-                     },
-                     "[(id, dram_available)] from /discover.")
+        .def_prop_ro(
+            "gpus",
+            [](const Client& c) {
+                std::vector<std::pair<unsigned, std::string>> out;
+                for (const auto& g : c.native().discovery().gpus) out.emplace_back(g.id, g.name);
+                return out;
+            },
+            "[(id, name)] from /discover.")
+        .def_prop_ro(
+            "cpus",
+            [](const Client& c) {
+                std::vector<std::pair<unsigned, bool>> out;
+                for (const auto& p : c.native().discovery().cpus) out.emplace_back(p.id, p.dram_available);
+                return out;
+            },
+            "[(id, dram_available)] from /discover.")
         .def_prop_ro("enabled_api_groups", [](const Client& c) { return c.native().discovery().enabled_api_groups; })
         .def_prop_ro("auth_required", [](const Client& c) { return c.native().auth_required(); })
-        .def_prop_ro("auth_error",
-                     [](const Client& c) -> std::optional<std::pair<std::string, int>> {
-                         const auto& e = c.native().auth_error();
-                         if (!e) return std::nullopt;
-                         return std::pair{python_text(*e), e->vendor_code};
-                     },
-                     "(why, HTTP status or 0) when the daemon requires a token and none was given or it was refused.")
+        .def_prop_ro(
+            "auth_error",
+            [](const Client& c) -> std::optional<std::pair<std::string, int>> {
+                const auto& e = c.native().auth_error();
+                if (!e) return std::nullopt;
+                return std::pair{python_text(*e), e->vendor_code};
+            },
+            "(why, HTTP status or 0) when the daemon requires a token and none was given or it was refused.")
         .def_prop_ro(
             "identity",
-            [](const Client& c) -> std::optional<std::tuple<std::string, std::vector<std::string>, std::optional<std::int64_t>>> {
+            [](const Client& c)
+                -> std::optional<std::tuple<std::string, std::vector<std::string>, std::optional<std::int64_t>>> {
                 const auto& who = c.native().identity();
                 if (!who) return std::nullopt;
                 std::optional<std::int64_t> exp;
@@ -157,13 +169,14 @@ void bind_zeusd_client(nb::module_& m) {
                 }
                 return false;
             },
-            nb::arg("api_group"), "Whether the group (\"gpu-read\", ...) is enabled and, with auth, the token has its scope.")
+            nb::arg("api_group"),
+            "Whether the group (\"gpu-read\", ...) is enabled and, with auth, the token has its scope.")
         .def(
             "require_fix",
             [](const Client& c, bool read_gpu, bool control_gpu, bool read_cpu, Ids gpu_ids,
                Ids cpu_ids) -> std::optional<std::string> {
-                auto status = c.native().require(requirements(read_gpu, control_gpu, read_cpu, std::move(gpu_ids),
-                                                              std::move(cpu_ids)));
+                auto status = c.native().require(
+                    requirements(read_gpu, control_gpu, read_cpu, std::move(gpu_ids), std::move(cpu_ids)));
                 if (status) return std::nullopt;
                 return python_text(Error{status.error().code, status.error().hint, {}, 0});
             },
@@ -171,32 +184,18 @@ void bind_zeusd_client(nb::module_& m) {
             "None when the daemon offers all of it, else how to get what is missing.")
         .def(
             "gpu_energy",
-            [](Client& c, Ids ids) {
-                std::map<unsigned, std::int64_t> out;
-                for (const auto& [id, e] : c.locked([&](ZeusdClient& z) { return z.gpu_energy(ids); })) {
-                    out[id] = e.count();
-                }
-                return out;
-            },
+            [](Client& c, Ids ids) { return counts(c.locked([&](ZeusdClient& z) { return z.gpu_energy(ids); })); },
             nb::arg("gpu_ids"), "{id: mJ}, cumulative.")
         .def(
             "gpu_power",
             [](Client& c, Ids ids) {
                 const auto power = c.locked([&](ZeusdClient& z) { return z.gpu_power(ids); });
-                std::map<unsigned, std::int64_t> mw;
-                for (const auto& [id, p] : power.power) mw[id] = p.count();
-                return std::pair{unix_ms(power.timestamp), mw};
+                return std::pair{unix_ms(power.timestamp), counts(power.power)};
             },
             nb::arg("gpu_ids"), "(timestamp_ms, {id: mW}); [] for every GPU.")
         .def(
             "power_limit",
-            [](Client& c, Ids ids) {
-                std::map<unsigned, std::int64_t> out;
-                for (const auto& [id, p] : c.locked([&](ZeusdClient& z) { return z.power_limit(ids); })) {
-                    out[id] = p.count();
-                }
-                return out;
-            },
+            [](Client& c, Ids ids) { return counts(c.locked([&](ZeusdClient& z) { return z.power_limit(ids); })); },
             nb::arg("gpu_ids"), "{id: mW}; [] for every GPU.")
         .def(
             "power_limit_constraints",
@@ -209,7 +208,8 @@ void bind_zeusd_client(nb::module_& m) {
             },
             nb::arg("gpu_ids"), "{id: (min mW, max mW)}; [] for every GPU.")
         .def(
-            "persistence_mode", [](Client& c, Ids ids) { return c.locked([&](ZeusdClient& z) { return z.persistence_mode(ids); }); },
+            "persistence_mode",
+            [](Client& c, Ids ids) { return c.locked([&](ZeusdClient& z) { return z.persistence_mode(ids); }); },
             nb::arg("gpu_ids"), "{id: enabled}; [] for every GPU.")
         .def(
             "set_power_limit",
@@ -226,7 +226,9 @@ void bind_zeusd_client(nb::module_& m) {
         .def(
             "set_gpu_locked_clocks",
             [](Client& c, Ids ids, std::int64_t min, std::int64_t max, bool block) {
-                c.locked([&](ZeusdClient& z) { return z.set_gpu_locked_clocks(ids, Megahertz(min), Megahertz(max), block); });
+                c.locked([&](ZeusdClient& z) {
+                    return z.set_gpu_locked_clocks(ids, Megahertz(min), Megahertz(max), block);
+                });
             },
             nb::arg("gpu_ids"), nb::arg("min_clock_mhz"), nb::arg("max_clock_mhz"), nb::arg("block"))
         .def(
