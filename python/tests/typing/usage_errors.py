@@ -15,3 +15,9 @@ name: str = m.time  # error: float is not str
 power = PowerMonitor(update_period="fast")  # error: update_period
 plo = GlobalPowerLimitOptimizer(monitor, warmup_steps="ten")  # error: warmup_steps
 limit: str = plo.optimal_power_limit  # error: int | None is not str
+
+from zeus_native.utils.zeusd import ZeusdClient, ZeusdConfig, require_capabilities  # noqa: E402
+
+client = ZeusdClient(ZeusdConfig.uds("/run/zeusd/zeusd.sock"))
+require_capabilities(client, True)  # error: keyword-only
+watts: str = client.get_gpu_power().power_mw  # error: Dict[int, int] is not str
