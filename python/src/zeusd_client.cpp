@@ -14,7 +14,6 @@
 
 #include <chrono>
 #include <memory>
-#include <mutex>
 
 #include "bindings.hpp"
 #include "zeus/device/zeusd_client.hpp"
@@ -58,20 +57,19 @@ std::int64_t unix_ms(std::chrono::system_clock::time_point t) {
     return std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count();
 }
 
-// One connection (one libcurl handle) shared by the Python threads that use
-// this client: calls take turns, without the GIL.
+// One connection shared by the Python threads that use this client (the
+// HTTP client takes the requests in turn); calls run without the GIL.
 class Client {
   public:
     explicit Client(std::shared_ptr<ZeusdClient> client) : client_(std::move(client)) {}
 
     const ZeusdClient& native() const { return *client_; }
 
-    // Runs `call(client)` without the GIL, one call at a time; raises its error.
+    // Runs `call(client)` without the GIL; raises its error.
     template <class Call>
-    auto locked(Call&& call) {
+    auto released(Call&& call) {
         auto result = [&] {
             ReleasedGil release;
-            std::lock_guard lock(mutex_);
             return call(*client_);
         }();
         if constexpr (std::is_same_v<decltype(result), Status>) {
@@ -83,7 +81,6 @@ class Client {
 
   private:
     std::shared_ptr<ZeusdClient> client_;
-    std::mutex mutex_;
 };
 
 // (client, false, "") or (None, unreachable, why).
@@ -184,24 +181,24 @@ void bind_zeusd_client(nb::module_& m) {
             "None when the daemon offers all of it, else how to get what is missing.")
         .def(
             "gpu_energy",
-            [](Client& c, Ids ids) { return counts(c.locked([&](ZeusdClient& z) { return z.gpu_energy(ids); })); },
+            [](Client& c, Ids ids) { return counts(c.released([&](ZeusdClient& z) { return z.gpu_energy(ids); })); },
             nb::arg("gpu_ids"), "{id: mJ}, cumulative.")
         .def(
             "gpu_power",
             [](Client& c, Ids ids) {
-                const auto power = c.locked([&](ZeusdClient& z) { return z.gpu_power(ids); });
+                const auto power = c.released([&](ZeusdClient& z) { return z.gpu_power(ids); });
                 return std::pair{unix_ms(power.timestamp), counts(power.power)};
             },
             nb::arg("gpu_ids"), "(timestamp_ms, {id: mW}); [] for every GPU.")
         .def(
             "power_limit",
-            [](Client& c, Ids ids) { return counts(c.locked([&](ZeusdClient& z) { return z.power_limit(ids); })); },
+            [](Client& c, Ids ids) { return counts(c.released([&](ZeusdClient& z) { return z.power_limit(ids); })); },
             nb::arg("gpu_ids"), "{id: mW}; [] for every GPU.")
         .def(
             "power_limit_constraints",
             [](Client& c, Ids ids) {
                 std::map<unsigned, std::pair<std::int64_t, std::int64_t>> out;
-                for (const auto& [id, r] : c.locked([&](ZeusdClient& z) { return z.power_limit_constraints(ids); })) {
+                for (const auto& [id, r] : c.released([&](ZeusdClient& z) { return z.power_limit_constraints(ids); })) {
                     out[id] = {r.first.count(), r.second.count()};
                 }
                 return out;
@@ -209,24 +206,24 @@ void bind_zeusd_client(nb::module_& m) {
             nb::arg("gpu_ids"), "{id: (min mW, max mW)}; [] for every GPU.")
         .def(
             "persistence_mode",
-            [](Client& c, Ids ids) { return c.locked([&](ZeusdClient& z) { return z.persistence_mode(ids); }); },
+            [](Client& c, Ids ids) { return c.released([&](ZeusdClient& z) { return z.persistence_mode(ids); }); },
             nb::arg("gpu_ids"), "{id: enabled}; [] for every GPU.")
         .def(
             "set_power_limit",
             [](Client& c, Ids ids, std::int64_t mw, bool block) {
-                c.locked([&](ZeusdClient& z) { return z.set_power_limit(ids, Milliwatts(mw), block); });
+                c.released([&](ZeusdClient& z) { return z.set_power_limit(ids, Milliwatts(mw), block); });
             },
             nb::arg("gpu_ids"), nb::arg("power_limit_mw"), nb::arg("block"))
         .def(
             "set_persistence_mode",
             [](Client& c, Ids ids, bool enabled, bool block) {
-                c.locked([&](ZeusdClient& z) { return z.set_persistence_mode(ids, enabled, block); });
+                c.released([&](ZeusdClient& z) { return z.set_persistence_mode(ids, enabled, block); });
             },
             nb::arg("gpu_ids"), nb::arg("enabled"), nb::arg("block"))
         .def(
             "set_gpu_locked_clocks",
             [](Client& c, Ids ids, std::int64_t min, std::int64_t max, bool block) {
-                c.locked([&](ZeusdClient& z) {
+                c.released([&](ZeusdClient& z) {
                     return z.set_gpu_locked_clocks(ids, Megahertz(min), Megahertz(max), block);
                 });
             },
@@ -234,13 +231,13 @@ void bind_zeusd_client(nb::module_& m) {
         .def(
             "reset_gpu_locked_clocks",
             [](Client& c, Ids ids, bool block) {
-                c.locked([&](ZeusdClient& z) { return z.reset_gpu_locked_clocks(ids, block); });
+                c.released([&](ZeusdClient& z) { return z.reset_gpu_locked_clocks(ids, block); });
             },
             nb::arg("gpu_ids"), nb::arg("block"))
         .def(
             "set_mem_locked_clocks",
             [](Client& c, Ids ids, std::int64_t min, std::int64_t max, bool block) {
-                c.locked([&](ZeusdClient& z) {
+                c.released([&](ZeusdClient& z) {
                     return z.set_memory_locked_clocks(ids, Megahertz(min), Megahertz(max), block);
                 });
             },
@@ -248,14 +245,14 @@ void bind_zeusd_client(nb::module_& m) {
         .def(
             "reset_mem_locked_clocks",
             [](Client& c, Ids ids, bool block) {
-                c.locked([&](ZeusdClient& z) { return z.reset_memory_locked_clocks(ids, block); });
+                c.released([&](ZeusdClient& z) { return z.reset_memory_locked_clocks(ids, block); });
             },
             nb::arg("gpu_ids"), nb::arg("block"))
         .def(
             "cpu_energy",
             [](Client& c, Ids ids, bool cpu, bool dram) {
                 std::map<unsigned, std::pair<std::optional<std::int64_t>, std::optional<std::int64_t>>> out;
-                for (const auto& [id, e] : c.locked([&](ZeusdClient& z) { return z.cpu_energy(ids, cpu, dram); })) {
+                for (const auto& [id, e] : c.released([&](ZeusdClient& z) { return z.cpu_energy(ids, cpu, dram); })) {
                     out[id] = {e.cpu ? std::optional(e.cpu->count()) : std::nullopt,
                                e.dram ? std::optional(e.dram->count()) : std::nullopt};
                 }
@@ -265,7 +262,7 @@ void bind_zeusd_client(nb::module_& m) {
         .def(
             "cpu_power",
             [](Client& c, Ids ids) {
-                const auto power = c.locked([&](ZeusdClient& z) { return z.cpu_power(ids); });
+                const auto power = c.released([&](ZeusdClient& z) { return z.cpu_power(ids); });
                 std::map<unsigned, std::pair<std::int64_t, std::optional<std::int64_t>>> mw;
                 for (const auto& [id, p] : power.power) {
                     mw[id] = {p.cpu.count(), p.dram ? std::optional(p.dram->count()) : std::nullopt};
@@ -274,7 +271,7 @@ void bind_zeusd_client(nb::module_& m) {
             },
             nb::arg("cpu_ids"), "(timestamp_ms, {id: (cpu mW, dram mW or None)}); [] for every package.")
         .def(
-            "time_ms", [](Client& c) { return unix_ms(c.locked([](ZeusdClient& z) { return z.time(); })); },
+            "time_ms", [](Client& c) { return unix_ms(c.released([](ZeusdClient& z) { return z.time(); })); },
             "The daemon's wall clock (GET /time), Unix milliseconds.");
 }
 

@@ -164,6 +164,12 @@ def test_every_method_against_zeusd(start, sim):
 
     assert abs(client.get_time() - time.time()) < 60
     assert client.url("/discover") == "http://localhost/discover"
+    try:
+        import httpx  # noqa: F401 (the original's dependency, not zeus_native's)
+    except ImportError:
+        with pytest.raises(ImportError, match="pip install httpx"):
+            client.make_client()
+        return
     with client.make_client() as http:
         assert [g["id"] for g in http.get(client.url("/discover")).json()["gpus"]] == [0, 1]
 
@@ -366,3 +372,22 @@ def test_bad_gpu_index(start):
         assert isinstance(e, ZeusdError)
         assert any(f"{kind} {i}" in str(e) or f"{kind} index {i}" in str(e)
                    for kind, i in (("GPU", 7), ("GPU", -1), ("CPU", 3))), str(e)
+
+
+def test_one_client_shared_by_threads(start):
+    """One client, eight threads calling at once (each call without the GIL): every call succeeds."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from zeus_native.utils.zeusd import ZeusdClient, ZeusdConfig
+
+    d = start()
+    client = ZeusdClient(ZeusdConfig.uds(str(d.sock)))
+
+    def calls(n: int) -> int:
+        for _ in range(20):
+            assert set(client.get_gpu_power([n % 2]).power_mw) == {n % 2}
+            assert client.get_power_limit([0, 1]).keys() == {0, 1}
+        return n
+
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        assert sorted(pool.map(calls, range(8))) == list(range(8))
