@@ -316,7 +316,7 @@ def test_socket_permission_denied(start):
                     print(type(e).__name__, "|", e)
         """)
         run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60,
-                             preexec_fn=lambda: (os.setgid(NOBODY), os.setuid(NOBODY)), cwd="/",
+                             user=NOBODY, group=NOBODY, extra_groups=[], cwd="/",
                              env={"PATH": os.environ.get("PATH", "/usr/bin"), "HOME": "/"})
         assert run.returncode == 0, run.stderr
         ours, theirs = run.stdout.splitlines()

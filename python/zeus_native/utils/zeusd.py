@@ -195,7 +195,7 @@ class ZeusdClient:
                     "No Zeusd connection configured. Set ZEUSD_SOCK_PATH or ZEUSD_HOST_PORT, or pass a ZeusdConfig."
                 )
         self._config = config
-        token = config._token()
+        token = config._token() or None  # an empty token is none, as the original sends no header for it
         if token is not None and ("\n" in token or "\r" in token):
             raise ZeusdConnectionError(f"Cannot reach Zeusd at {config.endpoint}: the token contains a line break "
                                        "(set it to the token `zeusd token issue` printed, on one line)")
