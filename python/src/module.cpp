@@ -17,8 +17,8 @@ NB_MODULE(_core, m) {
     zeus::python::bind_metrics(m);
     zeus::python::bind_reports(m);
     zeus::python::bind_counters(m);
-    zeus::python::bind_power_stream(m);
     zeus::python::bind_zeusd_client(m);
+    zeus::python::bind_power_stream(m);
     m.def("_close_native_gate", &zeus::python::close_native_gate,
           "Interpreter exit, after every package thread is joined: other threads that would take the GIL back "
           "from a native call wait for the process to end instead (python/src/gil.hpp).");
