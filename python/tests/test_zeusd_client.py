@@ -391,3 +391,50 @@ def test_one_client_shared_by_threads(start):
 
     with ThreadPoolExecutor(max_workers=8) as pool:
         assert sorted(pool.map(calls, range(8))) == list(range(8))
+
+
+def test_device_classes_through_a_client(start, monkeypatch):
+    """ZeusdNVIDIAGPU(i, client) and ZeusdRAPLCPU(i, client), as the original's: capabilities
+    checked at construction, GPU settings through that daemon by the NVML index, CPU energy from it."""
+    from zeus_native.device.cpu.rapl import ZeusdRAPLCPU
+    from zeus_native.device.gpu.nvidia import ZeusdNVIDIAGPU
+    from zeus_native.utils.zeusd import ZeusdCapabilityError, ZeusdClient, ZeusdConfig
+
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "1")  # this process's GPU 0 is the daemon's (NVML's) 1
+    d = start()
+    client = ZeusdClient(ZeusdConfig.uds(str(d.sock)))
+    gpu = ZeusdNVIDIAGPU(0, client)
+    assert gpu.supports_nonblocking_setters
+    default = gpu.get_power_management_limit()
+    low, _ = gpu.get_power_management_limit_constraints()
+    gpu.set_power_management_limit(low)
+    assert client.get_power_limit([1]) == {1: low} and gpu.get_power_management_limit() == low
+    gpu.set_power_management_limit(low)  # already: no request, as the original
+    gpu.reset_power_management_limit()
+    assert gpu.get_power_management_limit() == default
+    gpu.set_persistence_mode(True)
+    assert gpu.get_persistence_mode() is True
+    graphics = gpu.get_supported_graphics_clocks()
+    gpu.set_gpu_locked_clocks(min(graphics), max(graphics))
+    gpu.reset_gpu_locked_clocks()
+    log = d.log_text
+    assert log.count(f"POST /gpu/set_power_limit?gpu_ids=1&power_limit_mw={low}&") == 1
+    assert f"POST /gpu/set_power_limit?gpu_ids=1&power_limit_mw={default}&" in log
+    assert "POST /gpu/set_persistence_mode?gpu_ids=1&enabled=true" in log
+    assert "POST /gpu/reset_gpu_locked_clocks?gpu_ids=1" in log and "gpu_ids=0" not in log
+
+    cpu = ZeusdRAPLCPU(0, client)
+    entry = client.get_cpu_energy([0])[0]
+    measured = cpu.get_total_energy_consumption()
+    assert (measured.cpu_mj, measured.dram_mj) == (entry.cpu_energy_uj / 1000, entry.dram_energy_uj / 1000)
+    assert cpu.supports_get_dram_energy_consumption()
+
+    with pytest.raises(ZeusdCapabilityError, match=r"CPU indices \[3\] not available"):
+        ZeusdRAPLCPU(3, client)
+    reader = ZeusdClient(ZeusdConfig.uds(str(start("--enable", "gpu-read").sock)))
+    with pytest.raises(ZeusdCapabilityError, match="API group 'gpu-control' is not enabled on this server"):
+        ZeusdNVIDIAGPU(0, reader)
+
+    theirs = _original()  # the original's client works with these classes too
+    ZeusdNVIDIAGPU(0, theirs.ZeusdClient(theirs.ZeusdConfig.uds(str(d.sock)))).set_persistence_mode(False)
+    assert client.get_persistence_mode([1]) == {1: False}

@@ -282,23 +282,20 @@ class ZeusdClient:
         """The token's scopes (empty when auth is off or failed)."""
         return self._granted_scopes
 
-    def _can(self, api_group: str) -> bool:
-        return self._native.can(api_group)
-
     @property
     def can_read_gpu(self) -> bool:
         """Whether the gpu-read routes may be used (group enabled, scope granted)."""
-        return self._can("gpu-read")
+        return self._native.can("gpu-read")
 
     @property
     def can_control_gpu(self) -> bool:
         """Whether the gpu-control routes may be used."""
-        return self._can("gpu-control")
+        return self._native.can("gpu-control")
 
     @property
     def can_read_cpu(self) -> bool:
         """Whether the cpu-read routes may be used."""
-        return self._can("cpu-read")
+        return self._native.can("cpu-read")
 
     def get_gpu_energy(self, gpu_ids: List[int]) -> Dict[int, int]:
         """Cumulative energy (mJ) of each GPU index."""
@@ -386,12 +383,15 @@ def require_capabilities(
 ) -> None:
     """Fail fast unless the daemon offers what the caller needs: the API groups enabled, the
     token's scopes, the device indices. ZeusdAuthError for a token problem, else
-    ZeusdCapabilityError naming everything that is missing and how to get it."""
+    ZeusdCapabilityError naming everything that is missing and how to get it. The original's
+    ZeusdClient is checked too (without the fix, which the native client gives)."""
     if client.auth_error:
         raise ZeusdAuthError(client.auth_error)
     errors: List[str] = []
-    for needed, scope in ((read_gpu, "gpu-read"), (control_gpu, "gpu-control"), (read_cpu, "cpu-read")):
-        if needed and not client._can(scope):
+    for needed, scope, can in ((read_gpu, "gpu-read", client.can_read_gpu),
+                               (control_gpu, "gpu-control", client.can_control_gpu),
+                               (read_cpu, "cpu-read", client.can_read_cpu)):
+        if needed and not can:
             errors.append(_capability_reason(client, scope))
     for wanted, available, kind in ((gpu_ids, client.gpu_ids, "GPU"), (cpu_ids, client.cpu_ids, "CPU")):
         if wanted is not None:
@@ -399,8 +399,9 @@ def require_capabilities(
             if missing:
                 errors.append(f"{kind} indices {sorted(missing)} not available (available: {sorted(available)})")
     if errors:
-        fix = client._native.require_fix(read_gpu, control_gpu, read_cpu,
-                                         [i for i in gpu_ids or [] if i >= 0], [i for i in cpu_ids or [] if i >= 0])
+        native = getattr(client, "_native", None)
+        fix = native and native.require_fix(read_gpu, control_gpu, read_cpu, [i for i in gpu_ids or [] if i >= 0],
+                                            [i for i in cpu_ids or [] if i >= 0])
         raise ZeusdCapabilityError(f"Zeusd at {client.endpoint}: " + "; ".join(errors) + (f" ({fix})" if fix else ""))
 
 
