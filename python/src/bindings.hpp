@@ -44,6 +44,7 @@ void bind_batch_size(nb::module_& m);
 void bind_metrics(nb::module_& m);
 void bind_reports(nb::module_& m);
 void bind_counters(nb::module_& m);
+void bind_zeusd_client(nb::module_& m);
 void bind_power_stream(nb::module_& m);
 void bind_attribution(nb::module_& m);
 

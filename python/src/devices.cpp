@@ -120,6 +120,12 @@ void bind_gpu_settings(nb::class_<GpuSet>& gpus) {
             },
             nb::arg("gpu_index"), "Current power limit in mW.")
         .def(
+            "get_power_management_default_limit",
+            [](const GpuSet& s, const DeviceIndex& i) {
+                return mw(read(on_gpu(s, i, [&](Gpu& g) { return g.default_power_limit(); })));
+            },
+            nb::arg("gpu_index"), "The default power limit in mW (what a reset restores).")
+        .def(
             "set_power_management_limit",
             [](const GpuSet& s, const DeviceIndex& i, long long limit_mw, bool) {
                 auto st = on_gpu(s, i, [&](Gpu& g) { return g.set_power_limit(Milliwatts(limit_mw)); });

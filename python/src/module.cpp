@@ -17,6 +17,7 @@ NB_MODULE(_core, m) {
     zeus::python::bind_metrics(m);
     zeus::python::bind_reports(m);
     zeus::python::bind_counters(m);
+    zeus::python::bind_zeusd_client(m);
     zeus::python::bind_power_stream(m);
     zeus::python::bind_attribution(m);
     m.def("_close_native_gate", &zeus::python::close_native_gate,

@@ -1,6 +1,7 @@
-"""Walks the original Zeus's public Python surface against zeus_native (issue 22 §2).
+"""Walks the original Zeus's public Python surface against zeus_native.
 
-For each module of the original (installed in .venv), its public names: what the
+For each module of the original's package tree (installed in .venv; the modules
+docs/python.md's API exceptions name are not imported), its public names: what the
 module defines, and for a package what it re-exports from zeus. For each name:
 the same name in the same zeus_native module; for a function or method the same
 parameter names in the same order with the same defaults (extra parameters
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import fnmatch
 import importlib
 import inspect
 import re
@@ -23,56 +25,23 @@ import types
 from pathlib import Path
 from typing import Any, Dict, Iterator, List, Optional, Tuple
 
-# The original's modules that make up its public API. Left out: the batch-size
-# and pipeline-frequency servers (FastAPI/SQLAlchemy services, not a client API),
-# the _legacy simulator, and zeus.utils.zeusd (its client is native here:
-# docs/zeusd-client.md). The other utils are in: the original's examples import them.
-MODULES = [
-    "zeus.callback",
-    "zeus.exception",
-    "zeus.metric",
-    "zeus.profile",
-    "zeus.show_env",
-    "zeus.device",
-    "zeus.device.common",
-    "zeus.device.exception",
-    "zeus.device.gpu",
-    "zeus.device.gpu.common",
-    "zeus.device.gpu.nvidia",
-    "zeus.device.gpu.amd",
-    "zeus.device.cpu",
-    "zeus.device.cpu.common",
-    "zeus.device.cpu.rapl",
-    "zeus.device.soc",
-    "zeus.device.soc.common",
-    "zeus.device.soc.jetson",
-    "zeus.device.soc.apple",
-    "zeus.monitor",
-    "zeus.monitor.energy",
-    "zeus.monitor.power",
-    "zeus.monitor.power_streaming",
-    "zeus.monitor.temperature",
-    "zeus.monitor.carbon",
-    "zeus.monitor.price",
-    "zeus.optimizer",
-    "zeus.optimizer.power_limit",
-    "zeus.optimizer.batch_size",
-    "zeus.optimizer.batch_size.client",
-    "zeus.optimizer.batch_size.common",
-    "zeus.optimizer.batch_size.exceptions",
-    "zeus.optimizer.pipeline_frequency",
-    "zeus.optimizer.pipeline_frequency.optimizer",
-    "zeus.utils.framework",
-    "zeus.utils.lr_scaler",
-    "zeus.utils.metric",
-    "zeus.utils.env",
-    "zeus.utils.lat_lon",
-    "zeus.utils.logging",
-    "zeus.utils.async_utils",
-    "zeus.utils.multiprocessing",
-    "zeus.utils.testing",
-    "zeus.utils.pydantic_v1",
-]
+def original_modules() -> List[str]:
+    """Every module of the installed original's package tree, named from its files (nothing is
+    imported): the walk covers them all, but for those docs/python.md's API exceptions name."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("zeus")
+    if spec is None or spec.origin is None:
+        raise ImportError("the original Zeus is not installed (scripts/setup-python.sh installs it in .venv)")
+    root = Path(spec.origin).parent
+    names = set()
+    for path in root.rglob("*.py"):
+        parts = list(path.relative_to(root.parent).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts.pop()
+        names.add(".".join(parts))
+    return sorted(names)
+
 
 EXCEPTIONS_DOC = Path(__file__).resolve().parents[2] / "docs" / "python.md"
 
@@ -225,7 +194,10 @@ def compare_class(where: str, theirs: type, ours: Any) -> Tuple[int, List[Gap]]:
         if isinstance(member, (property, getattr(__import__("functools"), "cached_property"))):
             continue  # present: a property or attribute either way
         if isinstance(member, (staticmethod, classmethod)):
-            gaps += compare_signatures(member_where, member.__func__, getattr(ours, name))
+            # Both unbound (a classmethod's cls included), so a classmethod meets a classmethod.
+            ours_unbound = ours_member.__func__ if isinstance(ours_member, (staticmethod, classmethod)) \
+                else getattr(ours, name)
+            gaps += compare_signatures(member_where, member.__func__, ours_unbound)
         elif inspect.isfunction(member):
             if not callable(getattr(ours, name)):
                 gaps.append(Gap(member_where, "not callable here"))
@@ -262,14 +234,21 @@ def _import_original(name: str) -> types.ModuleType:
     raise ImportError(f"{name}: too many missing dependencies")
 
 
-def walk() -> Tuple[int, List[Gap]]:
-    """(names checked, gaps) over every module in MODULES. Stubs the original's missing
-    third-party imports into sys.modules: run it in a process of its own."""
+NOT_WALKED = "not walked: an API exception in docs/python.md"
+
+
+def walk(patterns: List[str]) -> Tuple[int, List[Gap]]:
+    """(names checked, gaps) over every module of the original. A module an exception pattern
+    names is not imported (servers, scripts) and counts as one excepted name. Stubs the
+    original's missing third-party imports into sys.modules: run it in a process of its own."""
     total = 0
     gaps: List[Gap] = []
-    for module_name in MODULES:
-        theirs = _import_original(module_name)
+    for module_name in original_modules():
         total += 1
+        if any(fnmatch.fnmatchcase(module_name, p) for p in patterns):
+            gaps.append(Gap(module_name, NOT_WALKED))
+            continue
+        theirs = _import_original(module_name)
         try:
             ours = importlib.import_module(_ours(module_name))
         except ImportError as e:
@@ -303,28 +282,47 @@ def documented_exceptions() -> List[str]:
 
 
 def excepted(gap: Gap, patterns: List[str]) -> bool:
-    import fnmatch
-
     return any(fnmatch.fnmatchcase(gap.name, p) for p in patterns)
 
 
+@dataclasses.dataclass
+class Totals:
+    walked: int  # names looked at, modules included
+    excepted: int  # names an API exception covers
+    in_scope: int  # the rest
+    compatible: int  # in-scope names without a gap
+    modules: int  # modules of the original
+    modules_walked: int  # those not excepted
+
+    def line(self) -> str:
+        return (f"{self.compatible} of {self.in_scope} in-scope names compatible "
+                f"({100.0 * self.compatible / max(self.in_scope, 1):.1f}%); {self.excepted} excepted in "
+                f"docs/python.md; {self.walked} walked; {self.modules_walked} of the original's {self.modules} "
+                f"modules walked")
+
+
+def totals(total: int, gaps: List[Gap], patterns: List[str]) -> Totals:
+    excepted_names = {g.name for g in gaps if excepted(g, patterns)}
+    open_names = {g.name for g in gaps if not excepted(g, patterns)}
+    in_scope = total - len(excepted_names)
+    modules = len(original_modules())
+    skipped = sum(1 for g in gaps if g.problem == NOT_WALKED)
+    return Totals(total, len(excepted_names), in_scope, in_scope - len(open_names), modules, modules - skipped)
+
+
 def main() -> int:
-    total, gaps = walk()
+    patterns = documented_exceptions()
+    total, gaps = walk(patterns)
+    summary = totals(total, gaps, patterns)
     if "--json" in sys.argv:
         import json
 
-        print(json.dumps({"total": total, "gaps": [str(g) for g in gaps], "names": sorted({g.name for g in gaps})}))
+        print(json.dumps({"total": total, "gaps": [str(g) for g in gaps], "totals": dataclasses.asdict(summary)}))
         return 0
-    patterns = documented_exceptions()
     open_gaps = [g for g in gaps if not excepted(g, patterns)]
-    names_with_gaps = {g.name for g in open_gaps}
     for gap in open_gaps:
         print(gap)
-    excepted_names = {g.name for g in gaps if excepted(g, patterns)}
-    in_scope = total - len(excepted_names)
-    print(f"{in_scope - len(names_with_gaps)} of {in_scope} in-scope names compatible "
-          f"({100.0 * (in_scope - len(names_with_gaps)) / max(in_scope, 1):.1f}%); "
-          f"{len(excepted_names)} excepted in docs/python.md; {total} walked")
+    print(summary.line())
     return 1 if open_gaps else 0
 
 

@@ -57,6 +57,25 @@ def test_monitor_power_cli_under_sigint(sim):
     assert "Monitoring power usage of GPUs [0, 1]" in err
 
 
+def test_monitor_functions_of_the_original_under_sigint(sim):
+    """The original's zeus.monitor.__main__ functions, energy(gpu_indices) and
+    power(gpu_indices, update_period), called from Python: they run until Ctrl-C as the CLI."""
+    sim.start(a100s(2, clock="real"))
+    script = "from zeus_native.monitor.__main__ import {}; {}"
+    rc, out, err = _run_until_lines(["-c", script.format("power", "power([1], 0.2)")], 4)
+    assert rc == 0, err
+    samples = [ast.literal_eval(line) for line in out.splitlines() if line.startswith("{")]
+    assert len(samples) >= 3 and all(set(s) == {"GPU1"} for s in samples[:-1])
+    assert "Total time (s):" in out and "Monitoring power usage of GPUs [1]" in err
+    proc = subprocess.Popen([sys.executable, "-c", script.format("energy", "energy([0])")], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=_env())
+    assert "Monitoring GPU [0]" in proc.stderr.readline()
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 0, err
+    assert out.startswith("Total energy (J):") and "gpu_energy={0: " in out
+
+
 @pytest.mark.parametrize("command", ["power", "energy"])
 def test_monitor_cli_ends_on_sigint_even_when_started_with_it_ignored(sim, command):
     """A shell starts background jobs (`cmd &` in a script) with SIGINT

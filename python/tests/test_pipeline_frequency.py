@@ -79,3 +79,22 @@ def test_bad_arguments_and_unreachable_server(sim):
         PipelineFrequencyOptimizer(0, 0, 0, 0, 0, 1, 1, 1, 0, "http://127.0.0.1:9")
     with pytest.raises(RuntimeError):
         PipelineFrequencyOptimizer(0, 0, 0, 0, 0, 1, 1, 1, 1, "http://127.0.0.1:9")
+
+
+def test_frequency_controller_locks_in_its_own_process_and_restores(sim):
+    """The original's FrequencyController: each frequency sent is locked by its process; end()
+    returns the clocks to the driver."""
+    from conftest import wait_for
+    from zeus_native.optimizer.pipeline_frequency.frequency_controller import FrequencyController
+
+    sim.start(a100s(1))
+    idle = clock(sim, 0)
+    controller = FrequencyController(device_id=0)
+    for mhz in (1200, 1005):
+        controller.set_frequency(mhz)
+        wait_for(lambda: clock(sim, 0) == mhz, f"the controller to lock {mhz} MHz")
+    controller.set_frequency(0)  # nothing
+    controller.end()
+    controller._proc.join(timeout=30)
+    assert controller._proc.exitcode == 0
+    assert clock(sim, 0) == idle

@@ -5,71 +5,22 @@ reconnect after a daemon restarts and the original's errors."""
 from __future__ import annotations
 
 import os
-import signal
 import socket
 import subprocess
 import time
-from pathlib import Path
 
 import pytest
 
-from conftest import SIM_LIBRARY, a100s, wait_for
-from server_listening import wait_for_listening
+from conftest import a100s, wait_for
+from zeusd_daemon import Daemon, require_zeusd
 
-ZEUSD = Path(os.environ.get("ZEUS_TEST_ZEUSD", Path(__file__).resolve().parents[2] / "build" / "bin" / "zeusd"))
 POWER_NOISE_W = 0.5  # the simulator's instant-power noise σ (docs/simulator.md)
-
-
-class Daemon:
-    """zeusd serving the test's simulator on a Unix socket `sock`, or without
-    one on TCP: first on port 0 (the port its "listening on" line names),
-    after a restart on that same port, as a real restart."""
-
-    def __init__(self, directory: Path, sock: Path | None = None) -> None:
-        self.dir, self.port, self.sock = directory, 0, sock
-        directory.mkdir(exist_ok=True)
-        self.start()
-
-    def start(self) -> None:
-        env = dict(os.environ, ZEUS_SIM_LIBRARY=str(SIM_LIBRARY), RUST_LOG="info")
-        for name in ("ZEUSD_SOCK_PATH", "ZEUSD_HOST_PORT", "ZEUSD_TOKEN"):
-            env.pop(name, None)
-        where = (["--mode", "tcp", "--tcp-bind-address", f"127.0.0.1:{self.port}"] if self.sock is None
-                 else ["--socket-path", str(self.sock)])
-        self.log = open(self.dir / "zeusd.log", "ab")
-        start = self.log.tell()
-        self.proc = subprocess.Popen([str(ZEUSD), "serve", "--num-workers", "2", *where], env=env, stdout=self.log,
-                                     stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
-        if self.sock is None:
-            try:
-                self.port = wait_for_listening(self.dir / "zeusd.log", self.proc, " zeusd: listening on ", 20,
-                                               start).port
-            except AssertionError as e:
-                self.stop()
-                pytest.fail(str(e))
-            return
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline and self.proc.poll() is None:
-            try:
-                with socket.socket(socket.AF_UNIX) as s:
-                    s.connect(str(self.sock))
-                return
-            except OSError:
-                time.sleep(0.02)
-        pytest.fail(f"zeusd did not start: {(self.dir / 'zeusd.log').read_text()}")
-
-    def stop(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            self.proc.wait(timeout=15)
-        self.log.close()
 
 
 @pytest.fixture
 def fleet(sim, tmp_path, monkeypatch):
     """Three zeusd on one simulator (2 GPUs) and a fake RAPL package: TCP, TCP, Unix socket."""
-    if not ZEUSD.exists():
-        pytest.skip(f"{ZEUSD} is not built (scripts/build.sh builds it; or set ZEUS_TEST_ZEUSD)")
+    require_zeusd()
     zone = tmp_path / "powercap" / "intel-rapl:0"
     zone.mkdir(parents=True)
     (zone / "name").write_text("package-0\n")

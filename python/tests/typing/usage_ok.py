@@ -6,11 +6,12 @@ _core.pyi or a wrong annotation in the package fails it).
 
 from __future__ import annotations
 
-from typing import Dict, List, Optional
+from typing import Dict, List, Optional, Tuple
 
 from zeus_native.monitor import EnergyShare, Measurement, PowerDomain, PowerMonitor, TemperatureMonitor, ZeusMonitor
 from zeus_native.optimizer import GlobalPowerLimitOptimizer
 from zeus_native.optimizer.power_limit import MaxSlowdownConstraint, ZeusCost
+from zeus_native.utils.zeusd import CpuEnergyResult, GpuPowerSnapshot, ZeusdClient, ZeusdConfig, require_capabilities
 
 
 def energy_of_a_window(monitor: ZeusMonitor) -> float:
@@ -55,6 +56,18 @@ def optimize(monitor: ZeusMonitor, steps: int) -> Optional[int]:
     return plo.optimal_power_limit
 
 
+def zeusd_power(config: Optional[ZeusdConfig]) -> Dict[int, int]:
+    client = ZeusdClient(config)
+    require_capabilities(client, read_gpu=True, read_cpu=True, gpu_ids=[0], cpu_ids=None)
+    snapshot: GpuPowerSnapshot = client.get_gpu_power([0])
+    limits: Dict[int, Tuple[int, int]] = client.get_power_limit_constraints()
+    cpus: Dict[int, CpuEnergyResult] = client.get_cpu_energy(cpu=True, dram=False)
+    client.set_power_limit(list(limits), min(low for low, _ in limits.values()), block=False)
+    seconds: float = client.get_time()
+    del cpus, seconds
+    return snapshot.power_mw
+
+
 def main() -> List[int]:
     monitor = ZeusMonitor(gpu_indices=[0], cpu_indices=None, approx_instant_energy=True, log_file=None,
                           sync_execution_with="torch")
@@ -64,4 +77,5 @@ def main() -> List[int]:
     power_now(PowerMonitor(gpu_indices=[0], update_period=0.1, power_domains=[PowerDomain.DEVICE_INSTANT]))
     temperature_now(TemperatureMonitor(gpu_indices=[0], update_period=1.0))
     optimize(monitor, 10)
+    zeusd_power(ZeusdConfig.uds("/run/zeusd/zeusd.sock", token=None))
     return monitor.gpu_indices

@@ -87,20 +87,35 @@ def _power(args: argparse.Namespace) -> None:
         print({f"GPU{i}": j for i, j in (measurement.gpu_energy or {}).items()}, flush=True)
 
 
+def energy(gpu_indices: list[int] | None = None) -> None:
+    """The original's `energy` subcommand as a function: one energy window of `gpu_indices`
+    (None: every GPU) until Ctrl-C, then its totals on standard output."""
+    _energy(argparse.Namespace(gpu_indices=gpu_indices, format="human"))
+
+
+def power(gpu_indices: list[int] | None = None, update_period: float = 1.0) -> None:
+    """The original's `power` subcommand as a function: the power of `gpu_indices` every
+    `update_period` seconds until Ctrl-C, then the time and energy."""
+    if not update_period > 0:
+        raise ValueError(f"update_period must be positive seconds, got {update_period}")
+    _power(argparse.Namespace(gpu_indices=gpu_indices, update_period=update_period, power_domain="device_instant",
+                              format="human"))
+
+
 def main(argv: list[str] | None = None) -> int:
     """Parse arguments and run the chosen monitor until Ctrl-C (or SIGTERM)."""
     parser = argparse.ArgumentParser(prog=PROG)
     sub = parser.add_subparsers(dest="command", required=True)
-    energy = sub.add_parser("energy", help="one energy window until Ctrl-C")
-    energy.add_argument("--gpu-indices", type=int, nargs="+", default=None)
-    energy.add_argument("--format", choices=FORMATS, default="human", help="output format (as zeus energy's)")
-    power = sub.add_parser("power", help="power every --update-period seconds until Ctrl-C")
-    power.add_argument("--gpu-indices", type=int, nargs="+", default=None)
-    power.add_argument("--update-period", type=float, default=1.0)
-    power.add_argument(
+    energy_parser = sub.add_parser("energy", help="one energy window until Ctrl-C")
+    energy_parser.add_argument("--gpu-indices", type=int, nargs="+", default=None)
+    energy_parser.add_argument("--format", choices=FORMATS, default="human", help="output format (as zeus energy's)")
+    power_parser = sub.add_parser("power", help="power every --update-period seconds until Ctrl-C")
+    power_parser.add_argument("--gpu-indices", type=int, nargs="+", default=None)
+    power_parser.add_argument("--update-period", type=float, default=1.0)
+    power_parser.add_argument(
         "--power-domain", choices=["device_instant", "device_average", "memory_average"], default="device_instant"
     )
-    power.add_argument("--format", choices=FORMATS, default="human", help="output format (as zeus power's)")
+    power_parser.add_argument("--format", choices=FORMATS, default="human", help="output format (as zeus power's)")
     args = parser.parse_args(argv)
     if args.command == "power" and not args.update_period > 0:
         parser.error(f"--update-period must be positive seconds, got {args.update_period}")

@@ -10,6 +10,7 @@ from zeus_native import _core, _exit
 from zeus_native.device import _sets
 from zeus_native.device.cpu.common import (  # noqa: F401 (the original defines these here)
     CPUs,
+    CpuDramMeasurement,
     ZeusCPUNoPermissionError,
     ZeusRAPLFileInitError,
     ZeusRAPLNotSupportedError,
@@ -118,14 +119,41 @@ class RAPLCPU(_DeviceSetCPU):
 
 
 class ZeusdRAPLCPU(RAPLCPU):
-    """A RAPL package read through zeusd (the original's ZeusdRAPLCPU). The native set reads
-    through zeusd when ZEUSD_SOCK_PATH / ZEUSD_HOST_PORT is set; `client` is kept as an attribute."""
+    """A RAPL package read through zeusd (the original's ZeusdRAPLCPU): with `client` (a
+    ZeusdClient, ours or the original's) from that daemon, package `cpu_index` of its
+    /discover, once require_capabilities found cpu-read and the package there; without, from the
+    process's set (which reads through zeusd when ZEUSD_SOCK_PATH / ZEUSD_HOST_PORT is set)."""
 
     def __init__(self, cpu_index: int, client: Any = None) -> None:
-        """The package at `cpu_index`; `client`: the original's ZeusdClient, if any."""
+        """The package at `cpu_index`; `client`: a ZeusdClient, or None for the process's set."""
         _DeviceSetCPU.__init__(self, cpu_index)
         self.rapl_dir = ""
         self._client = client
+        if client is not None:
+            from zeus_native.utils.zeusd import require_capabilities
+
+            require_capabilities(client, read_cpu=True, cpu_ids=[cpu_index])
+            self.dram_available = client.dram_available[client.cpu_ids.index(cpu_index)]
+
+    def get_total_energy_consumption(self) -> CpuDramMeasurement:
+        """The package's (and its DRAM's) energy counters (mJ)."""
+        if self._client is None:
+            return super().get_total_energy_consumption()
+        from zeus_native.device.exception import ZeusdError
+
+        entry = self._client.get_cpu_energy([self.cpu_index], cpu=True, dram=True)[self.cpu_index]
+        if entry.cpu_energy_uj is None:
+            raise ZeusdError(f"CPU {self.cpu_index}: the daemon answered no package energy (cpu_energy_uj null)")
+        if entry.dram_energy_uj is None and self.dram_available:
+            raise ZeusdError(f"CPU {self.cpu_index}: the daemon lists DRAM energy as available but answered none")
+        dram_mj = None if entry.dram_energy_uj is None else entry.dram_energy_uj / 1000
+        return CpuDramMeasurement(cpu_mj=entry.cpu_energy_uj / 1000, dram_mj=dram_mj)
+
+    def supports_get_dram_energy_consumption(self) -> bool:
+        """Whether its DRAM energy can be read."""
+        if self._client is None:
+            return super().supports_get_dram_energy_consumption()
+        return bool(self.dram_available)
 
 
 class RAPLCPUs(CPUs):
