@@ -102,8 +102,10 @@ int run_exporter(const ExporterOptions& opts) {
             return 2;
         }
         if (opts.kubelet_socket != "none") {
-            attribution.pod_resources = std::make_shared<attribution::KubeletPodResources>(attribution::KubeletOptions{
+            auto kubelet = attribution::open_kubelet_pod_resources(attribution::KubeletOptions{
                 opts.kubelet_socket, std::chrono::milliseconds(std::llround(opts.kubelet_timeout_s * 1000))});
+            if (!kubelet) return report(kubelet.error()), 2;
+            attribution.pod_resources = std::move(kubelet).value();
         }
         options.attribution = attribution;
     }

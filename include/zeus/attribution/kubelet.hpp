@@ -1,7 +1,9 @@
 // The kubelet's PodResources v1 API (List) over gRPC on its Unix socket: which
-// pod and container holds which GPU (docs/attribution.md, "Kubernetes"). In
-// the zeus_kubelet library, not libzeus: only the binaries that ask the
-// kubelet link gRPC.
+// pod and container holds which GPU (docs/attribution.md, "Kubernetes").
+// KubeletPodResources is in the zeus_kubelet library, not libzeus; programs
+// get it through open_kubelet_pod_resources, which loads it from its own
+// module, so gRPC (its load-time descriptors, threads and fork handlers) is in
+// a process only when it names pods.
 #pragma once
 
 #include <chrono>
@@ -10,6 +12,7 @@
 #include <vector>
 
 #include "zeus/attribution/pods.hpp"
+#include "zeus/platform/error.hpp"
 
 namespace zeus::attribution {
 
@@ -40,5 +43,15 @@ class KubeletPodResources final : public PodResourcesSource {
     KubeletOptions options_;
     std::unique_ptr<Connection> connection_;
 };
+
+// A KubeletPodResources from the kubelet module (`zeus-native/kubelet.so`
+// next to libzeus, loaded once and never unloaded). NotFound names the module
+// and the fix when it is not installed (or this build has none: the Python
+// wheel's libzeus).
+[[nodiscard]] Result<std::shared_ptr<PodResourcesSource>> open_kubelet_pod_resources(const KubeletOptions& options);
+
+// The module's one entry point (C linkage, so dlsym finds it by this name).
+inline constexpr const char* kKubeletModuleEntry = "zeus_kubelet_pod_resources_open";
+inline constexpr const char* kKubeletModulePath = "zeus-native/kubelet.so";  // under libzeus's directory
 
 }  // namespace zeus::attribution

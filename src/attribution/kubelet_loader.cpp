@@ -1,0 +1,51 @@
+// open_kubelet_pod_resources: the kubelet client from its own module, so that
+// libzeus and every program that does not name pods stay free of gRPC.
+#include <mutex>
+
+#include "zeus/attribution/kubelet.hpp"
+#include "zeus/platform/dynamic_library.hpp"
+
+namespace zeus::attribution {
+namespace {
+
+using OpenFn = PodResourcesSource* (*)(const char* socket, long long deadline_ms) noexcept;
+struct KubeletModule {
+    OpenFn open = nullptr;
+};
+
+Result<KubeletModule> load_module() {
+    const std::string directory = directory_of_loaded_object(reinterpret_cast<const void*>(&load_module));
+    const std::string path = (directory.empty() ? std::string(".") : directory) + "/" + kKubeletModulePath;
+    auto library = DynamicLibrary::open(path);
+    if (!library) {
+        return Error{ErrorCode::NotFound,
+                     "the kubelet client (" + path + ") cannot be loaded: " + library.error().message,
+                     "install it with zeus (the Debian package and the images carry it), or give --kubelet-socket "
+                     "none to name pods by UID only"};
+    }
+    auto open = library->function<OpenFn>(kKubeletModuleEntry);
+    if (open == nullptr) {
+        return Error{ErrorCode::NotFound, path + " has no " + kKubeletModuleEntry,
+                     "reinstall zeus: the module does not belong to this libzeus"};
+    }
+    // Never unloaded: gRPC keeps threads and descriptors for the process's life.
+    new DynamicLibrary(std::move(library).value());  // NOLINT: deliberately kept open
+    return KubeletModule{open};
+}
+
+}  // namespace
+
+Result<std::shared_ptr<PodResourcesSource>> open_kubelet_pod_resources(const KubeletOptions& options) {
+    static std::once_flag once;
+    static Result<KubeletModule> module = Error{ErrorCode::NotFound, "not loaded", ""};
+    std::call_once(once, [] { module = load_module(); });
+    if (!module) return module.error();
+    PodResourcesSource* source = module->open(options.socket.c_str(), options.deadline.count());
+    if (source == nullptr) {
+        return Error{ErrorCode::InvalidState, "the kubelet client could not be made for " + options.socket,
+                     "see the exporter's log above; give --kubelet-socket none to name pods by UID only"};
+    }
+    return std::shared_ptr<PodResourcesSource>(source);
+}
+
+}  // namespace zeus::attribution
