@@ -187,6 +187,8 @@ def _open_log(log_file: str | Path) -> str:
         directory = os.path.dirname(path)
         if directory:
             os.makedirs(directory, exist_ok=True)
+        # Replaced, as the original's ZeusMonitor does (open(log_file, "w")); the
+        # native monitor then writes the header into the empty file.
         with open(path, "w"):
             pass
     except OSError as e:
