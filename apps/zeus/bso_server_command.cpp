@@ -56,8 +56,7 @@ int run_bso_server(const BsoServerFlags& flags) {
     const bool postgresql = options.database.starts_with("postgres");
     const int signal = server->serve_until_signalled([&] {
         std::cerr << fmt::format("zeus bso-server: listening on {} with the {} database{}\n", *address,
-                                 postgresql ? "PostgreSQL" : "SQLite",
-                                 postgresql ? "" : " '" + options.database + "'");
+                                 postgresql ? "PostgreSQL" : "SQLite", postgresql ? "" : " '" + options.database + "'");
     });
     server.reset();  // closes the database before the last line
     say_stopped("zeus bso-server", signal);

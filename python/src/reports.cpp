@@ -117,7 +117,7 @@ Measurement measure_until_stopped(nb::object monitor_object, const std::string& 
         call(on_begun);
     };
     const auto on_tick = [&](Timestamp now) {
-        const double wall = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+        const double wall = unix_seconds(WallClock::now());
         const auto watts = readings.read(now);
         const auto warnings = readings.take_warnings();
         AcquiredGil acquire;

@@ -455,6 +455,37 @@ TEST_F(MeasureCommands, EnergyWindowInEveryFormatAndTheLogFile) {
     EXPECT_NE(r.output.find("Total"), std::string::npos) << r.output;
 }
 
+// A wall clock past April 2262, where std::chrono::system_clock's int64
+// nanoseconds overflow: the window's start (JSON and the window log) and the
+// power rows' timestamps say 2300, not 1715.
+TEST_F(MeasureCommands, AClockPast2262IsWrittenAsItIs) {
+#if defined(__SANITIZE_ADDRESS__)
+    GTEST_SKIP() << "libfaketime is preloaded before the AddressSanitizer runtime, which refuses that";
+#endif
+    if (!fs::exists("/usr/bin/faketime")) GTEST_SKIP() << "no faketime (Debian package faketime; scripts/setup.sh)";
+    using namespace std::chrono;
+    const double new_year_2300 = duration<double>(sys_days(year(2300) / January / 1).time_since_epoch()).count();
+    const std::string zeus = env_ + "faketime '2300-01-01 00:00:00' " + zeus::testing::zeus_cli_path();
+    const auto log = dir_ / "log.csv";
+    auto r =
+        run(zeus + " energy --simulate --duration 0.1 --gpus 0 --cpus none --format json --log-file " + log.string());
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    const auto j = nlohmann::json::parse(r.output.substr(r.output.find('{')));
+    EXPECT_TRUE(j["start_time"].get<std::string>().starts_with("2300-01-01T00:0")) << j["start_time"];
+    std::istringstream rows(read_file(log));
+    std::string header;
+    std::string row;
+    std::getline(rows, header);
+    std::getline(rows, row);
+    const double logged = std::stod(row.substr(0, row.find(',')));
+    EXPECT_GE(logged, new_year_2300) << row;
+    EXPECT_LT(logged, new_year_2300 + 600) << row;
+    r = run(zeus + " power --simulate --duration 0.3 --interval 0.1 --gpus 0 --cpus none --format csv");
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_NE(r.output.find("\n2300-01-01T00:0"), std::string::npos) << r.output;
+    EXPECT_EQ(r.output.find("\n1715-"), std::string::npos) << r.output;
+}
+
 TEST_F(MeasureCommands, PowerPrintsEachPeriodAndTotalsAtCtrlC) {
     const auto trace_path = dir_ / "power.json";
     const pid_t zeus = start_zeus({"power", "--simulate", "--interval", "0.1", "--format", "json", "--trace",

@@ -136,8 +136,8 @@ TEST_F(WindowLog, ARowCutShortIsEndedBeforeTheNextRun) {
 // all) is refused with the path and the fix, and left as it was.
 TEST_F(WindowLog, AnotherFileIsRefusedAndLeftAlone) {
     Gpus gpus = open_gpus();
-    for (const std::string& before : {std::string("start_time,window_name,elapsed_time,gpu3_energy\n1,a,2,3\n"),
-                                     std::string("notes I keep\n")}) {
+    for (const std::string& before :
+         {std::string("start_time,window_name,elapsed_time,gpu3_energy\n1,a,2,3\n"), std::string("notes I keep\n")}) {
         const auto log = dir_ / "other.csv";
         std::ofstream(log) << before;
         EnergyMonitorOptions options;
