@@ -39,9 +39,8 @@ std::string render_measurement(const Measurement& m, const std::string& format, 
     return report::render_report(report::measurement_report(m, command, gpus, &cpus, soc), out_format, one_line);
 }
 
-std::chrono::system_clock::time_point from_unix(double seconds) {
-    return std::chrono::system_clock::time_point(
-        std::chrono::round<std::chrono::system_clock::duration>(std::chrono::duration<double>(seconds)));
+WallTime from_unix(double seconds) {
+    return WallTime(std::chrono::round<WallClock::duration>(std::chrono::duration<double>(seconds)));
 }
 
 PowerDomain power_domain_named(const std::string& name) {
