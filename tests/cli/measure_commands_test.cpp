@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -480,10 +481,15 @@ TEST_F(MeasureCommands, AClockPast2262IsWrittenAsItIs) {
     const double logged = std::stod(row.substr(0, row.find(',')));
     EXPECT_GE(logged, new_year_2300) << row;
     EXPECT_LT(logged, new_year_2300 + 600) << row;
-    r = run(zeus + " power --simulate --duration 0.3 --interval 0.1 --gpus 0 --cpus none --format csv");
+    // Every power row says 2300. (How many rows come is not this test's concern: the simulator's
+    // own refresh times, on the system clock, are past its range too.)
+    r = run(zeus + " power --simulate --duration 0.5 --interval 0.1 --gpus 0 --cpus none --format csv");
     ASSERT_EQ(r.exit_code, 0) << r.output;
-    EXPECT_NE(r.output.find("\n2300-01-01T00:0"), std::string::npos) << r.output;
-    EXPECT_EQ(r.output.find("\n1715-"), std::string::npos) << r.output;
+    std::istringstream lines(r.output);
+    for (std::string line; std::getline(lines, line);) {
+        if (line.empty() || std::isdigit(static_cast<unsigned char>(line[0])) == 0) continue;
+        EXPECT_TRUE(line.starts_with("2300-01-01T00:0")) << r.output;
+    }
 }
 
 TEST_F(MeasureCommands, PowerPrintsEachPeriodAndTotalsAtCtrlC) {
