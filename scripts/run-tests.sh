@@ -110,8 +110,9 @@ scripts/setup.sh
 # Before CMake configures: the interop tests are added only where .venv exists.
 [ -x .venv/bin/python ] || /usr/bin/python3 -m venv .venv
 background python-packages scripts/setup-python.sh --deps-only
-# torch+transformers for python/tests/test_frameworks.py, cached outside the clone (5.6 GB).
-background pytorch scripts/setup-frameworks.sh
+# torch+transformers for python/tests/test_frameworks.py, cached outside the clone (5.6 GB), and
+# what only the original's examples import (python/tests/test_original_examples.py, 0.4 GB).
+background pytorch scripts/setup-frameworks.sh --examples
 background clean-roots bash -c \
   'scripts/build-wheel.sh --prefetch && scripts/test-wheel.sh --prefetch && scripts/test-packages.sh --prefetch'
 

@@ -38,6 +38,8 @@ TEST_PACKAGES=(
   slurmctld slurmd slurm-client munge libslurm-dev
   # The registry the image test pushes to and pulls from (tests/packaging/registry_test.sh).
   docker-registry
+  # A wall clock past 2262 for the measurement commands' times (tests/cli/measure_commands_test.cpp).
+  faketime
   # The layout check of changed lines (scripts/check-format.sh).
   clang-format
   # pyright (the Python stubs test, scripts/setup-python.sh) runs on node.

@@ -54,9 +54,12 @@ int run_bso_server(const BsoServerFlags& flags) {
     const auto address = listening(server->listen_tcp(flags.listen), flags.listen, "zeus bso-server", 8000);
     if (!address) return 2;
     const bool postgresql = options.database.starts_with("postgres");
-    std::cerr << fmt::format("zeus bso-server: listening on {} with the {} database{}\n", *address,
-                             postgresql ? "PostgreSQL" : "SQLite", postgresql ? "" : " '" + options.database + "'");
-    server->serve_until_signalled();
+    const int signal = server->serve_until_signalled([&] {
+        std::cerr << fmt::format("zeus bso-server: listening on {} with the {} database{}\n", *address,
+                                 postgresql ? "PostgreSQL" : "SQLite", postgresql ? "" : " '" + options.database + "'");
+    });
+    server.reset();  // closes the database before the last line
+    say_stopped("zeus bso-server", signal);
     return 0;
 }
 

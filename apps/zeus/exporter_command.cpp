@@ -116,11 +116,13 @@ int run_exporter(const ExporterOptions& opts) {
     metrics::Exporter exporter(device_metrics);
     const auto address = listening(exporter.listen_tcp(opts.listen), opts.listen, "zeus exporter", kExporterPort);
     if (!address) return 2;
-    std::cerr << fmt::format(
-        "zeus exporter: serving http://{}/metrics ({} GPU(s), {} CPU package(s), sampled every {} s)\n", *address,
-        options.gpu_indices ? options.gpu_indices->size() : gpus.size(), cpus.status() ? cpus.size() : 0,
-        opts.period_s);
-    exporter.serve_until_signalled();
+    const int signal = exporter.serve_until_signalled([&] {
+        std::cerr << fmt::format(
+            "zeus exporter: serving http://{}/metrics ({} GPU(s), {} CPU package(s), sampled every {} s)\n", *address,
+            options.gpu_indices ? options.gpu_indices->size() : gpus.size(), cpus.status() ? cpus.size() : 0,
+            opts.period_s);
+    });
+    say_stopped("zeus exporter", signal);
     return 0;
 }
 

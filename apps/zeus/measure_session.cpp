@@ -218,7 +218,8 @@ void add_measure_options(CLI::App& app, MeasureOptions& options, MeasureFlags wh
                                           "output then goes to standard error); default: standard error"
                                         : "Write the report to FILE instead of standard output");
     app.add_option("--log-file", options.log_file,
-                   "Write the measured window to FILE as an energy-window CSV log (Zeus's format; replaced)");
+                   "Write the measured window to FILE as an energy-window CSV log (Zeus's format; appended to a log of "
+                   "the same GPUs)");
     if (which.trace) {
         app.add_option("--trace", options.trace,
                        "Write a Chrome/Perfetto trace (JSON) with power per device and the measured window");

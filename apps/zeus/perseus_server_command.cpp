@@ -96,10 +96,12 @@ int run_perseus_server(const PerseusServerFlags& flags) {
     perseus::Server server(options);
     const auto address = listening(server.listen_tcp(flags.listen), flags.listen, "zeus perseus-server", 8000);
     if (!address) return 2;
-    std::cerr << fmt::format("zeus perseus-server: listening on {} with {} ('{}'){}\n", *address, settings.scheduler,
-                             settings.solution_path.string(),
-                             settings.dump_data ? ", dumping to " + settings.dump_dir.string() : "");
-    server.serve_until_signalled();
+    const int signal = server.serve_until_signalled([&] {
+        std::cerr << fmt::format("zeus perseus-server: listening on {} with {} ('{}'){}\n", *address,
+                                 settings.scheduler, settings.solution_path.string(),
+                                 settings.dump_data ? ", dumping to " + settings.dump_dir.string() : "");
+    });
+    say_stopped("zeus perseus-server", signal);
     return 0;
 }
 

@@ -88,8 +88,7 @@ int run_power(const MeasureOptions& opts) {
     };
     const auto on_tick = [&](Timestamp now) {
         const auto last_cpu = readings.last_read();
-        PowerRow row{std::chrono::system_clock::now(), std::chrono::duration<double>(now - start).count(),
-                     readings.read(now)};
+        PowerRow row{WallClock::now(), std::chrono::duration<double>(now - start).count(), readings.read(now)};
         for (const auto& warning : readings.take_warnings()) std::cerr << "zeus: warning: " << warning << "\n";
         for (std::size_t k = gpu_count; k < row.watts.size(); ++k) {
             if (trace && row.watts[k]) trace->add_interval_power(devices[k], last_cpu, *row.watts[k]);

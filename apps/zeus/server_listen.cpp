@@ -2,6 +2,7 @@
 
 #include "option_checks.hpp"
 #include "zeus/platform/listening_address.hpp"
+#include "zeus/report/child_status.hpp"
 
 #include <fmt/format.h>
 
@@ -21,6 +22,10 @@ std::optional<std::string> listening(const Result<unsigned short>& listened, std
     }
     std::cerr << command << ": " << error.describe() << "\n";
     return std::nullopt;
+}
+
+void say_stopped(std::string_view command, int signal) {
+    std::cerr << command << ": stopped by " << report::signal_name(signal) << "\n";
 }
 
 void add_request_timeout_option(CLI::App& app, double& seconds) {

@@ -24,6 +24,10 @@ namespace zeus::cli {
 [[nodiscard]] std::optional<std::string> listening(const Result<unsigned short>& listened, std::string_view listen,
                                                    std::string_view command, unsigned default_port);
 
+// The line a server command prints when a stop signal ended it:
+// "zeus exporter: stopped by SIGHUP".
+void say_stopped(std::string_view command, int signal);
+
 // --listen's help, the same for every server command.
 inline constexpr const char* kListenHelp =
     "IP:PORT to listen on ([::1]:PORT for IPv6; port 0: one the system picks, printed once it listens)";

@@ -29,6 +29,7 @@ namespace {
 double unix_seconds(std::chrono::system_clock::time_point t) {
     return std::chrono::duration<double>(t.time_since_epoch()).count();
 }
+using zeus::unix_seconds;  // a Measurement's WallTime
 
 // A steady-clock instant from Unix seconds, through the current offset
 // between the two clocks.
@@ -149,9 +150,8 @@ void bind_measurement(nb::module_& m) {
                  new (self) Measurement();
                  self->time = Seconds(time);
                  if (start_time)
-                     self->start_time = std::chrono::system_clock::time_point(
-                         std::chrono::duration_cast<std::chrono::system_clock::duration>(
-                             std::chrono::duration<double>(*start_time)));
+                     self->start_time = WallTime(
+                         std::chrono::duration_cast<WallClock::duration>(std::chrono::duration<double>(*start_time)));
                  fill(self->gpu_energy, gpu, EnergySource::HardwareCounter, provenance_of(provenance, "gpu"));
                  fill(self->cpu_energy, cpu, EnergySource::HardwareCounter, provenance_of(provenance, "cpu"));
                  fill(self->dram_energy, dram, EnergySource::HardwareCounter, provenance_of(provenance, "dram"));

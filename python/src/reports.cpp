@@ -39,9 +39,8 @@ std::string render_measurement(const Measurement& m, const std::string& format, 
     return report::render_report(report::measurement_report(m, command, gpus, &cpus, soc), out_format, one_line);
 }
 
-std::chrono::system_clock::time_point from_unix(double seconds) {
-    return std::chrono::system_clock::time_point(
-        std::chrono::round<std::chrono::system_clock::duration>(std::chrono::duration<double>(seconds)));
+WallTime from_unix(double seconds) {
+    return WallTime(std::chrono::round<WallClock::duration>(std::chrono::duration<double>(seconds)));
 }
 
 PowerDomain power_domain_named(const std::string& name) {
@@ -117,7 +116,7 @@ Measurement measure_until_stopped(nb::object monitor_object, const std::string& 
         call(on_begun);
     };
     const auto on_tick = [&](Timestamp now) {
-        const double wall = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+        const double wall = unix_seconds(WallClock::now());
         const auto watts = readings.read(now);
         const auto warnings = readings.take_warnings();
         AcquiredGil acquire;

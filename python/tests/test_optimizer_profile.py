@@ -81,6 +81,51 @@ def test_optimizer_bad_arguments_and_saved_profile(sim, tmp_path):
     plo.close()
 
 
+def test_the_optimizer_logs_what_the_original_logs(sim, tmp_path, caplog):
+    """The original's logger (zeus.optimizer.power_limit, here zeus_native.optimizer.power_limit)
+    and INFO messages: the start, each state change, an epoch that interrupts a warm-up, the
+    chosen limit and the saved profile."""
+    import logging
+
+    sim.start(a100s(1))
+    load = sim.load(0, 1.0)
+    from zeus_native.monitor import ZeusMonitor
+    from zeus_native.optimizer.power_limit import GlobalPowerLimitOptimizer
+
+    path = tmp_path / "profile.json"
+    caplog.set_level(logging.INFO, logger="zeus_native.optimizer.power_limit")
+    plo = GlobalPowerLimitOptimizer(ZeusMonitor(gpu_indices=[0]), wait_steps=1, warmup_steps=2, profile_steps=3,
+                                    pl_step=100, profile_path=path)
+    limits = [mw // 1000 for mw in plo.power_limits]
+    interrupted = False
+    for _ in range(200):
+        if isinstance(plo.state, Done):
+            break
+        plo.on_step_begin()
+        sim.advance(0.05)
+        if not interrupted and type(plo.state).__name__ == "Warmup":
+            plo.on_epoch_end()  # the first warm-up is cut short; the limit is tried again
+            interrupted = True
+    assert isinstance(plo.state, Done)
+    optimal = plo.optimal_power_limit // 1000
+    sim.unload(load)
+
+    expected = [f"JIT Profiling enabled. Profile will be saved to '{path}'.", "Will wait 1 step(s) before profiling.",
+                "Set power limit to the maximum before starting.", f"Setting power limit to {max(limits)} W.",
+                f"Starting warmup for power limit {limits[0]} W.", f"Setting power limit to {limits[0]} W.",
+                f"Warmup phase for {limits[0]} W interrupted by the end of a training epoch.",
+                f"Setting power limit to {max(limits)} W."]
+    for limit in limits:
+        expected += [f"Starting warmup for power limit {limit} W.", f"Setting power limit to {limit} W.",
+                     f"Starting actual profiling for power limit {limit} W.",
+                     f"Finished profiling for power limit {limit} W."]
+    expected += [f"Optimal power limit is {optimal} W.", f"Setting power limit to {optimal} W.",
+                 f"JIT profiling results saved to '{path}'."]
+    logged = [r.getMessage() for r in caplog.records if r.name == "zeus_native.optimizer.power_limit"]
+    assert logged == expected
+    plo.close()
+
+
 def test_selectors_follow_their_formulas():
     from zeus_native.optimizer.power_limit import Energy, MaxSlowdownConstraint, Time, ZeusCost
     from zeus_native.utils.metric import zeus_cost

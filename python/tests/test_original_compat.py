@@ -290,3 +290,47 @@ def test_non_str_window_keys_are_named_as_the_user_keyed_them(sim):
     assert "('tuple', 1)" in str(error.value) and "tuple:" not in str(error.value)
     monitor.begin_window(("epoch", 3))
     assert sorted(monitor.reset_windows(), key=repr) == sorted([123, ("epoch", 3)], key=repr)
+
+
+def test_non_str_window_keys_read_as_the_original_writes_them(sim, tmp_path, caplog):
+    """The original writes str(key) wherever a key shows ("123", "('epoch', 3)"): its messages,
+    its log file and its logger. Windows of keys with the same str() (123 and "123") stay apart."""
+    import logging
+
+    sim.start(a100s(1))
+    from zeus_native.monitor import ZeusMonitor
+    from zeus_native.monitor.carbon import CarbonEmissionMonitor, ConstantCarbonIntensity
+
+    log = tmp_path / "windows.csv"
+    monitor = ZeusMonitor(gpu_indices=[0], log_file=log)
+    monitor.begin_window(123)
+    monitor.begin_window("123")
+    monitor.begin_window(("epoch", 3))
+    assert sorted(monitor.open_windows, key=repr) == sorted([123, "123", ("epoch", 3)], key=repr)
+    sim.advance(1.0)
+    for key in (("epoch", 3), "123", 123):
+        assert monitor.end_window(key).time == pytest.approx(1.0)
+    rows = log.read_text().splitlines()[1:]
+    assert [row.split(",", 1)[1].rsplit(",", 2)[0] for row in rows] == ["('epoch', 3)", "123#2", "123"]
+    with pytest.raises(ValueError, match=r"Measurement window '123' does not exist"):
+        monitor.end_window(123)  # "123" is not open either: never another key's window
+    monitor.begin_window("123")
+    with pytest.raises(ValueError, match=r"'123' does not exist"):
+        monitor.end_window(123)
+    assert monitor.open_windows == ["123"]
+
+    monitor.begin_window(("epoch", 4))
+    with caplog.at_level(logging.INFO, logger="zeus_native.monitor.energy"):
+        assert sorted(monitor.reset_windows(), key=repr) == sorted(["123", ("epoch", 4)], key=repr)
+    assert "ZeusMonitor reset dropped active windows: [" in caplog.text
+    assert "('epoch', 4)" in caplog.text and "tuple:" not in caplog.text
+
+    carbon = CarbonEmissionMonitor(ConstantCarbonIntensity(100.0), gpu_indices=[0])
+    carbon.begin_window(7)
+    with pytest.raises(ValueError) as error:
+        carbon.begin_window(7)
+    assert "'7'" in str(error.value) and "int:" not in str(error.value)
+    carbon.begin_window("7")
+    sim.advance(1.0)
+    assert carbon.end_window(7).time == pytest.approx(1.0)
+    assert carbon.end_window("7").time == pytest.approx(1.0)

@@ -36,6 +36,7 @@ import sys
 import tarfile
 import textwrap
 import threading
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -45,6 +46,7 @@ from conftest import a100s, energy_bound
 
 REPO = Path(__file__).resolve().parents[2]
 SETUP_FRAMEWORKS = REPO / "scripts" / "setup-frameworks.sh"
+ZEUS = Path(os.environ.get("ZEUS_TEST_CLI", REPO / "build" / "bin" / "zeus"))
 
 ORIGINAL_VERSION = "0.16.0"
 ORIGINAL_SDIST = f"zeus-{ORIGINAL_VERSION}.tar.gz"
@@ -219,6 +221,15 @@ STAND_INS = {
                 generator = torch.Generator().manual_seed(0)
                 super().__init__(torch.randn(count, 3, 32, 32, generator=generator),
                                  torch.randint(0, 10, (count,), generator=generator))
+
+        class FashionMNIST(torch.utils.data.TensorDataset):
+            """Random 1x28x28 images of 10 classes (nothing is downloaded)."""
+
+            def __init__(self, root, train=True, download=False, transform=None):
+                count = int(os.environ.get("STAND_IN_IMAGES", "64")) // (1 if train else 4)
+                generator = torch.Generator().manual_seed(0 if train else 1)
+                super().__init__(torch.randn(count, 1, 28, 28, generator=generator),
+                                 torch.randint(0, 10, (count,), generator=generator))
     ''',
     "torchvision/transforms.py": '''
         class _PassThrough:
@@ -253,7 +264,19 @@ class Example:
     stand_ins: tuple[str, ...] = ()
 
 
-HF_RUN_CLM_NEEDS = ("import datasets", "import evaluate", "from transformers.utils import send_example_telemetry")
+HF_RUN_CLM_NEEDS = ("import datasets", "import evaluate")
+# run_clm.py was written for transformers 4 (4.37); what transformers 5 removed or renamed.
+TRANSFORMERS_5 = [
+    Change("    is_torch_tpu_available,", "    # is_torch_tpu_available: gone from transformers 5 (and no TPU here)",
+           "transformers 5 has no is_torch_tpu_available"),
+    Change("not is_torch_tpu_available()", "True", "the line above: there is no TPU", count=2),
+    Change("from transformers.utils import check_min_version, send_example_telemetry",
+           "from transformers.utils import check_min_version", "transformers 5 has no send_example_telemetry"),
+    Change('send_example_telemetry("run_clm", model_args, data_args)',
+           "pass  # send_example_telemetry: gone from transformers 5 (and no internet here)", "the line above"),
+    Change("        tokenizer=tokenizer,", "        processing_class=tokenizer,",
+           "transformers 5's Trainer takes the tokenizer as processing_class"),
+]
 
 EXAMPLES = {
     "jax": Example("jax/measure_energy.py", [
@@ -284,9 +307,17 @@ EXAMPLES = {
         Change('print("Sleeping for 60 seconds")', 'print("Sleeping for 1 second")', "the line above"),
     ], stand_ins=("sitecustomize",), needs=("import torch",)),
     # Written for transformers 4 (4.37): send_example_telemetry is gone from transformers 5.
-    "huggingface_run_clm": Example("huggingface/run_clm.py", needs=HF_RUN_CLM_NEEDS),
-    "carbon_run_clm": Example("carbon_emission_monitor/run_clm.py", needs=HF_RUN_CLM_NEEDS),
-    "bso_mnist": Example("batch_size_optimizer/mnist/train_single_gpu.py", needs=("import tensorboardX",)),
+    "huggingface_run_clm": Example("huggingface/run_clm.py", TRANSFORMERS_5, needs=HF_RUN_CLM_NEEDS),
+    "carbon_run_clm": Example("carbon_emission_monitor/run_clm.py", [
+        *TRANSFORMERS_5,
+        Change("ip_latlong = get_ip_lat_long()", "ip_latlong = (42.28, -83.74)",
+               "no internet here to locate this machine by its address: a fixed location"),
+        Change("ElectrictyMapsClient(ip_latlong, estimate=True)",
+               'ElectrictyMapsClient(ip_latlong, estimate=True, base_url=os.environ["ELECTRICITY_MAPS_URL"])',
+               "no internet here: a loopback stand-in for the ElectricityMaps API"),
+    ], needs=HF_RUN_CLM_NEEDS),
+    "bso_mnist": Example("batch_size_optimizer/mnist/train_single_gpu.py", stand_ins=("torchvision",),
+                         needs=("import tensorboardX",)),
 }
 
 
@@ -307,6 +338,16 @@ def frameworks() -> list[str]:
     if jax_dir.is_dir():
         directories.append(str(jax_dir))
     return directories
+
+
+@pytest.fixture(scope="module")
+def example_frameworks(frameworks) -> list[str]:
+    """`frameworks`, then what only some examples import (datasets, evaluate, tensorboardX:
+    scripts/setup-frameworks.sh --examples)."""
+    run = subprocess.run([str(SETUP_FRAMEWORKS), "--examples"], capture_output=True, text=True, timeout=1800)
+    if run.returncode != 0:
+        pytest.fail(f"{SETUP_FRAMEWORKS} --examples failed ({run.returncode}):\n{run.stderr}")
+    return [*frameworks, run.stdout.strip().splitlines()[-1]]
 
 
 def importable(statement: str, path: list[str]) -> bool:
@@ -526,9 +567,109 @@ def test_pipeline_frequency_profile_p2p(examples_dir, frameworks, sim, tmp_path)
     assert watts == pytest.approx(joules / seconds)
 
 
-@pytest.mark.parametrize("name", ["huggingface_run_clm", "carbon_run_clm", "bso_mnist"])
-def test_examples_whose_dependencies_are_absent(name, examples_dir, frameworks, sim, tmp_path):
-    """Skipped with the missing module's name while it is not installed here."""
+# A corpus and a word-level tokenizer made here (no model or dataset can be downloaded),
+# and run_clm's flags for a 1-layer GPT-2 trained from scratch on them for 3 steps.
+MAKE_CORPUS = '''
+import sys
+from pathlib import Path
+from tokenizers import Tokenizer, models, pre_tokenizers, trainers
+from transformers import PreTrainedTokenizerFast
+
+out = Path(sys.argv[1])
+words = "the quick brown fox jumps over a lazy dog while energy is measured per step".split()
+lines = [" ".join(words[(i + j) % len(words)] for j in range(12)) for i in range(200)]
+(out / "train.txt").write_text("\\n".join(lines) + "\\n")
+tokenizer = Tokenizer(models.WordLevel(unk_token="<unk>"))
+tokenizer.pre_tokenizer = pre_tokenizers.Whitespace()
+tokenizer.train_from_iterator(lines, trainers.WordLevelTrainer(special_tokens=["<unk>", "<eos>"]))
+PreTrainedTokenizerFast(tokenizer_object=tokenizer, unk_token="<unk>", eos_token="<eos>",
+                        bos_token="<eos>").save_pretrained(out / "tokenizer")
+'''
+
+
+def run_clm_arguments(tmp_path: Path, env: dict[str, str]) -> list[str]:
+    maker = tmp_path / "make_corpus.py"
+    maker.write_text(MAKE_CORPUS)
+    made = subprocess.run([sys.executable, str(maker), str(tmp_path)], env=env, capture_output=True, text=True,
+                          timeout=300)
+    assert made.returncode == 0, made.stderr
+    return ["--model_type", "gpt2", "--config_overrides", "n_embd=32,n_layer=1,n_head=2,n_positions=64",
+            "--tokenizer_name", str(tmp_path / "tokenizer"), "--train_file", str(tmp_path / "train.txt"),
+            "--do_train", "--max_steps", "3", "--per_device_train_batch_size", "4", "--block_size", "32",
+            "--output_dir", str(tmp_path / "out"), "--report_to", "none", "--use_cpu"]
+
+
+def test_huggingface_run_clm(examples_dir, example_frameworks, sim, tmp_path):
+    """examples/huggingface/run_clm.py with HFGlobalPowerLimitOptimizer as a Trainer callback:
+    3 training steps of a tiny GPT-2 on a local corpus; the optimizer sets the GPU to its
+    maximum limit before starting, and the GPU is at it after exit."""
+    from zeus_native.device import get_gpus
+
     sim.start(a100s(1, clock="real"))
-    script, env = prepare(name, examples_dir, frameworks, tmp_path)
-    pytest.fail(f"{script.name}: its dependencies are now installed; give it a test of its own")
+    _, high_mw = get_gpus().get_power_management_limit_constraints(0)
+    script, env = prepare("huggingface_run_clm", examples_dir, example_frameworks, tmp_path)
+    with PowerLimitRecorder(sim, 0) as recorder:
+        done = run([sys.executable, str(script), *run_clm_arguments(tmp_path, env)], env, tmp_path, timeout=600)
+    assert "***** train metrics *****" in done.stdout, done.stdout
+    assert recorder.limits[-1] == high_mw / 1000, recorder.limits
+
+
+def test_carbon_emission_monitor_run_clm(examples_dir, example_frameworks, sim, tmp_path):
+    """examples/carbon_emission_monitor/run_clm.py: a CarbonEmissionMonitor window around
+    training, with every hour at one intensity (a loopback stand-in for ElectricityMaps):
+    the emission it prints is its energy times that intensity."""
+    from conftest import JsonServer
+
+    sim.start(a100s(1, clock="real"))
+    intensity = 400.0  # gCO2eq/kWh
+    now = int(time.time()) // 3600 * 3600
+    hours = [{"zone": "US-MIDW-MISO", "carbonIntensity": intensity, "isEstimated": False,
+              "datetime": time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime(now + 3600 * k))} for k in (-1, 0, 1)]
+    script, env = prepare("carbon_run_clm", examples_dir, example_frameworks, tmp_path)
+    with JsonServer(200, {"zone": "US-MIDW-MISO", "history": hours}) as api:
+        env["ELECTRICITY_MAPS_URL"] = api.url
+        done = run([sys.executable, str(script), *run_clm_arguments(tmp_path, env)], env, tmp_path, timeout=600)
+    printed = done.stdout.split("Train energy & carbon measurements:", 1)[1]
+    # CarbonEmissionMeasurement(time=..., gpu_energy={0: J}, gpu_carbon_emission={0: g}, ...).
+    energy = figures(r"gpu_energy=\{0: ([0-9.e+-]+)\}", printed)[0]
+    (emission,) = figures(r"gpu_carbon_emission=\{0: ([0-9.e+-]+)\}", printed)
+    assert energy > 0, printed
+    assert emission == pytest.approx(energy * intensity / 3.6e6, rel=1e-6), printed
+
+
+def test_batch_size_optimizer_mnist(examples_dir, example_frameworks, sim, tmp_path):
+    """examples/batch_size_optimizer/mnist/train_single_gpu.py against `zeus bso-server`,
+    on the stand-in FashionMNIST: it trains one epoch at the batch size the server gives
+    (the job's default on a new job), logs to tensorboardX and reports the epoch, which
+    the server stores as a converged trial of that batch size."""
+    import sqlite3
+
+    from server_listening import wait_for_listening
+
+    if not ZEUS.exists():
+        pytest.skip(f"{ZEUS} is not built (scripts/build.sh builds it; or set ZEUS_TEST_CLI)")
+    sim.start(a100s(1, clock="real"))
+    script, env = prepare("bso_mnist", examples_dir, example_frameworks, tmp_path)
+    database = tmp_path / "bso.db"
+    with open(tmp_path / "bso-server.log", "wb") as log:
+        server = subprocess.Popen([str(ZEUS), "bso-server", "--database", str(database), "--listen", "127.0.0.1:0"],
+                                  stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                  env={k: v for k, v in os.environ.items() if not k.startswith("ZEUS_")})
+        try:
+            listening = wait_for_listening(tmp_path / "bso-server.log", server, "zeus bso-server: listening on ", 20)
+            env.update(ZEUS_SERVER_URL=listening.url, ZEUS_JOB_ID="mnist-dev-1", STAND_IN_IMAGES="128")
+            # Random labels: a target of 0 is reached (one the epoch missed ends the run with the original's
+            # ZeusBSOTrainFailError).
+            done = run([sys.executable, str(script), "--epochs", "1", "--target-accuracy", "0", "--dir",
+                        str(tmp_path / "logs")], env, tmp_path)
+        finally:
+            server.terminate()
+            server.wait(timeout=20)
+    (batch_size,) = figures(r"Chosen batach_size: ([0-9]+)", done.stdout)
+    assert batch_size == 256, done.stdout  # the job's default_batch_size
+    assert list((tmp_path / "logs").glob("events.out.tfevents.*")), "tensorboardX wrote no event file"
+    with sqlite3.connect(database) as db:
+        trials = db.execute("SELECT batch_size, energy, time, converged FROM bso_trial "
+                            "WHERE job_id = 'mnist-dev-1'").fetchall()
+    assert len(trials) == 1 and trials[0][0] == 256 and trials[0][1] > 0 and trials[0][2] > 0, trials
+    assert trials[0][3], trials

@@ -37,6 +37,20 @@ def _energy_window(sim, seconds: float, utilization: float = 0.6):
     return m, [a - b for a, b in zip(after, before)]
 
 
+def test_a_start_time_past_2262_is_written_as_it_is(sim):
+    """Measurement(start_time=...) for a time past April 2262, where 64-bit nanoseconds since
+    the epoch overflow (it was written as 1715): the JSON report says 2300. (CPython itself
+    cannot read such a clock, so the time is given, not measured.)"""
+    import datetime as dt
+
+    sim.start(a100s(1))
+    from zeus_native.monitor import Measurement
+
+    start = dt.datetime(2300, 1, 1, tzinfo=dt.timezone.utc).timestamp() + 0.25
+    doc = json.loads(Measurement(time=1.0, gpu_energy={0: 2.0}, start_time=start).to_json())
+    assert doc["start_time"] == "2300-01-01T00:00:00.250Z"
+
+
 def test_measurement_to_json_carries_the_window_against_ground_truth(sim):
     sim.start(a100s(2))
     m, truth = _energy_window(sim, 2.0)

@@ -60,6 +60,8 @@ Server::~Server() = default;
 
 Result<unsigned short> Server::listen_tcp(const std::string& address) { return parts_->server.listen_tcp(address); }
 
-void Server::serve_until_signalled() { http_server::serve_until_signalled(parts_->io, parts_->server, parts_->threads); }
+int Server::serve_until_signalled(const std::function<void()>& ready) {
+    return http_server::serve_until_signalled(parts_->io, parts_->server, parts_->threads, ready);
+}
 
 }  // namespace zeus::bso

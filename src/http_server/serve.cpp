@@ -1,27 +1,28 @@
 #include "http_server/serve.hpp"
 
 #include <boost/asio/executor_work_guard.hpp>
-#include <boost/asio/signal_set.hpp>
 
 #include <algorithm>
-#include <csignal>
 #include <thread>
 #include <vector>
 
+#include "http_server/stop_signals.hpp"
+
 namespace zeus::http_server {
 
-void serve_until_signalled(boost::asio::io_context& io, Server& server, unsigned threads) {
+int serve_until_signalled(boost::asio::io_context& io, Server& server, unsigned threads,
+                          const std::function<void()>& ready) {
+    StopSignals stop_signals;
     auto work = boost::asio::make_work_guard(io);
     std::vector<std::thread> workers;
     for (unsigned i = 0; i < std::max(1U, threads); ++i) workers.emplace_back([&io] { io.run(); });
-    boost::asio::io_context signal_io;
-    boost::asio::signal_set signals(signal_io, SIGINT, SIGTERM);
-    signals.async_wait([](const boost::system::error_code&, int) {});
-    signal_io.run();
+    if (ready) ready();
+    const int signal = stop_signals.wait();
     server.stop();
     work.reset();
     io.stop();
     for (auto& worker : workers) worker.join();
+    return signal;
 }
 
 }  // namespace zeus::http_server

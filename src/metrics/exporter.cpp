@@ -49,6 +49,8 @@ Exporter::~Exporter() = default;
 
 Result<unsigned short> Exporter::listen_tcp(const std::string& address) { return parts_->server.listen_tcp(address); }
 
-void Exporter::serve_until_signalled() { hs::serve_until_signalled(parts_->io, parts_->server, 2); }
+int Exporter::serve_until_signalled(const std::function<void()>& ready) {
+    return hs::serve_until_signalled(parts_->io, parts_->server, 2, ready);
+}
 
 }  // namespace zeus::metrics

@@ -42,6 +42,7 @@ struct CpuReading {
 struct WindowState {
     Timestamp start;
     SystemClock::time_point start_wall;
+    WallTime start_time;           // for the Measurement: start_wall's clock ends in 2262
     Seconds start_simulated{0.0};  // on the simulator's virtual clock, when its GPUs are measured
     std::vector<monitor_detail::CounterEdge> gpus;
     std::vector<Joules> sensor_gpus;  // positions follow sensor_gpus_
@@ -153,8 +154,10 @@ class EnergyMonitorImpl final : public EnergyMonitor {
             state.begin_frame = edge_sampler_->latest();
             state.start = MonitorClock::now();
             state.start_wall = state.begin_frame->wall_time(state.start);
+            state.start_time = WallClock::now();
         } else {
             state.start_wall = SystemClock::now();
+            state.start_time = WallClock::now();
             state.start = MonitorClock::now();
         }
         if (simulator_clock_) state.start_simulated = simulator_clock_->now();
@@ -219,7 +222,7 @@ class EnergyMonitorImpl final : public EnergyMonitor {
             window.end_wall = SystemClock::now();
         }
         Measurement m;
-        m.start_time = state.start_wall;
+        m.start_time = state.start_time;
         // The steady clock only, and never negative (a faked one may go back).
         m.time =
             std::max(Seconds(0.0), simulator_clock_ ? simulator_clock_->now() - state.start_simulated
@@ -298,7 +301,7 @@ class EnergyMonitorImpl final : public EnergyMonitor {
     // A cancelled window: zeros, as the original's.
     [[nodiscard]] Measurement cancelled(const WindowState& state) const {
         Measurement m;
-        m.start_time = state.start_wall;
+        m.start_time = state.start_time;
         for (unsigned i : gpu_indices_) m.gpu_energy[i] = EnergyValue{};
         for (unsigned i : cpu_indices_) m.cpu_energy[i] = EnergyValue{};
         return m;

@@ -16,8 +16,10 @@ namespace zeus {
 
 class WindowLog {
   public:
-    // Creates missing parent directories and truncates the file. Errors name
-    // the path and why it cannot be written.
+    // Creates missing parent directories and appends to the file: a new or
+    // empty file gets the header, a log of the same GPUs (the same header)
+    // keeps its rows, and any other file is refused, never replaced. Errors
+    // name the path, why it cannot be written and the fix.
     static Result<std::unique_ptr<WindowLog>> open(const std::string& path, const std::vector<unsigned>& gpu_indices);
     ~WindowLog();
     WindowLog(const WindowLog&) = delete;

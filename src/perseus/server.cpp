@@ -83,9 +83,9 @@ Server::~Server() = default;
 
 Result<unsigned short> Server::listen_tcp(const std::string& address) { return parts_->server.listen_tcp(address); }
 
-void Server::serve_until_signalled() {
+int Server::serve_until_signalled(const std::function<void()>& ready) {
     schedule_cleanup(parts_->cleanup, parts_->jobs, parts_->cleanup_period, parts_->log);
-    http_server::serve_until_signalled(parts_->io, parts_->server, parts_->thread_count);
+    return http_server::serve_until_signalled(parts_->io, parts_->server, parts_->thread_count, ready);
 }
 
 void Server::start() {

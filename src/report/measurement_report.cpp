@@ -14,7 +14,7 @@
 namespace zeus::report {
 namespace {
 
-std::string format_time(std::chrono::system_clock::time_point t, bool utc) {
+std::string format_time(WallTime t, bool utc) {
     const auto since_epoch = t.time_since_epoch();
     const auto secs = std::chrono::floor<std::chrono::seconds>(since_epoch);
     const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(since_epoch - secs).count();
@@ -126,8 +126,8 @@ std::string source_label(const std::string& source) {
     return source;
 }
 
-std::string iso_utc(std::chrono::system_clock::time_point t) { return format_time(t, true); }
-std::string local_time(std::chrono::system_clock::time_point t) { return format_time(t, false); }
+std::string iso_utc(WallTime t) { return format_time(t, true); }
+std::string local_time(WallTime t) { return format_time(t, false); }
 
 std::string csv_field(const std::string& raw) {
     // A CSV reader (pandas, Excel's UTF-8 import) stops at bytes that are not UTF-8.

@@ -3,22 +3,22 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <csignal>
 #include <filesystem>
 #include <thread>
 #include <vector>
 
 #include <boost/asio/io_context.hpp>
-#include <boost/asio/signal_set.hpp>
 #include <boost/asio/thread_pool.hpp>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 #include "zeus/device/cpu.hpp"
 #include "http_server/server.hpp"
+#include "http_server/stop_signals.hpp"
 #include "http_server/unix_socket.hpp"
 #include "zeus/device/gpus.hpp"
 #include "zeus/platform/listening_address.hpp"
+#include "zeus/report/child_status.hpp"
 #include "zeusd/access_summary.hpp"
 #include "zeusd/auth/signing_key.hpp"
 #include "zeusd/client_watcher.hpp"
@@ -35,10 +35,9 @@ namespace asio = boost::asio;
 struct Daemon::Parts {
     // First in, last out: held until everything else is stopped and restored.
     std::optional<LedgerLock> ledger_lock;
-    // Registered before anything listens: a SIGTERM that arrives as soon as
-    // the socket answers is queued for run_until_signal, not fatal.
-    asio::io_context signal_io;
-    asio::signal_set signals{signal_io, SIGINT, SIGTERM};
+    // Registered before anything listens: a stop signal that arrives as soon
+    // as the socket answers is queued for run_until_signal, not fatal.
+    http_server::StopSignals stop_signals;
     ServeConfig config;
     std::optional<CommandOverrides> overrides;
     asio::io_context io;
@@ -481,10 +480,8 @@ Result<std::unique_ptr<Daemon>> Daemon::start(const ServeConfig& config) {
 }
 
 void Daemon::run_until_signal() {
-    parts_->signals.async_wait([](const boost::system::error_code&, int signal) {
-        log::info("received signal {}; shutting down", signal);
-    });
-    parts_->signal_io.run();
+    const int signal = parts_->stop_signals.wait();
+    log::info("received {}; shutting down", report::signal_name(signal));
     stop();
 }
 

@@ -19,7 +19,7 @@ class Daemon {
     Daemon(const Daemon&) = delete;
     Daemon& operator=(const Daemon&) = delete;
 
-    // Blocks until SIGINT or SIGTERM, then stops.
+    // Blocks until a stop signal (SIGINT, SIGTERM, SIGHUP, SIGQUIT), then stops.
     void run_until_signal();
     void stop();
 

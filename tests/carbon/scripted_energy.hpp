@@ -61,7 +61,7 @@ class ScriptedEnergy final : public EnergyMonitor {
             return Error{ErrorCode::GpuLost, "scripted failure", "", 0};
         }
         Measurement m;
-        m.start_time = begin.time;
+        m.start_time = WallClock::from_system(begin.time);
         m.time = Seconds(std::chrono::duration<double>(now_ - begin.time).count());
         for (const auto& [i, j] : gpu_joules_) {
             m.gpu_energy[i] = EnergyValue{Joules(cancel ? 0.0 : j - begin.gpu.at(i)), EnergySource::HardwareCounter, {}};

@@ -12,7 +12,9 @@ against all four servers as processes: zeusd, `zeus exporter`,
 - the Perseus server's 16 MiB bodies share one budget (a 503 once it is
   spent), and the memory of large bodies goes back after they are answered;
 - request lines and Host as RFC 9112 asks: absolute-form targets served,
-  Host required once in HTTP/1.1 (400), HTTP/1.2 served as 1.1, HTTP/2.0 a 505.
+  Host required once in HTTP/1.1 (400), HTTP/1.2 served as 1.1, HTTP/2.0 a 505;
+- every stop signal (SIGINT, SIGTERM, SIGHUP, SIGQUIT) stops each server
+  gracefully: exit 0, its files closed whole, zeusd's GPU changes put back.
 
 Also: each server on TCP port 0 prints the port the kernel chose, with
 IPv6 hosts in brackets, and that port is the one that answers.
@@ -22,12 +24,15 @@ Standard library only (Debian's python3).
 """
 import json
 import os
+import signal
 import socket
+import sqlite3
 import subprocess
 import sys
 import tempfile
 import time
 import unittest
+import urllib.parse
 from pathlib import Path
 
 ZEUS, ZEUSD, SIM_LIBRARY = sys.argv[1:4]
@@ -44,10 +49,13 @@ class Server:
     `listening` (the text before the address it prints) TCP on the port it
     says it listens on; it was started on port 0."""
 
-    def __init__(self, args, env, log, socket_path=None, listening=None):
+    def __init__(self, args, env, log, socket_path=None, listening=None, hangup_ignored=False):
         self.log_path = log
         self.log_file = open(log, "wb")
-        self.process = subprocess.Popen(args, env=env, stdout=self.log_file, stderr=self.log_file)
+        # As nohup starts it: SIGHUP ignored.
+        ignore_hangup = (lambda: signal.signal(signal.SIGHUP, signal.SIG_IGN)) if hangup_ignored else None
+        self.process = subprocess.Popen(args, env=env, stdout=self.log_file, stderr=self.log_file,
+                                        preexec_fn=ignore_hangup)
         if socket_path is None:
             try:
                 self.listening = wait_for_listening(log, self.process, listening)
@@ -322,6 +330,124 @@ class EveryServer(unittest.TestCase):
             return
         self.assertLess(after - baseline, 32 * 1024,
                         f"RSS {baseline} KiB before twelve 16 MiB bodies, {after} KiB after they were answered")
+
+
+def reply_json(reply):
+    return json.loads(reply.split(b"\r\n\r\n", 1)[1])
+
+
+class StopSignals(unittest.TestCase):
+    """Each server stops gracefully on every stop signal: SIGINT, SIGTERM,
+    SIGHUP (no server has a configuration to reload or a log file to reopen)
+    and SIGQUIT. It exits 0, says which signal stopped it and leaves nothing
+    behind: the batch-size server's job is in its SQLite file with the WAL
+    checkpointed, the Perseus server's dump is whole, zeusd put back the power
+    limit a client set and removed its socket. Before, SIGHUP and SIGQUIT
+    killed each of them at once (zeusd's changed power limit stayed)."""
+
+    SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
+
+    @classmethod
+    def setUpClass(cls):
+        cls.dir = tempfile.TemporaryDirectory(prefix="zeus-stop-signals-")
+        cls.env, cls.solution = server_environment(cls.dir.name)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.dir.cleanup()
+
+    def stop_with(self, server, sig):
+        server.process.send_signal(sig)
+        try:
+            code = server.process.wait(30)
+        finally:
+            server.stop()
+        self.assertEqual(code, 0, server.log())
+        return server.log()
+
+    def state_dir(self, name, sig):
+        d = os.path.join(self.dir.name, f"{name}-{sig.name}")
+        os.makedirs(d)
+        return d
+
+    def test_bso_server(self):
+        for sig in self.SIGNALS:
+            with self.subTest(signal=sig.name):
+                d = self.state_dir("bso", sig)
+                database = os.path.join(d, "bso.db")
+                server = Server([ZEUS, "bso-server", "--database", database, "--listen", "127.0.0.1:0"], self.env,
+                                os.path.join(d, "log"), listening=LISTENING["bso"])
+                spec = {"job_id": "mnist-1", "job_id_prefix": "mnist", "batch_sizes": [8, 16], "default_batch_size": 8,
+                        "beta_knob": None, "max_power": 300, "number_of_gpus": 1, "gpu_model": "A100"}
+                created = server.exchange(request("POST", "/jobs", json.dumps(spec).encode(),
+                                                  "Content-Type: application/json\r\n"))
+                self.assertEqual(status_of(created), 201, created)
+                log = self.stop_with(server, sig)
+                self.assertIn(f"zeus bso-server: stopped by {sig.name}", log)
+                self.assertFalse(os.path.exists(database + "-wal"), "the database was not closed")
+                with sqlite3.connect(database) as db:
+                    tables = [row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type='table'")]
+                    job_table = next(t for t in tables if "job" in t.lower() and "batch" not in t.lower())
+                    self.assertEqual(db.execute(f"SELECT COUNT(*) FROM {job_table}").fetchone()[0], 1, tables)
+
+    def test_perseus_server(self):
+        for sig in self.SIGNALS:
+            with self.subTest(signal=sig.name):
+                d = self.state_dir("perseus", sig)
+                dump = os.path.join(d, "dump")
+                server = Server([ZEUS, "perseus-server", "--solution", self.solution, "--listen", "127.0.0.1:0",
+                                 "--dump-dir", dump], self.env, os.path.join(d, "log"), listening=LISTENING["perseus"])
+                job = reply_json(server.exchange(request("POST", "/register_job", json.dumps(
+                    {"job_id": "", "pp_degree": 2, "dp_degree": 1, "tp_degree": 1, "world_size": 2}).encode())))
+                ranks = [{"rank": r, "dp_rank": 0, "pp_rank": r, "tp_rank": 0, "available_frequencies": [1410, 1200]}
+                         for r in (0, 1)]
+                self.assertIsInstance(job, str, job)
+                for rank in ranks:
+                    reply = server.exchange(request("POST", f"/register_rank/{urllib.parse.quote(job, safe='')}",
+                                                    json.dumps(rank).encode()))
+                    self.assertEqual(status_of(reply), 200, reply)
+                log = self.stop_with(server, sig)
+                self.assertIn(f"zeus perseus-server: stopped by {sig.name}", log)
+                dumped = list(Path(dump).glob("*/ranks.json"))
+                self.assertEqual(len(dumped), 1, log)
+                self.assertEqual([r["rank"] for r in json.loads(dumped[0].read_text())], [0, 1])
+
+    def test_exporter(self):
+        for sig in self.SIGNALS:
+            with self.subTest(signal=sig.name):
+                d = self.state_dir("exporter", sig)
+                server = Server([ZEUS, "exporter", "--listen", "127.0.0.1:0"], self.env, os.path.join(d, "log"),
+                                listening=LISTENING["exporter"])
+                self.assertEqual(status_of(server.exchange(request("GET", "/metrics"))), 200)
+                log = self.stop_with(server, sig)
+                self.assertIn(f"zeus exporter: stopped by {sig.name}", log)
+
+    def test_zeusd(self):
+        for sig in self.SIGNALS:
+            with self.subTest(signal=sig.name):
+                d = self.state_dir("zeusd", sig)
+                socket_path = os.path.join(d, "zeusd.sock")
+                env = dict(self.env, ZEUS_SIM_STATE=os.path.join(d, "sim-state"))
+                server = Server([ZEUSD, "serve", "--socket-path", socket_path, "--restore-ledger",
+                                 os.path.join(d, "ledger.json")], env, os.path.join(d, "log"), socket_path=socket_path)
+                limits = reply_json(server.exchange(request("GET", "/gpu/get_power_limit_constraints?gpu_ids=0")))
+                target = limits["0"]["min_power_limit_mw"]
+                reply = server.exchange(request("POST", f"/gpu/set_power_limit?gpu_ids=0&power_limit_mw={target}"
+                                                        "&block=true"))
+                self.assertEqual(status_of(reply), 200, reply)
+                log = self.stop_with(server, sig)
+                self.assertIn(f"received {sig.name}; shutting down", log)
+                self.assertIn("restored GPU 0 with set_power_limit (zeusd is stopping)", log)
+                self.assertFalse(os.path.exists(socket_path), log)
+
+    def test_a_hangup_ignored_by_nohup_stays_ignored(self):
+        d = self.state_dir("exporter-nohup", signal.SIGHUP)
+        server = Server([ZEUS, "exporter", "--listen", "127.0.0.1:0"], self.env, os.path.join(d, "log"),
+                        listening=LISTENING["exporter"], hangup_ignored=True)
+        server.process.send_signal(signal.SIGHUP)
+        time.sleep(0.3)
+        self.assertEqual(status_of(server.exchange(request("GET", "/metrics"))), 200, server.log())
+        self.assertIn("stopped by SIGTERM", self.stop_with(server, signal.SIGTERM))
 
 
 class PortZero(unittest.TestCase):

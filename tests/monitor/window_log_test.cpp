@@ -80,5 +80,77 @@ TEST_F(WindowLog, CsvLogWritesALostGpuAsNan) {
         << replay.error().message;
 }
 
+std::vector<std::string> lines_of(const std::filesystem::path& path) {
+    std::ifstream in(path);
+    std::vector<std::string> lines;
+    for (std::string line; std::getline(in, line);) lines.push_back(line);
+    return lines;
+}
+
+std::string text_of(const std::filesystem::path& path) {
+    std::ifstream in(path, std::ios::binary);
+    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// Logs one window named `name` to `log` through a monitor of its own.
+void log_one_window(Gpus& gpus, const std::filesystem::path& log, const std::string& name) {
+    EnergyMonitorOptions options;
+    options.log_file = log.string();
+    auto monitor = EnergyMonitor::open(gpus, nullptr, nullptr, options).value();
+    ASSERT_TRUE(monitor->begin_window(name).ok());
+    ASSERT_TRUE(monitor->end_window(name).ok());
+}
+
+// A second monitor (a second `zeus energy --log-file`) adds its rows to a log
+// of the same GPUs under the one header: the first run's rows stay, and the
+// file is still one CSV that the replay reads whole. Before, it was truncated.
+TEST_F(WindowLog, ALogOfTheSameGpusIsAppendedTo) {
+    Gpus gpus = open_gpus();
+    const auto log = dir_ / "windows.csv";
+    log_one_window(gpus, log, "first");
+    log_one_window(gpus, log, "second");
+    const auto lines = lines_of(log);
+    ASSERT_EQ(lines.size(), 3U) << text_of(log);
+    EXPECT_EQ(lines[0], "start_time,window_name,elapsed_time,gpu0_energy,gpu1_energy");
+    EXPECT_NE(lines[1].find(",first,"), std::string::npos) << lines[1];
+    EXPECT_NE(lines[2].find(",second,"), std::string::npos) << lines[2];
+    const auto replay = read_window_log(log.string());
+    ASSERT_TRUE(replay.ok()) << replay.error().message;
+    EXPECT_EQ(replay.value().windows.size(), 2U);
+}
+
+// A row cut short (its writer was killed mid-line) is ended before ours, so
+// that the new row is a line of its own.
+TEST_F(WindowLog, ARowCutShortIsEndedBeforeTheNextRun) {
+    Gpus gpus = open_gpus();
+    const auto log = dir_ / "windows.csv";
+    std::ofstream(log) << "start_time,window_name,elapsed_time,gpu0_energy,gpu1_energy\n1.5,cut,0.2";
+    log_one_window(gpus, log, "next");
+    const auto lines = lines_of(log);
+    ASSERT_EQ(lines.size(), 3U) << text_of(log);
+    EXPECT_EQ(lines[1], "1.5,cut,0.2");
+    EXPECT_NE(lines[2].find(",next,"), std::string::npos) << lines[2];
+}
+
+// A file that is not a log of these GPUs (other GPUs, or not a window log at
+// all) is refused with the path and the fix, and left as it was.
+TEST_F(WindowLog, AnotherFileIsRefusedAndLeftAlone) {
+    Gpus gpus = open_gpus();
+    for (const std::string& before :
+         {std::string("start_time,window_name,elapsed_time,gpu3_energy\n1,a,2,3\n"), std::string("notes I keep\n")}) {
+        const auto log = dir_ / "other.csv";
+        std::ofstream(log) << before;
+        EnergyMonitorOptions options;
+        options.log_file = log.string();
+        const auto monitor = EnergyMonitor::open(gpus, nullptr, nullptr, options);
+        ASSERT_FALSE(monitor.ok()) << before;
+        const std::string message = monitor.error().describe();
+        EXPECT_NE(message.find(log.string()), std::string::npos) << message;
+        EXPECT_NE(message.find(before.substr(0, before.find('\n'))), std::string::npos) << message;
+        EXPECT_NE(message.find("give another log file, or remove this one"), std::string::npos) << message;
+        EXPECT_EQ(text_of(log), before);
+    }
+}
+
 }  // namespace
 }  // namespace zeus

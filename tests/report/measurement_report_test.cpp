@@ -20,7 +20,7 @@ EnergyReport sample_report() {
     r.command_name = "run";
     r.command = {"python", "train.py", "--epochs 3"};
     r.child = ChildStatus{true, 0, 0};
-    r.start_time = std::chrono::system_clock::time_point(std::chrono::milliseconds(1'700'000'000'123));
+    r.start_time = WallTime(std::chrono::milliseconds(1'700'000'000'123));
     r.time_s = 2.0;
     r.devices.push_back({"GPU 0", "gpu", 0U, "NVIDIA A100-SXM4-40GB", 500.0, "energy_counter", {}});
     r.devices.push_back({"GPU 1", "gpu", 1U, "Tesla P100, PCIe", 100.0, "integrated_power", {"short window"}});
@@ -100,8 +100,7 @@ TEST(MeasurementReport, JsonCarriesExitStatusAndEnergies) {
 
 TEST(MeasurementReport, PowerRowsInEveryFormat) {
     const std::vector<std::string> devices = {"GPU 0", "CPU 0"};
-    const PowerRow row{std::chrono::system_clock::time_point(std::chrono::seconds(1'700'000'000)), 1.5,
-                       {231.44, std::nullopt}};
+    const PowerRow row{WallTime(std::chrono::seconds(1'700'000'000)), 1.5, {231.44, std::nullopt}};
     EXPECT_EQ(render_power_header(devices, OutputFormat::Csv), "timestamp,elapsed_s,GPU 0 power (W),CPU 0 power (W)\n");
     EXPECT_EQ(render_power_header(devices, OutputFormat::Human), "");
     EXPECT_EQ(render_power_row(devices, row, OutputFormat::Csv), "2023-11-14T22:13:20.000Z,1.500,231.440,\n");
@@ -120,7 +119,7 @@ TEST(MeasurementReport, LocalTimesCarryTheirUtcOffset) {
     ::setenv("TZ", "Europe/Berlin", 1);
     ::tzset();
     // 2023-10-29 01:30 UTC and 00:30 UTC are both 02:30 in Berlin (the repeated hour).
-    const auto first = std::chrono::system_clock::time_point(std::chrono::seconds(1'698'539'400));
+    const auto first = WallTime(std::chrono::seconds(1'698'539'400));
     const auto second = first + std::chrono::hours(1);
     EXPECT_EQ(local_time(first), "2023-10-29 02:30:00.000 +0200");
     EXPECT_EQ(local_time(second), "2023-10-29 02:30:00.000 +0100");
@@ -132,9 +131,24 @@ TEST(MeasurementReport, LocalTimesCarryTheirUtcOffset) {
     ::tzset();
 }
 
+// A wall clock past April 2262, where std::chrono::system_clock's int64
+// nanoseconds overflow (a window begun in 2300 read as 1715): written as it is.
+TEST(MeasurementReport, TimesPast2262AreWrittenAsTheyAre) {
+    using namespace std::chrono;
+    const WallTime in_2300 = WallTime(sys_days(year(2300) / January / 1).time_since_epoch() + milliseconds(123));
+    Measurement m;
+    m.start_time = in_2300;
+    const Gpus no_gpus;
+    const auto j = nlohmann::json::parse(
+        render_report(measurement_report(m, "energy", no_gpus, nullptr, nullptr), OutputFormat::Json));
+    EXPECT_EQ(j["start_time"], "2300-01-01T00:00:00.123Z");
+    const PowerRow row{in_2300, 0.5, {1.0}};
+    EXPECT_EQ(render_power_row({"GPU 0"}, row, OutputFormat::Csv).substr(0, 24), "2300-01-01T00:00:00.123Z");
+}
+
 TEST(MeasurementReport, AMeasurementBecomesOneRowPerDeviceWithItsSource) {
     Measurement m;
-    m.start_time = std::chrono::system_clock::time_point(std::chrono::seconds(1'700'000'000));
+    m.start_time = WallTime(std::chrono::seconds(1'700'000'000));
     m.time = Seconds(4.0);
     m.gpu_energy[0] = EnergyValue{Joules(10.0), EnergySource::HardwareCounter, {}, false};
     m.gpu_energy[1] = EnergyValue{Joules(0.0), EnergySource::HardwareCounter, {"GPU 1 stopped answering"}, true};

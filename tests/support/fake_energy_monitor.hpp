@@ -83,7 +83,7 @@ class FakeEnergyMonitor final : public EnergyMonitor {
         open_.erase(it);
         record(cancel ? "cancel" : "end", std::string(name));
         Measurement m;
-        m.start_time = begin.at;
+        m.start_time = WallClock::from_system(begin.at);
         m.time = Seconds(std::chrono::duration<double>(clock_->now() - begin.at).count());
         const auto end = read_all();
         for (const unsigned i : gpu_indices_) m.gpu_energy[i] = value(i, begin.energy.at(i), end.at(i), cancel);

@@ -33,7 +33,7 @@ TEST_F(FakeEnergyMonitorTest, AWindowIsTheScriptedPowerTimesTheClocksAdvance) {
     clock_->advance(1.5s);
     const Measurement inner = monitor_.end_window("inner").value();
     const Measurement outer = monitor_.end_window("outer").value();
-    EXPECT_EQ(outer.start_time, start);
+    EXPECT_EQ(outer.start_time, WallClock::from_system(start));
     EXPECT_DOUBLE_EQ(outer.time.count(), 3.5);
     EXPECT_DOUBLE_EQ(outer.gpu_energy.at(0).energy.count(), 100 * 2 + 50 * 1.5);
     EXPECT_DOUBLE_EQ(outer.gpu_energy.at(1).energy.count(), 200 * 3.5);

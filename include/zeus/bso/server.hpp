@@ -39,8 +39,10 @@ class Server {
     // "cannot listen on ADDRESS: REASON"; otherwise the bound port (the
     // system's pick for port 0).
     [[nodiscard]] Result<unsigned short> listen_tcp(const std::string& address);
-    // Serves until SIGINT or SIGTERM.
-    void serve_until_signalled();
+    // Catches the stop signals (SIGINT, SIGTERM, SIGHUP, SIGQUIT), calls
+    // `ready` (say where it listens there), then serves until one arrives and
+    // returns its number; the database is closed when the Server is destroyed.
+    int serve_until_signalled(const std::function<void()>& ready = {});
 
   private:
     struct Parts;

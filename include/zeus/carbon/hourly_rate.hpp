@@ -6,6 +6,8 @@
 #include <chrono>
 #include <string>
 
+#include "zeus/platform/wall_clock.hpp"
+
 namespace zeus::carbon {
 
 // A UTC instant to the second; hours are values of it on whole hours.
@@ -14,6 +16,9 @@ using UtcTime = std::chrono::sys_seconds;
 [[nodiscard]] inline UtcTime hour_floor(std::chrono::system_clock::time_point t) {
     // Floor, not truncation: before 1970 (a negative count) the hour is the one before.
     return std::chrono::floor<std::chrono::hours>(t);
+}
+[[nodiscard]] inline UtcTime hour_floor(WallTime t) {
+    return UtcTime(std::chrono::floor<std::chrono::hours>(t.time_since_epoch()));
 }
 
 struct HourlyRate {

@@ -3,6 +3,7 @@
 // text, or OpenMetrics when the scraper asks). docs/metrics.md.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -22,9 +23,11 @@ class Exporter {
     // "cannot listen on ADDRESS: REASON"; otherwise the bound port (the
     // system's pick for port 0).
     [[nodiscard]] Result<unsigned short> listen_tcp(const std::string& address);
-    // Serves until SIGINT or SIGTERM. Scrapes only copy a rendered string:
-    // two threads serve many scrapers.
-    void serve_until_signalled();
+    // Catches the stop signals (SIGINT, SIGTERM, SIGHUP, SIGQUIT), calls
+    // `ready` (say where it listens there), then serves until one arrives and
+    // returns its number. Scrapes only copy a rendered string: two threads
+    // serve many scrapers.
+    int serve_until_signalled(const std::function<void()>& ready = {});
 
   private:
     struct Parts;

@@ -63,7 +63,7 @@ struct EnergyMonitorOptions {
     // For GPUs that measure zero (window shorter than the counter's update
     // period): use instant power × time instead, marked as an approximation.
     bool approx_instant_energy = false;
-    std::optional<std::string> log_file;  // CSV in the original's format; truncated when opened
+    std::optional<std::string> log_file;  // CSV in the original's format; appended to, another file refused
     SyncFunction sync;                    // empty: no synchronisation
     // At each window edge, wait for the energy counters' next two refreshes
     // (about 200 ms) and take the edge from them: the counter at the first

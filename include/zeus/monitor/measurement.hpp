@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "zeus/platform/units.hpp"
+#include "zeus/platform/wall_clock.hpp"
 
 namespace zeus {
 
@@ -155,7 +156,7 @@ class EnergyValues {
 };
 
 struct Measurement {
-    std::chrono::system_clock::time_point start_time;  // wall clock, for logs
+    WallTime start_time;  // wall clock, for logs (past 2262 too: zeus/platform/wall_clock.hpp)
     Seconds time{0.0};                                  // elapsed, monotonic clock
     EnergyValues<unsigned> gpu_energy;                  // by GPU index
     EnergyValues<unsigned> cpu_energy;                  // CPU package, by CPU index

@@ -50,9 +50,11 @@ class Server {
     // "cannot listen on ADDRESS: REASON"; otherwise the bound port (the
     // system's pick for port 0).
     [[nodiscard]] Result<unsigned short> listen_tcp(const std::string& address);
-    // Serves until SIGINT or SIGTERM, forgetting idle jobs every 60 s (or
-    // the idle time, if shorter).
-    void serve_until_signalled();
+    // Catches the stop signals (SIGINT, SIGTERM, SIGHUP, SIGQUIT), calls
+    // `ready` (say where it listens there), then serves until one arrives and
+    // returns its number, forgetting idle jobs every 60 s (or the idle time,
+    // if shorter).
+    int serve_until_signalled(const std::function<void()>& ready = {});
     // Serves on background threads until the Server is destroyed.
     void start();
 

@@ -47,7 +47,7 @@ struct EnergyReport {
     std::vector<std::string> command;  // run: the command line
     std::optional<ChildStatus> child;  // run: how the command ended (nullopt: it could not be waited for)
     std::optional<int> interrupted_by;  // the signal that ended the measurement early, if one did
-    std::chrono::system_clock::time_point start_time;
+    WallTime start_time;
     double time_s = 0.0;
     std::vector<DeviceEnergy> devices;
     std::vector<std::string> warnings;  // about the window as a whole
@@ -76,7 +76,7 @@ struct EnergyReport {
 
 // One power reading: a power per device (nullopt: not readable now).
 struct PowerRow {
-    std::chrono::system_clock::time_point wall;
+    WallTime wall;
     double elapsed_s = 0.0;
     std::vector<std::optional<double>> watts;  // in the order of the device list
 };
@@ -91,9 +91,9 @@ struct PowerRow {
 // "energy counter", "integrated power", "instant power x time".
 [[nodiscard]] std::string source_label(const std::string& source);
 // 2024-05-01T12:00:00.123Z
-[[nodiscard]] std::string iso_utc(std::chrono::system_clock::time_point t);
+[[nodiscard]] std::string iso_utc(WallTime t);
 // 2024-05-01 14:00:00.123 +0200 (local time, with its offset from UTC)
-[[nodiscard]] std::string local_time(std::chrono::system_clock::time_point t);
+[[nodiscard]] std::string local_time(WallTime t);
 // A CSV field, quoted when it needs to be.
 [[nodiscard]] std::string csv_field(const std::string& text);
 

@@ -72,8 +72,8 @@ struct ServeOptions {
 };
 
 // Configures logging from RUST_LOG, checks the options, starts the daemon
-// and serves until SIGINT or SIGTERM, then puts back every GPU setting a
-// client changed. An error names the flag or device at fault.
+// and serves until a stop signal (SIGINT, SIGTERM, SIGHUP, SIGQUIT), then
+// puts back every GPU setting a client changed. An error names the flag or device at fault.
 [[nodiscard]] Status serve(const ServeOptions& options);
 
 // `zeusd token issue`: an HS256 JWT for `user` granting `scopes` (a comma

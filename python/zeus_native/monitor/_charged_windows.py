@@ -6,7 +6,7 @@ from __future__ import annotations
 from zeus_native import _exit
 from typing import Any, Dict, Hashable, List, Optional
 
-from zeus_native.monitor.energy import Measurement, ZeusMonitor, _window_name
+from zeus_native.monitor.energy import Measurement, ZeusMonitor, _about_key, _WindowNames
 
 
 class ChargedResult:
@@ -38,6 +38,9 @@ class ChargedWindows:
         self.zeus_monitor = ZeusMonitor(gpu_indices, cpu_indices, sync_execution_with=sync_execution_with)
         self._native = native_type(self.zeus_monitor, provider._native, float(poll_interval), fallback,
                                    int(max_gap_hours))
+        # Window keys as ZeusMonitor names them (str(key)), and the native names now open.
+        self._names = _WindowNames()
+        self._open: set[str] = set()
         _exit.track(self, "carbon", lambda windows: windows._native._stop_threads())
 
     @property
@@ -47,11 +50,25 @@ class ChargedWindows:
 
     def begin_window(self, key: Hashable, sync_execution: bool = True) -> None:
         """Begins `key` (any hashable); ValueError when it is already open."""
-        self._native.begin_window(_window_name(key), sync_execution)
+        name = self._names.begin(key, lambda: list(self._open))
+        try:
+            self._native.begin_window(name, sync_execution)
+        except ValueError as e:
+            if name not in self._open:
+                self._names.end(name)
+            raise _about_key(e, name, key) from None
+        self._open.add(name)
 
     def end_window(self, key: Hashable, sync_execution: bool = True) -> Any:
         """Ends `key` and returns its energy with its emission or cost; ValueError when it is not open."""
-        return self._result_type()._from_native(self._native.end_window(_window_name(key), sync_execution))
+        name = self._names.lookup(key, lambda: list(self._open))
+        try:
+            result = self._native.end_window(name, sync_execution)
+        except ValueError as e:
+            raise _about_key(e, name, key) from None
+        self._open.discard(name)
+        self._names.end(name)
+        return self._result_type()._from_native(result)
 
     def _result_type(self) -> Any:
         raise NotImplementedError

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import dataclasses
+import logging
 import math
 import os
 from functools import cached_property
 from pathlib import Path
-from typing import Any, Dict, Hashable, List, Optional
+from typing import Any, Callable, Dict, Hashable, List, Optional
 
 from zeus_native import _core, _exit
 from zeus_native.device import _sets
@@ -17,6 +18,8 @@ from zeus_native.device.gpu.common import ZeusGPUNoPermissionError
 from zeus_native.monitor import attribution as _attribution
 from zeus_native.monitor.attribution import AttributeTo, EnergyShare
 from zeus_native.utils.framework import DEFAULT_SYNC, sync_function
+
+logger = logging.getLogger(__name__)
 
 
 @dataclasses.dataclass
@@ -192,6 +195,8 @@ def _open_log(log_file: str | Path) -> str:
         directory = os.path.dirname(path)
         if directory:
             os.makedirs(directory, exist_ok=True)
+        # Replaced, as the original's ZeusMonitor does (open(log_file, "w")); the
+        # native monitor then writes the header into the empty file.
         with open(path, "w"):
             pass
     except OSError as e:
@@ -317,34 +322,56 @@ class ZeusMonitor(_core.EnergyMonitor):
     def begin_window(self, key: Hashable, sync_execution: bool = True, restart: bool = False) -> None:
         """Begin the window `key` (any hashable, as in the original); ValueError when it is already open
         (restart=True begins it again)."""
-        name = key if type(key) is str else _window_name(key)
+        names = self.__dict__.get("_window_names")
+        if type(key) is str and not names:
+            name = key
+        else:
+            if names is None:
+                names = self.__dict__["_window_names"] = _WindowNames()
+            name = names.begin(key, self._open_window_names)
         try:
             _native_begin(self, name, sync_execution, restart)
         except ValueError as e:
+            if names is not None and name not in self._open_window_names():
+                names.end(name)
             raise _about_key(e, name, key) from None
         if self._shares is not None:
             self._shares.begin(name)
-        if name is not key:
-            self.__dict__.setdefault("_non_str_keys", {})[name] = key
+
+    @property
+    def open_windows(self) -> List[Hashable]:
+        """The keys of the windows now open."""
+        names = self.__dict__.get("_window_names")
+        return [names.key(name) if names else name for name in self._open_window_names()]
+
+    def _open_window_names(self) -> List[str]:
+        """The native names of the windows now open (what the log file calls them)."""
+        return _native_open_windows.__get__(self)
 
     def reset_windows(self) -> List[Hashable]:
         """Drop every open window (their measurements are lost); returns their keys."""
-        keys = self.__dict__.pop("_non_str_keys", {})
+        names = self.__dict__.pop("_window_names", None)
         if self._shares is not None:
             self._shares.reset()
-        return [keys.get(name, name) for name in super().reset_windows()]
+        keys = [names.key(name) if names else name for name in super().reset_windows()]
+        if keys:
+            logger.info("ZeusMonitor reset dropped active windows: %s", keys)
+        else:
+            logger.info("ZeusMonitor reset with no active windows to drop.")
+        return keys
 
     def end_window(self, key: Hashable, sync_execution: bool = True, cancel: bool = False) -> Measurement:
         """End the window `key` and return its Measurement; ValueError when it is not open."""
-        name = key if type(key) is str else _window_name(key)
+        names = self.__dict__.get("_window_names")
+        name = key if type(key) is str and not names else (names or _WindowNames()).lookup(key, self._open_window_names)
         m = _new_object(Measurement)
         # Fields are read from the native result when first accessed (Measurement._fill).
         try:
             native = _native_end(self, name, sync_execution, cancel)
         except ValueError as e:
             raise _about_key(e, name, key) from None
-        if name is not key:
-            self.__dict__.get("_non_str_keys", {}).pop(name, None)
+        if names:
+            names.end(name)
         m._pending = (native, self, name)
         if self._shares is not None:
             if cancel:
@@ -359,19 +386,69 @@ class ZeusMonitor(_core.EnergyMonitor):
 
 _native_begin = _core.EnergyMonitor.begin_window
 _native_end = _core.EnergyMonitor.end_window
+_native_open_windows = _core.EnergyMonitor.open_windows
 
 
 def _about_key(error: ValueError, name: str, key: Hashable) -> ValueError:
-    """`error` naming the window as the user keyed it (the original's '{key}'), not by its native name."""
-    if name is key:
+    """`error` naming the window as the user keyed it (the original's '{key}'), not by a native name
+    that had to differ from str(key)."""
+    if name is key or name == str(key):
         return error
     return type(error)(str(error).replace(f"'{name}'", f"'{key}'"))
 
 
-def _window_name(key: Hashable) -> str:
-    # The original keys windows by any hashable; names cross to the native
-    # core as text, so each key gets one unambiguous name (a str stays itself).
-    if isinstance(key, str):
-        return key
+class _WindowNames:
+    """The native names of windows keyed by anything but a str, or by a str whose name was taken.
+
+    The original keys windows by any hashable and writes str(key) in its messages and log file
+    ("('epoch', 3)", "123"); the native monitor keys them by text. A window's native name is
+    str(key), unless an open window of another key already has that name (123 and "123"): then
+    "str(key)#2", "#3", ... Only names that are not the key itself are recorded here.
+    `open_names` gives the native names of the open windows; it is called only when a name
+    could be taken."""
+
+    def __init__(self) -> None:
+        self._keys: Dict[str, Hashable] = {}  # native name -> key
+        self._names: Dict[Hashable, str] = {}  # key -> native name
+
+    def __bool__(self) -> bool:
+        return bool(self._names)
+
+    def key(self, name: str) -> Hashable:
+        return self._keys.get(name, name)
+
+    def begin(self, key: Hashable, open_names: Callable[[], List[str]]) -> str:
+        """The name for `key`'s new window (recorded), or its open window's (refused or restarted)."""
+        name = self.lookup(key, open_names)
+        if name is not key:
+            self._keys[name] = key
+            self._names[key] = name
+        return name
+
+    def lookup(self, key: Hashable, open_names: Callable[[], List[str]]) -> str:
+        """The name of `key`'s open window; for a key without one, a name no open window has."""
+        name = self._names.get(key)
+        if name is not None:
+            return name
+        natural = key if type(key) is str else _natural_name(key)
+        if type(key) is str and natural not in self._keys:
+            return natural  # str windows not recorded are their own names
+        taken = set(open_names()) | self._keys.keys()
+        name, n = natural, 1
+        while name in taken:
+            n += 1
+            name = f"{natural}#{n}"
+        return name
+
+    def end(self, name: str) -> None:
+        key = self._keys.pop(name, _MISSING)
+        if key is not _MISSING:
+            del self._names[key]
+
+
+_MISSING = object()
+
+
+def _natural_name(key: Hashable) -> str:
     hash(key)  # TypeError for an unhashable key, as the original's dict raises
-    return f"{type(key).__qualname__}:{key!r}"
+    return str(key)

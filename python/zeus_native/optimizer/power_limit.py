@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import abc
 import atexit
+import logging
 import weakref
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, List, Optional, Tuple, Union
@@ -16,6 +17,7 @@ from typing import TYPE_CHECKING, Any, List, Optional, Tuple, Union
 from zeus_native import _core
 from zeus_native.callback import Callback
 from zeus_native.monitor.energy import ZeusMonitor
+from zeus_native.utils.framework import is_distributed
 
 try:  # the original's states are pydantic (v1 API) models
     from zeus_native.utils.pydantic_v1 import BaseModel, NonNegativeInt, PositiveFloat, PositiveInt
@@ -168,6 +170,16 @@ class PowerLimitMeasurement(BaseModel):
 
 _STATES = {"Warmup": Warmup, "Profiling": Profiling}
 
+# The original's logger and messages (zeus.optimizer.power_limit), under this package's name.
+logger = logging.getLogger(__name__)
+
+
+def _distributed() -> bool:
+    try:
+        return is_distributed()
+    except RuntimeError:  # no framework (the original raises): one process
+        return False
+
 
 _live: "weakref.WeakSet" = weakref.WeakSet()
 
@@ -228,16 +240,73 @@ class GlobalPowerLimitOptimizer(Callback):
             None if profile_path is None else str(profile_path),
         )
         _live.add(self)
+        if len(monitor.gpu_indices) > 1 and _distributed():
+            logger.warning(
+                "Distributed training is enabled with %d GPUs monitored. "
+                "For distributed training, it is recommended to monitor only one GPU per `ZeusMonitor` instance "
+                "since `GlobalPowerLimitOptimizer` performs an all-reduce operation internally over all devices.",
+                len(monitor.gpu_indices),
+            )
+        self._log_start(wait_steps)
 
     def on_step_begin(self) -> None:
         """Drive profiling (may change the power limit)."""
+        if not logger.isEnabledFor(logging.INFO):
+            self._native.on_step_begin()
+            return
+        before = self._native.state_detail
         self._native.on_step_begin()
+        self._log_step(before, self._native.state_detail)
 
     def on_epoch_end(self) -> None:
         """Cancel an unfinished warm-up or window; it is retried next epoch. Epochs too short
         for one limit's warm-up and window (twice in a row) end profiling at the maximum
         limit with a UserWarning; training goes on."""
+        if not logger.isEnabledFor(logging.INFO):
+            self._native.on_epoch_end()
+            return
+        before = self._native.state_detail
         self._native.on_epoch_end()
+        after = self._native.state_detail
+        if before[0] in _STATES and after[0] == "Ready":
+            logger.info("%s phase for %d W interrupted by the end of a training epoch.", before[0], before[1] // 1000)
+            logger.info("Setting power limit to %d W.", max(self.power_limits) // 1000)
+        else:
+            self._log_step(before, after)
+
+    def _log_start(self, wait_steps: int) -> None:
+        """What the original logs when it is created."""
+        name, limit_mw, _ = self._native.state_detail
+        if name == "Done":
+            logger.info("Loaded previous profiling results from '%s'.", str(self.profile_path))
+            logger.info("Optimal power limit is %d W.", limit_mw // 1000)
+            logger.info("Setting power limit to %d W.", limit_mw // 1000)
+            return
+        if self.profile_path is None:
+            logger.info("JIT profiling enabled.")
+        else:
+            logger.info("JIT Profiling enabled. Profile will be saved to '%s'.", str(self.profile_path))
+        logger.info("Will wait %d step(s) before profiling.", wait_steps)
+        logger.info("Set power limit to the maximum before starting.")
+        logger.info("Setting power limit to %d W.", max(self.power_limits) // 1000)
+
+    def _log_step(self, before: Tuple[str, int, int], after: Tuple[str, int, int]) -> None:
+        """The original's messages for the move from state `before` to `after` ((name, mW, steps))."""
+        (was, was_mw, _), (now, now_mw, _) = before, after
+        if (was, was_mw) == (now, now_mw):
+            return
+        if was == "Profiling":
+            logger.info("Finished profiling for power limit %d W.", was_mw // 1000)
+        if now in _STATES and (was, was_mw) != ("Warmup", now_mw):
+            logger.info("Starting warmup for power limit %d W.", now_mw // 1000)
+            logger.info("Setting power limit to %d W.", now_mw // 1000)
+        if now == "Profiling":
+            logger.info("Starting actual profiling for power limit %d W.", now_mw // 1000)
+        elif now == "Done":
+            logger.info("Optimal power limit is %d W.", now_mw // 1000)
+            logger.info("Setting power limit to %d W.", now_mw // 1000)
+            if self.profile_path is not None:
+                logger.info("JIT profiling results saved to '%s'.", str(self.profile_path))
 
     def close(self) -> None:
         """Put back the limits in force before the optimizer was created. Idempotent."""
