@@ -3,13 +3,13 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
+#include <string>
+#include <string_view>
+#include <utility>
 
 namespace zeus::monitor_detail {
 namespace {
-
-// A sample older than this at an edge (the watcher stalled) is flagged;
-// normally it is under one refresh period old.
-constexpr std::chrono::seconds kStaleSample{1};
 
 // A watcher sample as the snapshot a read would have returned. Without a
 // refresh time from the driver, the counter is at least as fresh as the
@@ -36,17 +36,28 @@ EdgeEstimate sampled_energy(const EnergySnapshot& snapshot, const CounterWatch::
     return energy_at(snapshot, edge, ceiling, SystemClock::duration::max());
 }
 
-// A sample that was old at an edge means the watcher stalled: the edge is
-// then extrapolated further than usual (its bound says by how much).
-void note_stale_samples(EnergyValue& value, unsigned gpu, const EdgeSampler::GpuSample& begin,
-                        SystemClock::time_point begin_at, const EdgeSampler::GpuSample& end,
-                        SystemClock::time_point end_at) {
-    const auto age = std::max(begin_at - begin.read_at, end_at - end.read_at);
-    if (age <= kStaleSample) return;
-    value.warnings.push_back(fmt::format(
-        "GPU {}'s latest watched sample was {:.1f} s old at a window edge (normally under one counter refresh "
-        "period): that edge is extrapolated with the power then, off by at most {:.3f} J for the whole window",
-        gpu, Seconds(age).count(), value.edge_error_bound.value_or(Joules(0.0)).count()));
+// Why an edge read the GPU itself (its watched sample was late), or "".
+std::string late_read_note(const EdgeSampler::GpuSample& sample, std::string_view edge) {
+    if (!sample.read_at_edge_late_by) return {};
+    return fmt::format("the watcher was {:.0f} ms late to read it at the {} of the window (a stalled thread or a "
+                       "slow driver call), so that edge read the GPU itself",
+                       std::chrono::duration<double, std::milli>(*sample.read_at_edge_late_by).count(), edge);
+}
+
+// Each edge's note of a late watcher, as warnings of `value`.
+void note_late_reads(EnergyValue& value, unsigned gpu, const EdgeSampler::GpuSample& begin,
+                     const EdgeSampler::GpuSample& end) {
+    for (const auto& [sample, edge] : {std::pair{&begin, "beginning"}, std::pair{&end, "end"}}) {
+        const std::string note = late_read_note(*sample, edge);
+        if (!note.empty()) value.warnings.push_back(fmt::format("GPU {}: {}", gpu, note));
+    }
+}
+
+// A lost GPU's warning, with the edge's note when that edge read it itself.
+std::string lost_warning(std::string text, const EdgeSampler::GpuSample& sample, std::string_view edge) {
+    const std::string note = late_read_note(sample, edge);
+    if (!note.empty()) text += " (" + note + ")";
+    return text;
 }
 
 // One counter GPU of a sampled window; `begin`: its begin edge.
@@ -57,21 +68,24 @@ EnergyValue sampled_gpu_value(const SampledEnd& w, std::size_t k, const CounterE
     CounterWatch::GpuView view = end_sample.watched;
     auto snapshot = sampled_snapshot(end_sample, view);
     if (!snapshot) {
-        return lost_value(EnergySource::HardwareCounter,
-                          fmt::format("GPU {} could not be read at the end of the window, its energy is unknown: {}",
-                                      i, snapshot.error().describe()));
+        return lost_value(
+            EnergySource::HardwareCounter,
+            lost_warning(fmt::format("GPU {} could not be read at the end of the window, its energy is unknown: {}",
+                                     i, snapshot.error().describe()),
+                         end_sample, "end"));
     }
     if (begin.lost) {
         return lost_value(EnergySource::HardwareCounter,
-                          fmt::format("GPU {} could not be read at the beginning of the window, its energy is "
-                                      "unknown: {}",
-                                      i, *begin.lost));
+                          lost_warning(fmt::format("GPU {} could not be read at the beginning of the window, its "
+                                                   "energy is unknown: {}",
+                                                   i, *begin.lost),
+                                       w.begin_frame->gpus[k], "beginning"));
     }
     const auto watched = watched_at(std::move(view), *snapshot, w.end);
     const EdgeEstimate at_end = sampled_energy(*snapshot, watched, w.end_wall, w.counters->ceilings[k]);
     EnergyValue value = counter_difference(begin, at_end, watched);
     if (!short_window.empty()) value.warnings.push_back(short_window);
-    note_stale_samples(value, i, w.begin_frame->gpus[k], w.start_wall, end_sample, w.end_wall);
+    note_late_reads(value, i, w.begin_frame->gpus[k], end_sample);
     note_counter_history(value, i, begin, watched, end_sample.stats, w.end);
     note_impossible_power(value, i, w.counters->ceilings[k], w.time);
     return value;
