@@ -100,8 +100,10 @@ EdgeSampler::WallClock::time_point EdgeSampler::sweep() {
         if (!next) next = std::make_shared<Frame>(*latest());
         GpuSample sample = read_gpu(k, true);
         reschedule(schedule_[k], sample, sample.read_at);
+        // A failed read is never late: the GPU is lost at the edge until the
+        // watcher reads it again (an edge must not wait on a GPU that hangs).
         const auto allowed = std::max<WallClock::duration>(schedule_[k].period.value_or(kBlindPeriod), kMinLateness);
-        sample.late_after = schedule_[k].due + allowed;
+        sample.late_after = sample.snapshot ? schedule_[k].due + allowed : WallClock::time_point::max();
         next->gpus[k] = std::move(sample);
     }
     if (!host_.cpus.empty()) {

@@ -47,6 +47,7 @@ class EdgeSampler {
         // An edge after this finds the sample late: the watcher missed its
         // next read by more than the counter's period allows (it stalled, or
         // hangs in a driver call), so the GPU may have failed unseen since.
+        // Never for a failed read: that GPU is lost at the edge.
         WallClock::time_point late_after{};
         // Set when an edge read the GPU itself because the watcher's sample
         // was late: by how much.

@@ -39,9 +39,10 @@ EdgeEstimate sampled_energy(const EnergySnapshot& snapshot, const CounterWatch::
 // Why an edge read the GPU itself (its watched sample was late), or "".
 std::string late_read_note(const EdgeSampler::GpuSample& sample, std::string_view edge) {
     if (!sample.read_at_edge_late_by) return {};
-    return fmt::format("the watcher was {:.0f} ms late to read it at the {} of the window (a stalled thread or a "
-                       "slow driver call), so that edge read the GPU itself",
-                       std::chrono::duration<double, std::milli>(*sample.read_at_edge_late_by).count(), edge);
+    return fmt::format(
+        "the watcher was {:.0f} ms late to read it at the {} of the window (a stalled thread or a "
+        "slow driver call), so that edge read the GPU itself",
+        std::chrono::duration<double, std::milli>(*sample.read_at_edge_late_by).count(), edge);
 }
 
 // Each edge's note of a late watcher, as warnings of `value`.
@@ -70,8 +71,8 @@ EnergyValue sampled_gpu_value(const SampledEnd& w, std::size_t k, const CounterE
     if (!snapshot) {
         return lost_value(
             EnergySource::HardwareCounter,
-            lost_warning(fmt::format("GPU {} could not be read at the end of the window, its energy is unknown: {}",
-                                     i, snapshot.error().describe()),
+            lost_warning(fmt::format("GPU {} could not be read at the end of the window, its energy is unknown: {}", i,
+                                     snapshot.error().describe()),
                          end_sample, "end"));
     }
     if (begin.lost) {
@@ -93,35 +94,30 @@ EnergyValue sampled_gpu_value(const SampledEnd& w, std::size_t k, const CounterE
 
 }  // namespace
 
-std::vector<CounterEdge> sampled_begin(const CounterGpus& counters, const EdgeSampler::Frame& frame,
-                                                 Timestamp start, SystemClock::time_point start_wall) {
-    std::vector<CounterEdge> gpus;
-    gpus.reserve(counters.indices.size());
-    for (std::size_t k = 0; k < counters.indices.size(); ++k) {
-        const auto& sample = frame.gpus[k];
-        CounterWatch::GpuView view = sample.watched;
-        auto snapshot = sampled_snapshot(sample, view);
-        if (!snapshot) {
-            gpus.push_back({Joules(0.0), Joules(0.0), sample.stats, sample.watched, snapshot.error().describe()});
-            continue;
-        }
-        const auto watched = watched_at(std::move(view), *snapshot, start);
-        const EdgeEstimate edge = sampled_energy(*snapshot, watched, start_wall, counters.ceilings[k]);
-        gpus.push_back({edge.energy, edge.error_bound, sample.stats, watched, std::nullopt});
-    }
-    return gpus;
+CounterEdge sampled_begin(const CounterGpus& counters, std::size_t k, const EdgeSampler::Frame& frame, Timestamp start,
+                          SystemClock::time_point start_wall) {
+    const auto& sample = frame.gpus[k];
+    CounterWatch::GpuView view = sample.watched;
+    auto snapshot = sampled_snapshot(sample, view);
+    if (!snapshot) return {Joules(0.0), Joules(0.0), sample.stats, sample.watched, snapshot.error().describe()};
+    const auto watched = watched_at(std::move(view), *snapshot, start);
+    const EdgeEstimate edge = sampled_energy(*snapshot, watched, start_wall, counters.ceilings[k]);
+    return {edge.energy, edge.error_bound, sample.stats, watched, std::nullopt};
 }
 
 std::map<unsigned, EnergyValue> sampled_gpu_values(const SampledEnd& w) {
-    const auto begins = sampled_begin(*w.counters, *w.begin_frame, w.start, w.start_wall);
     std::string short_window;
     if (w.time < kCounterUpdatePeriod && !w.counters->indices.empty()) short_window = short_window_warning(w.time);
     std::map<unsigned, EnergyValue> values = w.others;
-    std::map<unsigned, Watts> instant = w.instant;
+    // Instant powers matter only to approximate zeros.
+    std::map<unsigned, Watts> instant;
+    if (w.approx_instant_energy) instant = w.instant;
     for (std::size_t k = 0; k < w.counters->indices.size(); ++k) {
         const unsigned i = w.counters->indices[k];
-        values.insert_or_assign(i, sampled_gpu_value(w, k, begins[k], short_window));
-        if (!w.power_frame) continue;
+        const CounterEdge begin = sampled_begin(*w.counters, k, *w.begin_frame, w.start, w.start_wall);
+        // Indices ascend: with no other GPU before, each goes at the end.
+        values.insert_or_assign(values.end(), i, sampled_gpu_value(w, k, begin, short_window));
+        if (!w.power_frame || !w.approx_instant_energy) continue;
         const auto& sampled = w.power_frame->gpus[k].snapshot;
         if (sampled && sampled->power) instant[i] = quantity_cast<Watts>(*sampled->power);
     }
