@@ -14,12 +14,15 @@ namespace {
 using namespace zeus;
 using zeus::bench::InstantCpu;
 
+// Synchronous edges (WindowEdges::Synchronous): each edge reads every device.
 void BM_BeginEndWindow_8Gpus_2Cpus(benchmark::State& state) {
     Gpus gpus = zeus::bench::instant_gpus(8);
     std::vector<std::unique_ptr<Cpu>> cpu_list;
     for (unsigned i = 0; i < 2; ++i) cpu_list.push_back(std::make_unique<InstantCpu>(i));
     Cpus cpus(std::move(cpu_list), {}, {}, "", nullptr);
-    auto monitor = EnergyMonitor::open(gpus, &cpus, nullptr).value();
+    EnergyMonitorOptions options;
+    options.edges = WindowEdges::Synchronous;
+    auto monitor = EnergyMonitor::open(gpus, &cpus, nullptr, options).value();
     for (auto _ : state) {
         (void)monitor->begin_window("step", false);
         auto m = monitor->end_window("step", false);
@@ -44,6 +47,20 @@ void BM_BeginEndWindow_Sampled(benchmark::State& state) {
     }
 }
 BENCHMARK(BM_BeginEndWindow_Sampled)->Arg(1)->Arg(8)->Arg(64);
+
+// The default monitor (sampled edges), and the window's total GPU energy
+// read: the pair plus computing every GPU's value from the two frames.
+void BM_BeginEndWindowAndTotal_Default(benchmark::State& state) {
+    Gpus gpus = zeus::bench::instant_gpus(static_cast<unsigned>(state.range(0)));
+    auto monitor = EnergyMonitor::open(gpus, nullptr, nullptr).value();
+    (void)monitor->begin_window("warm-up", false);
+    for (auto _ : state) {
+        (void)monitor->begin_window("step", false);
+        auto m = monitor->end_window("step", false);
+        benchmark::DoNotOptimize(m.value().total_gpu_energy());
+    }
+}
+BENCHMARK(BM_BeginEndWindowAndTotal_Default)->Arg(1)->Arg(8)->Arg(64);
 
 // Sampled edges over GPUs and 2 CPU packages with DRAM: the packages are
 // read on the watcher thread too, so the pair costs what it does without

@@ -13,6 +13,7 @@
 #include "commands.hpp"
 #include "charged_windows.hpp"
 #include "zeus/device/gpu.hpp"
+#include "zeus/monitor/energy_monitor.hpp"
 #include "zeus/platform/error.hpp"
 #include "zeus/report/measurement_report.hpp"
 
@@ -45,6 +46,8 @@ struct MeasureOptions {
     // Window edges from the counters' next refreshes (EnergyMonitorOptions):
     // for commands that have nothing to do right after an edge.
     bool wait_for_counter_refresh = true;
+    // Without waiting: where each edge takes a GPU's energy from.
+    WindowEdges window_edges = WindowEdges::Sampled;
     ChargeOptions charges;  // energy, run: carbon and cost of the window
 };
 

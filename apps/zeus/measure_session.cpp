@@ -289,6 +289,7 @@ Result<std::unique_ptr<MeasureSession>> MeasureSession::open(const MeasureOption
     mopts.gpu_indices = s->gpu_indices_;
     mopts.cpu_indices = s->cpu_indices_;
     mopts.wait_for_counter_refresh = options.wait_for_counter_refresh;
+    mopts.edges = options.window_edges;
     if (!options.log_file.empty()) mopts.log_file = options.log_file;
     auto monitor = EnergyMonitor::open(s->gpus_, &s->cpus_, s->soc_.get(), std::move(mopts));
     if (!monitor) return monitor.error();

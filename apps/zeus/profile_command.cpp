@@ -134,6 +134,7 @@ MeasureOptions measure_options_for(const ProfileOptions& options) {
     // A trial's window begins right after its warm-up: waiting there would
     // let the GPU cool, which is what the profiler controls.
     measure.wait_for_counter_refresh = false;
+    measure.window_edges = options.window_edges == "synchronous" ? WindowEdges::Synchronous : WindowEdges::Sampled;
     measure.output = options.output;
     measure.runs_command = !options.command.empty();
     return measure;
@@ -357,6 +358,12 @@ Command add_profile(CLI::App& parent) {
                     "error when profiling a command (the command's output keeps standard output)");
     cmd->add_option("--plot", opts->plot, "Write an SVG plot of energy mean ± std per swept value to this file");
     cmd->add_flag("--quiet,-q", opts->quiet, "No progress on standard error");
+    cmd->add_option("--window-edges", opts->window_edges,
+                    "Where each window edge takes a GPU's energy from: sampled (a watcher thread's latest "
+                    "reading, no driver call at the edge) or synchronous (a driver call per GPU at each edge, as "
+                    "the original Zeus)")
+        ->check(one_of({"sampled", "synchronous"}))
+        ->capture_default_str();
     // The command: everything after -- (see `zeus run`).
     cmd->add_option("command", opts->command, "The command to profile and its arguments, after --")
         ->type_name("CMD ARGS")

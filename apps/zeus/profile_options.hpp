@@ -44,6 +44,7 @@ struct ProfileOptions {
     std::string output;
     std::string plot;
     bool quiet = false;
+    std::string window_edges = "sampled";  // or "synchronous" (EnergyMonitorOptions::edges)
     std::vector<std::string> command;
 };
 

@@ -1,6 +1,7 @@
 """Window edges, synchronous vs sampled, side by side in one run:
 
-1. cost of one begin_window + end_window pair for 1, 8 and 64 simulated H100s at
+1. cost of one begin_window + end_window pair (and of the pair with its
+   result's total_energy read) for 1, 8 and 64 simulated H100s at
    20 µs per NVML call (the H100 preset's default) and at 360 µs (the Pascal
    preset's, docs/simulator.md "Driver latency"), through
    the C++ API (the binding's benchmark hook), through Python, and the original
@@ -59,6 +60,18 @@ def _pair_times(monitor, count: int) -> tuple[float, float, float]:
     return statistics.median(pairs), statistics.median(begins), statistics.median(ends)
 
 
+def _pair_and_total_times(monitor, count: int) -> float:
+    """Median ns of a pair whose result's total_energy is read: what a caller of the window pays."""
+    times = []
+    clock = time.perf_counter_ns
+    for _ in range(count):
+        t0 = clock()
+        monitor.begin_window("bench", sync_execution=False)
+        monitor.end_window("bench", sync_execution=False).total_energy
+        times.append(clock() - t0)
+    return statistics.median(times)
+
+
 def run_cost_case(count: int, latency_us: int) -> dict:
     warnings.simplefilter("ignore")
     from zeus.monitor import ZeusMonitor as Original
@@ -71,17 +84,23 @@ def run_cost_case(count: int, latency_us: int) -> dict:
         assert len(monitor.gpu_indices) == count
         monitor.begin_window("warm-up", sync_execution=False)
         pairs = PAIRS if mode == "sampled" else _reading_pairs(count, latency_us)
-        cpp, py, begin, end = [], [], [], []
+        cpp, py, begin, end, total = [], [], [], [], []
         for _ in range(ROUNDS):
             cpp.append(monitor._native_window_pairs(pairs))
             p, b, e = _pair_times(monitor, pairs)
             py.append(p)
             begin.append(b)
             end.append(e)
-        row[mode] = {"cpp": cpp, "python": py, "begin": begin, "end": end}
+            total.append(_pair_and_total_times(monitor, pairs))
+        row[mode] = {"cpp": cpp, "python": py, "begin": begin, "end": end, "total": total}
         monitor._stop_threads()
+    default = ZeusMonitor()
+    assert default.window_edges == "sampled"
+    default._stop_threads()
     original = Original(gpu_indices=list(range(count)))
-    row["original"] = [_pair_times(original, _reading_pairs(count, latency_us))[0] for _ in range(ROUNDS)]
+    pairs = _reading_pairs(count, latency_us)
+    row["original"] = [_pair_times(original, pairs)[0] for _ in range(ROUNDS)]
+    row["original_total"] = [_pair_and_total_times(original, pairs) for _ in range(ROUNDS)]
     return row
 
 
@@ -218,8 +237,10 @@ def main() -> int:
           f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f} at start")
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)
-        print("\n| GPUs | driver latency | mode | C++ pair µs | Python pair µs | Python begin / end µs | original 0.16.0 pair µs | original / Python |")
-        print("|---|---|---|---|---|---|---|---|")
+        print("\n| GPUs | driver latency | mode | C++ pair µs | Python pair µs | Python begin / end µs | "
+              "original 0.16.0 pair µs | original / Python | Python pair + total_energy µs | "
+              "original pair + total_energy µs | original / Python |")
+        print("|---|---|---|---|---|---|---|---|---|---|---|")
         for latency in (20, 360):
             for count in (1, 8, 64):
                 out = subprocess.check_output([sys.executable, __file__, "--cost", str(count), str(latency)],
@@ -229,9 +250,11 @@ def main() -> int:
                 for mode in ("synchronous", "sampled"):
                     r = row[mode]
                     ratio = statistics.median(row["original"]) / statistics.median(r["python"])
+                    total_ratio = statistics.median(row["original_total"]) / statistics.median(r["total"])
                     print(f"| {count} | {lat} | {mode} | {_cell(r['cpp'])} | {_cell(r['python'])} | "
                           f"{statistics.median(r['begin']) / 1000:.2f} / {statistics.median(r['end']) / 1000:.2f} | "
-                          f"{_cell(row['original'])} | {ratio:.0f}× |")
+                          f"{_cell(row['original'])} | {ratio:.0f}× | {_cell(r['total'])} | "
+                          f"{_cell(row['original_total'])} | {total_ratio:.0f}× |")
         with tempfile.TemporaryDirectory(dir="/dev/shm" if Path("/dev/shm").is_dir() else None) as shm:
             env = dict(_env(tmp, 8, 20), ZEUS_POWERCAP_ROOT=str(_powercap_tree(Path(shm) / "powercap")))
             row = json.loads(subprocess.check_output([sys.executable, __file__, "--packages"], env=env,

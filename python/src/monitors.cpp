@@ -227,9 +227,9 @@ void bind_energy_monitor(nb::module_& m) {
                std::string_view window_edges) {
                 EnergyMonitorOptions options;
                 options.wait_for_counter_refresh = wait_for_counter_refresh;
-                if (window_edges == "sampled") {
-                    options.edges = WindowEdges::Sampled;
-                } else if (window_edges != "synchronous") {
+                if (window_edges == "synchronous") {
+                    options.edges = WindowEdges::Synchronous;
+                } else if (window_edges != "sampled") {
                     throw nb::value_error(("window_edges must be \"synchronous\" or \"sampled\", not \"" +
                                            std::string(window_edges) + "\"")
                                               .c_str());
@@ -268,8 +268,7 @@ void bind_energy_monitor(nb::module_& m) {
             },
             nb::arg("gpus"), nb::arg("cpus").none(), nb::arg("soc").none(), nb::arg("gpu_indices").none(),
             nb::arg("cpu_indices").none(), nb::arg("approx_instant_energy"), nb::arg("log_file").none(),
-            nb::arg("sync").none(), nb::arg("wait_for_counter_refresh") = false,
-            nb::arg("window_edges") = "synchronous")
+            nb::arg("sync").none(), nb::arg("wait_for_counter_refresh") = false, nb::arg("window_edges") = "sampled")
         .def("begin_window", &EnergyWindows::begin, nb::arg("key"), nb::arg("sync_execution") = true,
              nb::arg("restart") = false,
              "Begins the window `key`. ValueError when it is already open (unless restart=True).")
@@ -277,9 +276,6 @@ void bind_energy_monitor(nb::module_& m) {
              nb::arg("cancel") = false,
              "Ends the window `key` and returns its Measurement (zeros when cancel=True). ValueError when it is "
              "not open.")
-        .def("_warn_deferred", &EnergyWindows::warn_deferred, nb::arg("measurement"), nb::arg("key"),
-             "The warnings end_window gives about a result (lost GPUs, zero energy), for one whose GPU values "
-             "were left to be computed when first read (sampled edges); nothing for any other.")
         .def(
             "_stop_threads",
             [](EnergyWindows& w) {
@@ -570,14 +566,11 @@ Measurement EnergyWindows::end(std::string_view key, bool sync_execution, bool c
         return monitor->end_window(key, false, cancel);
     }();
     Measurement m = unwrap(std::move(result), ErrorFamily::Value);
-    // Sampled edges leave the GPU values to be computed when first read:
-    // zeus_native.monitor.Measurement warns then (warn_deferred).
-    if (!cancel && !m.gpu_energy.pending()) warn_about(m, key);
+    // The original's warnings come from end_window: for sampled edges this
+    // computes the GPU values now (from the two frames, no driver call);
+    // the Python dicts stay to be built when first read.
+    if (!cancel) warn_about(m, key);
     return m;
-}
-
-void EnergyWindows::warn_deferred(const Measurement& m, std::string_view key) {
-    if (m.gpu_energy.pending()) warn_about(m, key);
 }
 
 void EnergyWindows::warn_about(const Measurement& m, std::string_view key) {

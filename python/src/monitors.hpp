@@ -35,11 +35,10 @@ struct EnergyWindows {
 
     void begin(std::string_view key, bool sync_execution, bool restart);
     Measurement end(std::string_view key, bool sync_execution, bool cancel);
-    // The warnings about a window's result: GPUs lost during it, a GPU
-    // measured as zero (once per monitor). warn_deferred: only for a result
-    // whose GPU values are still to be computed (it computes them).
+    // The warnings about a window's result, given by end_window as the
+    // original's: GPUs lost during it, a GPU measured as zero (once per
+    // monitor). Computes the result's GPU values where they were deferred.
     void warn_about(const Measurement& m, std::string_view key);
-    void warn_deferred(const Measurement& m, std::string_view key);
     double native_pairs(std::size_t count);
     double native_reads(std::size_t count) const;
 

@@ -273,6 +273,7 @@ def test_sampled_window_edges_within_their_bound_of_ground_truth(sim):
 
     with pytest.raises(ValueError, match="window_edges"):
         ZeusMonitor(window_edges="lazy")
+    assert ZeusMonitor(window_edges="synchronous").window_edges == "synchronous"
     monitor = ZeusMonitor(window_edges="sampled")
     assert monitor.window_edges == "sampled"
     load = sim.load(0, 0.7)
@@ -291,11 +292,12 @@ def test_sampled_window_edges_within_their_bound_of_ground_truth(sim):
     sim.unload(load)
 
 
-def test_sampled_result_is_read_on_first_access_and_behaves_as_a_plain_measurement(sim):
-    """A sampled window's values are computed when first read: end_window
-    warns about nothing yet; the first access gives end_window's warnings, and
-    every field is a plain value (dict, float), also through copy, pickle,
-    asdict, == and repr of a result not read before."""
+def test_sampled_result_warns_at_end_window_and_behaves_as_a_plain_measurement(sim):
+    """The default, sampled edges: end_window gives the original's warnings
+    (a GPU lost during the window) itself, not the first read of a value;
+    the fields are read from the native result when first accessed, and each
+    is a plain value (dict, float), also through copy, pickle, asdict, == and
+    repr of a result not read before."""
     import copy
     import ctypes
     import dataclasses
@@ -308,22 +310,27 @@ def test_sampled_result_is_read_on_first_access_and_behaves_as_a_plain_measureme
     sim.start(a100s(2, clock="real"))
     from zeus_native.monitor import Measurement, ZeusMonitor
 
-    monitor = ZeusMonitor(window_edges="sampled")
+    monitor = ZeusMonitor()
+    assert monitor.window_edges == "sampled"
     load = sim.load(0, 0.5)
     monitor.begin_window("w", sync_execution=False)
     time.sleep(0.3)
     sim._call("zeusSimInjectFault", ctypes.c_uint(1), b"lost", ctypes.c_double(1.0))
     time.sleep(0.4)  # the watcher reads GPU 1 failing
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
+    with pytest.warns(UserWarning, match=r"GPU 1 was lost during window 'w'.*NaN.*GPU is lost") as given:
         m = monitor.end_window("w", sync_execution=False)
+    assert len(given) == 1
     sim._call("zeusSimInjectFault", ctypes.c_uint(1), b"lost", ctypes.c_double(0.0))
     time.sleep(0.4)  # and answering again
     monitor.begin_window("v", sync_execution=False)
     time.sleep(0.2)
     other = monitor.end_window("v", sync_execution=False)
+    total = other.total_energy  # the native sum: gpu_energy is not built for it
+    assert "gpu_energy" not in vars(other)
+    assert total == sum(other.gpu_energy.values()) and total > 0
     assert isinstance(m, Measurement) and dataclasses.is_dataclass(m)
-    with pytest.warns(UserWarning, match=r"GPU 1 was lost during window 'w'"):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # nothing more at the first read
         energy = m.gpu_energy
     assert type(energy) is dict and set(energy) == {0, 1} and math.isnan(energy[1]) and energy[0] > 0
     assert m.lost_gpus == [1] and m.total_energy == energy[0] and type(m.time) is float and m.time >= 0.7

@@ -24,6 +24,10 @@ constexpr auto kBlindPeriod = std::chrono::milliseconds(100);
 // clock (the driver's refresh times are), and a clock stepped back must not
 // leave the samples unread for as long as the step.
 constexpr auto kMaxAhead = std::chrono::seconds(1);
+// A GPU's sample is late once the watcher's next read of it is overdue by
+// its counter's period (kBlindPeriod until that is known), and never less
+// than this: on a busy machine a thread may wait that long for a core.
+constexpr auto kMinLateness = std::chrono::milliseconds(50);
 // CPU packages: RAPL counters move about every millisecond, with no refresh
 // time to follow; an edge extrapolates at most this far, so its bound (the
 // package's power ceiling × this at worst) stays near a synchronous read's
@@ -94,21 +98,12 @@ EdgeSampler::WallClock::time_point EdgeSampler::sweep() {
         if (schedule_[k].due > now + kMaxAhead) schedule_[k].due = now;
         if (schedule_[k].due > now) continue;
         if (!next) next = std::make_shared<Frame>(*latest());
-        const Gpu& gpu = gpus_[indices_[k]];
-        GpuSample sample;
-        auto snapshot = gpu.energy_snapshot();
-        sample.read_at = WallClock::now();
-        if (snapshot) {
-            sample.snapshot = *snapshot;
-        } else {
-            sample.error = snapshot.error().describe();
-        }
-        sample.stats = gpu.energy_counter_stats();
-        if (watch_ != nullptr) {
-            watch_->observe(indices_[k], snapshot);
-            sample.watched = watch_->view(indices_[k]);
-        }
+        GpuSample sample = read_gpu(k, true);
         reschedule(schedule_[k], sample, sample.read_at);
+        // A failed read is never late: the GPU is lost at the edge until the
+        // watcher reads it again (an edge must not wait on a GPU that hangs).
+        const auto allowed = std::max<WallClock::duration>(schedule_[k].period.value_or(kBlindPeriod), kMinLateness);
+        sample.late_after = sample.snapshot ? schedule_[k].due + allowed : WallClock::time_point::max();
         next->gpus[k] = std::move(sample);
     }
     if (!host_.cpus.empty()) {
@@ -133,6 +128,40 @@ EdgeSampler::WallClock::time_point EdgeSampler::sweep() {
     if (!host_.cpus.empty()) earliest = std::min(earliest, packages_due_);
     if (host_.soc != nullptr) earliest = std::min(earliest, soc_due_);
     return earliest;
+}
+
+EdgeSampler::GpuSample EdgeSampler::read_gpu(std::size_t k, bool observe) const {
+    const Gpu& gpu = gpus_[indices_[k]];
+    GpuSample sample;
+    auto snapshot = gpu.energy_snapshot();
+    sample.read_at = WallClock::now();
+    if (snapshot) {
+        sample.snapshot = *snapshot;
+    } else {
+        sample.error = snapshot.error().describe();
+    }
+    sample.stats = gpu.energy_counter_stats();
+    if (watch_ != nullptr) {
+        if (observe) watch_->observe(indices_[k], snapshot);
+        sample.watched = watch_->view(indices_[k]);
+    }
+    return sample;
+}
+
+std::shared_ptr<const EdgeSampler::Frame> EdgeSampler::at_edge(std::shared_ptr<const Frame> frame,
+                                                               WallClock::time_point edge) const {
+    if (edge <= frame->earliest_late) return frame;
+    auto read = std::make_shared<Frame>(*frame);
+    for (std::size_t k = 0; k < read->gpus.size(); ++k) {
+        GpuSample& sample = read->gpus[k];
+        if (edge <= sample.late_after) continue;
+        const auto late_by = std::chrono::duration_cast<std::chrono::nanoseconds>(edge - sample.late_after);
+        sample = read_gpu(k, false);
+        sample.read_at_edge_late_by = late_by;
+        sample.late_after = WallClock::time_point::max();
+    }
+    read->earliest_late = WallClock::time_point::max();
+    return read;
 }
 
 void EdgeSampler::read_packages(Frame& next) const {
@@ -183,6 +212,8 @@ void EdgeSampler::read_soc(Frame& next) const {
 }
 
 void EdgeSampler::publish(std::shared_ptr<Frame> next) {
+    next->earliest_late = WallClock::time_point::max();
+    for (const auto& gpu : next->gpus) next->earliest_late = std::min(next->earliest_late, gpu.late_after);
     next->steady_at = MonitorClock::now();
     next->wall_at = WallClock::now();
     std::shared_ptr<const Frame> previous;
@@ -214,7 +245,11 @@ void EdgeSampler::reschedule(Schedule& s, const GpuSample& sample, WallClock::ti
         s.probing = true;
         return;
     }
-    if (s.last_refresh) {
+    // A read this late (the thread stalled, or a slow driver call on
+    // another GPU held it) may have missed refreshes: its interval says
+    // nothing about the period.
+    const bool on_time = now - s.due <= kMinLateness;
+    if (s.last_refresh && on_time) {
         // Any interval between two refreshes seen is a whole number of
         // periods; right after probing it is exactly one.
         const auto interval = refreshed - *s.last_refresh;

@@ -44,6 +44,14 @@ class EdgeSampler {
         std::optional<CounterStats> stats;
         CounterWatch::GpuView watched;  // the counter watch's view when this was read
         WallClock::time_point read_at{};
+        // An edge after this finds the sample late: the watcher missed its
+        // next read by more than the counter's period allows (it stalled, or
+        // hangs in a driver call), so the GPU may have failed unseen since.
+        // Never for a failed read: that GPU is lost at the edge.
+        WallClock::time_point late_after{};
+        // Set when an edge read the GPU itself because the watcher's sample
+        // was late: by how much.
+        std::optional<std::chrono::nanoseconds> read_at_edge_late_by;
     };
     // A CPU package and its DRAM as last read.
     struct PackageSample {
@@ -75,6 +83,9 @@ class EdgeSampler {
         std::vector<PackageSample> cpus;  // positions follow HostDevices::cpus
         std::optional<SocSample> soc;     // when HostDevices::soc is set (after the first read)
         std::uint64_t sequence = 0;
+        // The earliest of the GPUs' late_after: an edge before it needs no
+        // GPU's own check.
+        WallClock::time_point earliest_late = WallClock::time_point::max();
         // Both clocks, read together when the frame was published: an edge
         // reads only the steady clock and takes its wall time (what the
         // driver's refresh times are on) from these.
@@ -101,6 +112,13 @@ class EdgeSampler {
         std::lock_guard lock(frame_mutex_);
         return frame_;
     }
+    // `frame` as an edge at `edge` must take it: each GPU whose sample is
+    // late there (GpuSample::late_after) read now on the caller's thread, so
+    // that a GPU that failed while the watcher was stalled is lost at the
+    // edge, as a synchronous read finds it. `frame` itself when none is late
+    // (one comparison).
+    [[nodiscard]] std::shared_ptr<const Frame> at_edge(std::shared_ptr<const Frame> frame,
+                                                       WallClock::time_point edge) const;
 
   private:
     struct Schedule {
@@ -114,6 +132,10 @@ class EdgeSampler {
     // returns when the next one is due.
     WallClock::time_point sweep();
     void reschedule(Schedule& s, const GpuSample& sample, WallClock::time_point now);
+    // GPU `k` read now (its snapshot or why not, and its counter's stats).
+    // `observe`: hand the read to the counter watch (the watcher's own reads
+    // only, which reach it in order; an edge's read takes the watch's view).
+    [[nodiscard]] GpuSample read_gpu(std::size_t k, bool observe) const;
     // The host devices that are due, read into `next` (a copy of the latest frame).
     void read_packages(Frame& next) const;
     void read_soc(Frame& next) const;

@@ -151,9 +151,10 @@ class EnergyMonitorImpl final : public EnergyMonitor {
         if (edge_sampler_) {
             // The frame before the clock: every sample in it predates the edge.
             edge_sampler_->start();
-            state.begin_frame = edge_sampler_->latest();
+            auto frame = edge_sampler_->latest();
             state.start = MonitorClock::now();
-            state.start_wall = state.begin_frame->wall_time(state.start);
+            state.start_wall = frame->wall_time(state.start);
+            state.begin_frame = edge_sampler_->at_edge(std::move(frame), state.start_wall);
             state.start_time = WallClock::now();
         } else {
             state.start_wall = SystemClock::now();
@@ -214,9 +215,10 @@ class EnergyMonitorImpl final : public EnergyMonitor {
         if (sync) synchronize();
         SampledEnd window;
         if (edge_sampler_) {
-            window.end_frame = edge_sampler_->latest();  // before the clock, as at the begin edge
+            auto frame = edge_sampler_->latest();  // before the clock, as at the begin edge
             window.end = MonitorClock::now();
-            window.end_wall = window.end_frame->wall_time(window.end);
+            window.end_wall = frame->wall_time(window.end);
+            window.end_frame = edge_sampler_->at_edge(std::move(frame), window.end_wall);
         } else {
             window.end = MonitorClock::now();
             window.end_wall = SystemClock::now();

@@ -3,13 +3,13 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
+#include <string>
+#include <string_view>
+#include <utility>
 
 namespace zeus::monitor_detail {
 namespace {
-
-// A sample older than this at an edge (the watcher stalled) is flagged;
-// normally it is under one refresh period old.
-constexpr std::chrono::seconds kStaleSample{1};
 
 // A watcher sample as the snapshot a read would have returned. Without a
 // refresh time from the driver, the counter is at least as fresh as the
@@ -36,17 +36,29 @@ EdgeEstimate sampled_energy(const EnergySnapshot& snapshot, const CounterWatch::
     return energy_at(snapshot, edge, ceiling, SystemClock::duration::max());
 }
 
-// A sample that was old at an edge means the watcher stalled: the edge is
-// then extrapolated further than usual (its bound says by how much).
-void note_stale_samples(EnergyValue& value, unsigned gpu, const EdgeSampler::GpuSample& begin,
-                        SystemClock::time_point begin_at, const EdgeSampler::GpuSample& end,
-                        SystemClock::time_point end_at) {
-    const auto age = std::max(begin_at - begin.read_at, end_at - end.read_at);
-    if (age <= kStaleSample) return;
-    value.warnings.push_back(fmt::format(
-        "GPU {}'s latest watched sample was {:.1f} s old at a window edge (normally under one counter refresh "
-        "period): that edge is extrapolated with the power then, off by at most {:.3f} J for the whole window",
-        gpu, Seconds(age).count(), value.edge_error_bound.value_or(Joules(0.0)).count()));
+// Why an edge read the GPU itself (its watched sample was late), or "".
+std::string late_read_note(const EdgeSampler::GpuSample& sample, std::string_view edge) {
+    if (!sample.read_at_edge_late_by) return {};
+    return fmt::format(
+        "the watcher was {:.0f} ms late to read it at the {} of the window (a stalled thread or a "
+        "slow driver call), so that edge read the GPU itself",
+        std::chrono::duration<double, std::milli>(*sample.read_at_edge_late_by).count(), edge);
+}
+
+// Each edge's note of a late watcher, as warnings of `value`.
+void note_late_reads(EnergyValue& value, unsigned gpu, const EdgeSampler::GpuSample& begin,
+                     const EdgeSampler::GpuSample& end) {
+    for (const auto& [sample, edge] : {std::pair{&begin, "beginning"}, std::pair{&end, "end"}}) {
+        const std::string note = late_read_note(*sample, edge);
+        if (!note.empty()) value.warnings.push_back(fmt::format("GPU {}: {}", gpu, note));
+    }
+}
+
+// A lost GPU's warning, with the edge's note when that edge read it itself.
+std::string lost_warning(std::string text, const EdgeSampler::GpuSample& sample, std::string_view edge) {
+    const std::string note = late_read_note(sample, edge);
+    if (!note.empty()) text += " (" + note + ")";
+    return text;
 }
 
 // One counter GPU of a sampled window; `begin`: its begin edge.
@@ -57,21 +69,24 @@ EnergyValue sampled_gpu_value(const SampledEnd& w, std::size_t k, const CounterE
     CounterWatch::GpuView view = end_sample.watched;
     auto snapshot = sampled_snapshot(end_sample, view);
     if (!snapshot) {
-        return lost_value(EnergySource::HardwareCounter,
-                          fmt::format("GPU {} could not be read at the end of the window, its energy is unknown: {}",
-                                      i, snapshot.error().describe()));
+        return lost_value(
+            EnergySource::HardwareCounter,
+            lost_warning(fmt::format("GPU {} could not be read at the end of the window, its energy is unknown: {}", i,
+                                     snapshot.error().describe()),
+                         end_sample, "end"));
     }
     if (begin.lost) {
         return lost_value(EnergySource::HardwareCounter,
-                          fmt::format("GPU {} could not be read at the beginning of the window, its energy is "
-                                      "unknown: {}",
-                                      i, *begin.lost));
+                          lost_warning(fmt::format("GPU {} could not be read at the beginning of the window, its "
+                                                   "energy is unknown: {}",
+                                                   i, *begin.lost),
+                                       w.begin_frame->gpus[k], "beginning"));
     }
     const auto watched = watched_at(std::move(view), *snapshot, w.end);
     const EdgeEstimate at_end = sampled_energy(*snapshot, watched, w.end_wall, w.counters->ceilings[k]);
     EnergyValue value = counter_difference(begin, at_end, watched);
     if (!short_window.empty()) value.warnings.push_back(short_window);
-    note_stale_samples(value, i, w.begin_frame->gpus[k], w.start_wall, end_sample, w.end_wall);
+    note_late_reads(value, i, w.begin_frame->gpus[k], end_sample);
     note_counter_history(value, i, begin, watched, end_sample.stats, w.end);
     note_impossible_power(value, i, w.counters->ceilings[k], w.time);
     return value;
@@ -79,35 +94,30 @@ EnergyValue sampled_gpu_value(const SampledEnd& w, std::size_t k, const CounterE
 
 }  // namespace
 
-std::vector<CounterEdge> sampled_begin(const CounterGpus& counters, const EdgeSampler::Frame& frame,
-                                                 Timestamp start, SystemClock::time_point start_wall) {
-    std::vector<CounterEdge> gpus;
-    gpus.reserve(counters.indices.size());
-    for (std::size_t k = 0; k < counters.indices.size(); ++k) {
-        const auto& sample = frame.gpus[k];
-        CounterWatch::GpuView view = sample.watched;
-        auto snapshot = sampled_snapshot(sample, view);
-        if (!snapshot) {
-            gpus.push_back({Joules(0.0), Joules(0.0), sample.stats, sample.watched, snapshot.error().describe()});
-            continue;
-        }
-        const auto watched = watched_at(std::move(view), *snapshot, start);
-        const EdgeEstimate edge = sampled_energy(*snapshot, watched, start_wall, counters.ceilings[k]);
-        gpus.push_back({edge.energy, edge.error_bound, sample.stats, watched, std::nullopt});
-    }
-    return gpus;
+CounterEdge sampled_begin(const CounterGpus& counters, std::size_t k, const EdgeSampler::Frame& frame, Timestamp start,
+                          SystemClock::time_point start_wall) {
+    const auto& sample = frame.gpus[k];
+    CounterWatch::GpuView view = sample.watched;
+    auto snapshot = sampled_snapshot(sample, view);
+    if (!snapshot) return {Joules(0.0), Joules(0.0), sample.stats, sample.watched, snapshot.error().describe()};
+    const auto watched = watched_at(std::move(view), *snapshot, start);
+    const EdgeEstimate edge = sampled_energy(*snapshot, watched, start_wall, counters.ceilings[k]);
+    return {edge.energy, edge.error_bound, sample.stats, watched, std::nullopt};
 }
 
 std::map<unsigned, EnergyValue> sampled_gpu_values(const SampledEnd& w) {
-    const auto begins = sampled_begin(*w.counters, *w.begin_frame, w.start, w.start_wall);
     std::string short_window;
     if (w.time < kCounterUpdatePeriod && !w.counters->indices.empty()) short_window = short_window_warning(w.time);
     std::map<unsigned, EnergyValue> values = w.others;
-    std::map<unsigned, Watts> instant = w.instant;
+    // Instant powers matter only to approximate zeros.
+    std::map<unsigned, Watts> instant;
+    if (w.approx_instant_energy) instant = w.instant;
     for (std::size_t k = 0; k < w.counters->indices.size(); ++k) {
         const unsigned i = w.counters->indices[k];
-        values.insert_or_assign(i, sampled_gpu_value(w, k, begins[k], short_window));
-        if (!w.power_frame) continue;
+        const CounterEdge begin = sampled_begin(*w.counters, k, *w.begin_frame, w.start, w.start_wall);
+        // Indices ascend: with no other GPU before, each goes at the end.
+        values.insert_or_assign(values.end(), i, sampled_gpu_value(w, k, begin, short_window));
+        if (!w.power_frame || !w.approx_instant_energy) continue;
         const auto& sampled = w.power_frame->gpus[k].snapshot;
         if (sampled && sampled->power) instant[i] = quantity_cast<Watts>(*sampled->power);
     }

@@ -15,10 +15,10 @@
 
 namespace zeus::monitor_detail {
 
-// Sampled edges: each counter GPU's begin edge from the frame taken then, as
+// Sampled edges: counter GPU `k`'s begin edge from the frame taken then, as
 // a synchronous read would have given it.
-std::vector<CounterEdge> sampled_begin(const CounterGpus& counters, const EdgeSampler::Frame& frame,
-                                                 Timestamp start, SystemClock::time_point start_wall);
+CounterEdge sampled_begin(const CounterGpus& counters, std::size_t k, const EdgeSampler::Frame& frame, Timestamp start,
+                          SystemClock::time_point start_wall);
 
 // What a sampled window's result is computed from when its GPU values are
 // first read: the frames and clocks of both edges, nothing of the monitor.

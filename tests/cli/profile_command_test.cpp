@@ -426,6 +426,30 @@ TEST_F(ProfileCommand, BadInputExitsWith2) {
     EXPECT_NE(r.output.find("--plot"), std::string::npos) << r.output;
 }
 
+// Window edges: sampled by default, synchronous by name; anything else is
+// refused with the choices. Both measure the same simulated work: at least
+// its full load for 20 ms per iteration (as in SimulatedWorkJsonAndPlot).
+TEST_F(ProfileCommand, WindowEdgesSampledByDefaultSynchronousByName) {
+    for (const std::string edges : {"", "--window-edges sampled ", "--window-edges synchronous "}) {
+        SCOPED_TRACE(edges);
+        const auto r = ::zeus::testing::capture_separately(
+            zeus(edges + "--simulated-work 0.02 --mode measure --measurement-duration 0.2 --cooldown-duration 0 "
+                         "--warmup-iterations 1 --calibration-iterations 2 --format json"));
+        ASSERT_EQ(r.exit_code, 0) << r.err;
+        const auto j = nlohmann::json::parse(r.out, nullptr, false);
+        ASSERT_FALSE(j.is_discarded()) << r.out;
+        // At least 20 ms of full load on an A100 per iteration, at most its
+        // wall time at full power (SimulatedWorkJsonAndPlot's bounds).
+        const double joules = j["trial"]["energy_per_iter"].get<double>();
+        EXPECT_GT(joules, 0.02 * 385 * 0.7);
+        EXPECT_LT(joules, j["trial"]["time_per_iter"].get<double>() * 430 * 1.3);
+    }
+    const auto r = run(zeus("--window-edges lazy --simulated-work 0.02"));
+    EXPECT_EQ(r.exit_code, 2) << r.output;
+    EXPECT_NE(r.output.find("--window-edges: 'lazy' is not one of sampled, synchronous"), std::string::npos)
+        << r.output;
+}
+
 // Progress goes to a terminal only: `script` gives zeus a pseudo-terminal.
 TEST_F(ProfileCommand, ProgressWithEtaOnATerminalUnlessQuiet) {
     if (std::system("command -v script > /dev/null 2>&1") != 0) GTEST_SKIP() << "script(1) is not installed";

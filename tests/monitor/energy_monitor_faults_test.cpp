@@ -12,6 +12,7 @@
 #include <chrono>
 #include <cstdio>
 #include <functional>
+#include <memory>
 #include <string>
 #include <thread>
 #include <utility>
@@ -308,6 +309,78 @@ TEST_F(CounterFault, CounterRestartMidWindowKeepsTheEnergyBeforeItWithSampledEdg
     const EnergyValue& v = m.gpu_energy.at(0);
     EXPECT_EQ(v.source, EnergySource::HardwareCounter);
     EXPECT_NE(warnings_of(v).find("restarted"), std::string::npos) << warnings_of(v);
+}
+
+// A GPU that fails right before a window ends is lost for that window with
+// either kind of edge, with the same provenance: lost, out of the total, the
+// read error named. Sampled edges, first with the watcher stuck in a slow
+// driver call on the other GPU (600 ms each, so the failing GPU's latest
+// sample is older than its counter period allows: the edge must read it
+// itself rather than extrapolate it; that GPU's counter is stuck, so the
+// watcher probes it, and waits for it, in every round of reads), then with
+// the watcher on time, once it has read the GPU after the failure (its latest
+// read failed).
+class DriverFailureAtTheEnd : public EnergyMonitorSim {
+  protected:
+    void SetUp() override {
+        EnergyMonitorSim::SetUp();
+        configure(R"({"gpus": [{"model": "H100-SXM5-80GB"},
+                               {"model": "H100-SXM5-80GB", "faults": {"stuck_counter_after_s": 0},
+                                "driver_latency_us": {"nvmlDeviceGetFieldValues": 600000}}]})");
+    }
+    // GPU 0 fails `wait` before the window (1 s, under load) ends.
+    static Measurement fail_before_end(EnergyMonitor& monitor, std::chrono::milliseconds wait) {
+        int load = -1;
+        EXPECT_EQ(zeusSimLoadBegin(0, 0.8, &load), ZEUS_SIM_OK);
+        EXPECT_TRUE(monitor.begin_window("failing").ok());
+        std::this_thread::sleep_for(1s);
+        EXPECT_EQ(zeusSimInjectFault(0, "lost", 1), ZEUS_SIM_OK) << zeusSimLastError();
+        std::this_thread::sleep_for(wait);
+        Measurement m = monitor.end_window("failing").value();
+        EXPECT_EQ(zeusSimInjectFault(0, "lost", 0), ZEUS_SIM_OK);
+        EXPECT_EQ(zeusSimLoadEnd(load), ZEUS_SIM_OK);
+        return m;
+    }
+    static void expect_lost_at_end(const Measurement& m) {
+        const EnergyValue& lost = m.gpu_energy.at(0);
+        EXPECT_TRUE(lost.lost) << lost.energy.count() << " J";
+        EXPECT_EQ(lost.energy.count(), 0.0);
+        EXPECT_EQ(lost.source, EnergySource::HardwareCounter);
+        ASSERT_EQ(lost.warnings.size(), 1U);
+        EXPECT_NE(lost.warnings.front().find("GPU 0 could not be read at the end of the window"), std::string::npos)
+            << lost.warnings.front();
+        EXPECT_NE(lost.warnings.front().find("GPU is lost"), std::string::npos) << lost.warnings.front();
+        EXPECT_FALSE(m.gpu_energy.at(1).lost);
+        EXPECT_DOUBLE_EQ(m.total_gpu_energy().count(), m.gpu_energy.at(1).energy.count());
+    }
+    static std::unique_ptr<EnergyMonitor> open_monitor(const Gpus& gpus, WindowEdges edges) {
+        EnergyMonitorOptions options;
+        options.edges = edges;
+        return EnergyMonitor::open(gpus, nullptr, nullptr, options).value();
+    }
+};
+
+TEST_F(DriverFailureAtTheEnd, SynchronousEdgeFindsTheGpuLost) {
+    Gpus gpus = open_gpus();
+    auto monitor = open_monitor(gpus, WindowEdges::Synchronous);
+    expect_lost_at_end(fail_before_end(*monitor, 0ms));
+}
+
+TEST_F(DriverFailureAtTheEnd, SampledEdgeReadsAGpuTheStalledWatcherDidNotAndFindsItLost) {
+    Gpus gpus = open_gpus();
+    auto monitor = open_monitor(gpus, WindowEdges::Sampled);
+    const Measurement m = fail_before_end(*monitor, 0ms);
+    expect_lost_at_end(m);
+    const std::string& why = m.gpu_energy.at(0).warnings.front();
+    EXPECT_NE(why.find("late to read it at the end of the window"), std::string::npos) << why;
+}
+
+TEST_F(DriverFailureAtTheEnd, SampledEdgeAfterTheWatchersFailedReadIsLost) {
+    configure(R"({"gpus": [{"model": "H100-SXM5-80GB"}, {"model": "H100-SXM5-80GB"}]})");
+    Gpus gpus = open_gpus();
+    auto monitor = open_monitor(gpus, WindowEdges::Sampled);
+    // The watcher reads each GPU within 1 ms after each 100 ms refresh.
+    expect_lost_at_end(fail_before_end(*monitor, 250ms));
 }
 
 }  // namespace

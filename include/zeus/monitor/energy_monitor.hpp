@@ -39,9 +39,10 @@ using SyncFunction = std::function<void(const std::vector<unsigned>& gpu_indices
 // Where a window's edges take each GPU's energy from.
 enum class WindowEdges {
     // Each edge reads every GPU's energy counter on the caller's thread: one
-    // driver call per GPU per edge (~20 µs each on recent drivers).
+    // driver call per GPU per edge (~20 µs each on recent drivers). What the
+    // original Zeus does.
     Synchronous,
-    // Each edge takes the latest sample of a watcher thread, which reads every
+    // The default. Each edge takes the latest sample of a watcher thread, which reads every
     // counter just after it refreshes (period inferred per GPU), plus power ×
     // the time since the counter's refresh: an edge reads a clock and a
     // pointer and never calls the driver. Accuracy and error bound are those
@@ -51,7 +52,9 @@ enum class WindowEdges {
     // and 20 ms, and an edge extrapolates the latest reading with the power
     // since the one before (bounded by the package's power ceiling,
     // Cpu::power_ceiling). A device that fails at the watcher's read is
-    // reported lost in the result, not as an error of end_window. Falls
+    // reported lost in the result, not as an error of end_window; a GPU
+    // whose sample is late at an edge (the watcher stalled) is read by that
+    // edge itself, and lost if that read fails. Falls
     // back to Synchronous on the simulator's virtual clock and with
     // wait_for_counter_refresh (which waits for the counters themselves).
     Sampled,
@@ -73,7 +76,7 @@ struct EnergyMonitorOptions {
     // predate a change just before the edge (up to ~5% of a 1 s window).
     // For callers with nothing to do right after an edge (`zeus run`).
     bool wait_for_counter_refresh = false;
-    WindowEdges edges = WindowEdges::Synchronous;
+    WindowEdges edges = WindowEdges::Sampled;
 };
 
 class EnergyMonitor {

@@ -57,28 +57,25 @@ class Measurement:
             self.provenance = self._native().provenance
 
     @classmethod
-    def _from_native(cls, native: Any, monitor: Any = None, key: str = "") -> "Measurement":
-        """A Measurement whose fields are read from `native` (a _core.Measurement) when first accessed;
-        `monitor` (a ZeusMonitor) gives end_window's warnings then for values computed on first read."""
+    def _from_native(cls, native: Any) -> "Measurement":
+        """A Measurement whose fields are read from `native` (a _core.Measurement), each when first accessed."""
         m = _new_object(cls)
-        m._pending = (native, monitor, key)
+        m._pending = native
         return m
 
-    def _fill(self) -> None:
-        """Read every field from the native result (first access of any field)."""
+    def _fill_field(self, name: str) -> Any:
+        """The field `name`, read from the native result on its first access (the instance's own value first)."""
         fields = self.__dict__
-        pending = fields.get("_pending")
-        if pending is None:
-            raise AttributeError("this Measurement's field was deleted")
-        native, monitor, key = pending
-        if monitor is not None:
-            monitor._warn_deferred(native, key)
-        for name, value in (("time", native.time), ("gpu_energy", native.gpu_energy),
-                            ("cpu_energy", native.cpu_energy), ("dram_energy", native.dram_energy),
-                            ("soc_energy", native.soc_energy), ("start_time", native.start_time),
-                            ("provenance", native.provenance), ("window_warnings", list(native.window_warnings)), ("attribution", {})):
-            fields.setdefault(name, value)
-        fields.pop("_pending", None)
+        native = fields.get("_pending")
+        if native is None:
+            raise AttributeError(f"this Measurement's field {name!r} was deleted")
+        return fields.setdefault(name, _NATIVE_READERS[name](native))
+
+    def _fill(self) -> None:
+        """Read every field not yet read from the native result, and let go of it."""
+        for name in _NATIVE_READERS:
+            self._fill_field(name)
+        self.__dict__.pop("_pending", None)
 
     def __getstate__(self) -> Dict[str, Any]:
         """The fields (pickle, copy), read from the native result first if they were not yet."""
@@ -93,6 +90,9 @@ class Measurement:
     @cached_property
     def total_energy(self) -> float:
         """GPU energy summed (J), as the original's; GPUs lost during the window are left out."""
+        fields = self.__dict__
+        if "gpu_energy" not in fields and "_pending" in fields:
+            return fields["_pending"].total_energy  # the same sum, without building gpu_energy
         return sum(v for v in self.gpu_energy.values() if not math.isnan(v))
 
     @property
@@ -130,13 +130,25 @@ class Measurement:
 
 _new_object = object.__new__
 _NO_DEFAULT = object()
+# Each field of a Measurement end_window returned, from its native result.
+_NATIVE_READERS = {
+    "time": lambda n: n.time,
+    "gpu_energy": lambda n: n.gpu_energy,
+    "cpu_energy": lambda n: n.cpu_energy,
+    "dram_energy": lambda n: n.dram_energy,
+    "soc_energy": lambda n: n.soc_energy,
+    "start_time": lambda n: n.start_time,
+    "provenance": lambda n: n.provenance,
+    "window_warnings": lambda n: list(n.window_warnings),
+    "attribution": lambda n: {},  # set by end_window when the monitor attributes
+}
 
 
 class _ReadOnFirstAccess:
     """A Measurement field of a result end_window returned: read from the native
-    result (with every other field) the first time it is accessed, then an
-    ordinary instance attribute (the instance's own value comes first). On the
-    class, the field's default, as a dataclass's."""
+    result the first time it is accessed, then an ordinary instance attribute
+    (the instance's own value comes first). On the class, the field's default,
+    as a dataclass's."""
 
     __slots__ = ("name", "default")
 
@@ -149,8 +161,7 @@ class _ReadOnFirstAccess:
             if self.default is _NO_DEFAULT:
                 raise AttributeError(self.name)
             return self.default
-        obj._fill()
-        return obj.__dict__[self.name]
+        return obj._fill_field(self.name)
 
 
 for _field in dataclasses.fields(Measurement):
@@ -227,13 +238,14 @@ class ZeusMonitor(_core.EnergyMonitor):
     power reading (each value's provenance "edge_error_bound_j" says how far
     that estimate can be off).
 
-    window_edges (not in the original): "synchronous" reads every GPU's energy
-    counter at each window edge; "sampled" takes each edge from a watcher
-    thread's latest sample (read just after each counter refresh) plus power ×
-    the time since, so an edge never waits for the driver, whatever the
-    number of GPUs; CPU packages (RAPL) and a SoC are read by the same thread
-    every few milliseconds and extrapolated likewise, with a bound from the
-    package's power ceiling (docs/monitoring.md, "Window edges").
+    window_edges (not in the original): "sampled" (the default) takes each
+    edge from a watcher thread's latest sample (read just after each counter
+    refresh) plus power × the time since, so an edge never waits for the
+    driver, whatever the number of GPUs; CPU packages (RAPL) and a SoC are
+    read by the same thread every few milliseconds and extrapolated likewise,
+    with a bound from the package's power ceiling. "synchronous" reads every
+    GPU's energy counter at each window edge, as the original does
+    (docs/monitoring.md, "Window edges").
 
     attribute_to (not in the original): on a GPU shared with other processes,
     each window's Measurement.attribution also says which part of each GPU's
@@ -256,7 +268,7 @@ class ZeusMonitor(_core.EnergyMonitor):
         log_file: str | Path | None = None,
         sync_execution_with: str = DEFAULT_SYNC,
         wait_for_counter_refresh: bool = False,
-        window_edges: str = "synchronous",
+        window_edges: str = "sampled",
         attribute_to: AttributeTo = None,
         idle_power: float | Dict[int, float] | None = None,
         idle_policy: str = "unattributed",
@@ -365,14 +377,15 @@ class ZeusMonitor(_core.EnergyMonitor):
         names = self.__dict__.get("_window_names")
         name = key if type(key) is str and not names else (names or _WindowNames()).lookup(key, self._open_window_names)
         m = _new_object(Measurement)
-        # Fields are read from the native result when first accessed (Measurement._fill).
+        # Fields are read from the native result when first accessed (Measurement._fill_field);
+        # the original's warnings came from the native end_window.
         try:
             native = _native_end(self, name, sync_execution, cancel)
         except ValueError as e:
             raise _about_key(e, name, key) from None
         if names:
             names.end(name)
-        m._pending = (native, self, name)
+        m._pending = native
         if self._shares is not None:
             if cancel:
                 self._shares.cancel(name)
