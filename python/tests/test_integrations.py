@@ -186,15 +186,17 @@ def test_a_failing_tracker_is_a_warning_and_the_others_still_get_the_record(sim)
     assert set(by_window(recorder)) == {("epoch", 0), ("run", None)}
 
 
-def test_importing_the_integrations_imports_no_tracker_or_framework():
+def test_importing_the_integrations_imports_no_tracker_or_framework(trackers):
+    """Where every tracker and framework is installed, none is imported until used."""
     run = subprocess.run([sys.executable, "-c", textwrap.dedent("""
-        import sys
+        import importlib.util, sys
         import zeus_native.integrations, zeus_native.integrations.mlflow, zeus_native.integrations.wandb
         import zeus_native.integrations.hf, zeus_native.integrations.lightning
-        print(sorted(m for m in ("mlflow", "wandb", "lightning", "transformers", "torch") if m in sys.modules))
-    """)], capture_output=True, text=True, timeout=120)
+        names = ("mlflow", "wandb", "lightning", "transformers", "torch")
+        print(all(importlib.util.find_spec(m) for m in names), sorted(m for m in names if m in sys.modules))
+    """)], capture_output=True, text=True, timeout=120, env=dict(os.environ, PYTHONPATH=trackers))
     assert run.returncode == 0, run.stderr
-    assert run.stdout.strip() == "[]"
+    assert run.stdout.strip() == "True []"
 
 
 # ---------------------------------------------------------- real trackers
@@ -582,6 +584,9 @@ LIGHTNING = """
         def configure_optimizers(self):
             return torch.optim.SGD(self.parameters(), lr=0.01)
 
+    # PyTorch counts GPUs through NVML: here the simulator's library, which zeus_native
+    # loaded under NVML's name; this CPU-only PyTorch has no driver for them.
+    torch.cuda.is_available = lambda: False
     torch.manual_seed(0)
     data = torch.utils.data.TensorDataset(torch.randn(64, 16), torch.randn(64, 1))
     loader = torch.utils.data.DataLoader(data, batch_size=8)
@@ -625,22 +630,22 @@ def test_ctrl_c_in_lightning_logs_the_epoch_cut_short_and_the_total(trackers, ml
 def test_ctrl_c_in_a_plain_loop_logs_to_mlflow_and_wandb(trackers, mlflow_server, sim, tmp_path):
     sim.start(a100s(1))
     run = run_script(trackers, tmp_path, SIM_TRUTH + """
-        import json, os, signal, time
-        from zeus_native.integrations import EnergyLogger
-        from zeus_native.integrations.mlflow import MLflowTracker
-        from zeus_native.integrations.wandb import WandbTracker
+    import json, os, signal, time
+    from zeus_native.integrations import EnergyLogger
+    from zeus_native.integrations.mlflow import MLflowTracker
+    from zeus_native.integrations.wandb import WandbTracker
 
-        truths = {"epochs": [], "run": None}
-        with EnergyLogger(MLflowTracker(), WandbTracker(project="zeus-energy"), gpu_indices=[0]) as energy:
-            for epoch in range(3):
-                before = truth(0)
-                with energy.window("epoch", step=epoch):
-                    advance(2.0)
-                    if epoch == 1:
-                        print(json.dumps(truths), flush=True)
-                        os.kill(os.getpid(), signal.SIGINT)  # Ctrl-C
-                        time.sleep(10)
-                truths["epochs"].append(truth(0) - before)
+    truths = {"epochs": [], "run": None}
+    with EnergyLogger(MLflowTracker(), WandbTracker(project="zeus-energy"), gpu_indices=[0]) as energy:
+        for epoch in range(3):
+            before = truth(0)
+            with energy.window("epoch", step=epoch):
+                advance(2.0)
+                if epoch == 1:
+                    print(json.dumps(truths), flush=True)
+                    os.kill(os.getpid(), signal.SIGINT)  # Ctrl-C
+                    time.sleep(10)
+            truths["epochs"].append(truth(0) - before)
     """, env={"MLFLOW_TRACKING_URI": mlflow_server.url, "MLFLOW_EXPERIMENT_NAME": "plain-ctrl-c"},
         expect=-signal.SIGINT)
     assert "KeyboardInterrupt" in run.stderr
@@ -651,20 +656,20 @@ def test_ctrl_c_in_a_plain_loop_logs_to_mlflow_and_wandb(trackers, mlflow_server
 
 def test_an_unreachable_tracking_server_is_a_warning_and_the_loop_runs(trackers, sim, tmp_path):
     sim.start(a100s(1))
-    run = run_script(trackers, tmp_path, """
-        import warnings
-        from zeus_native.integrations.mlflow import MLflowEnergyLogger
+    run = run_script(trackers, tmp_path, SIM_TRUTH + """
+    import warnings
+    from zeus_native.integrations.mlflow import MLflowEnergyLogger
 
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            with MLflowEnergyLogger(tracking_uri="http://127.0.0.1:{port}", gpu_indices=[0]) as energy:
-                for epoch in range(2):
-                    with energy.window("epoch", step=epoch):
-                        pass
-        for w in caught:
-            print(w.category.__name__, str(w.message).splitlines()[0])
-        print("trained")
-    """.replace("{port}", str(free_port())))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with MLflowEnergyLogger(tracking_uri="http://127.0.0.1:@PORT@", gpu_indices=[0]) as energy:
+            for epoch in range(2):
+                with energy.window("epoch", step=epoch):
+                    advance(1.0)
+    for w in caught:
+        print(f"{w.category.__name__}: {str(w.message).splitlines()[0]}")
+    print("trained")
+""".replace("@PORT@", str(free_port())))
     assert run.stdout.splitlines()[-1] == "trained"
     failures = [line for line in run.stdout.splitlines() if line.startswith("RuntimeWarning: zeus_native: MLflow")]
     assert failures and all("energy not logged there" in line for line in failures), run.stdout

@@ -156,7 +156,8 @@ def energy_provenance(result: Any, window: str, step: Optional[int] = None, extr
             record["carbon"] = charged.provenance
         elif isinstance(charged, EnergyCostMeasurement):
             record["cost"] = charged.provenance
-    return json.loads(json.dumps(record, default=str))  # plain JSON types only (str keys)
+    plain: Dict[str, Any] = json.loads(json.dumps(record, default=str))  # JSON types only (str keys)
+    return plain
 
 
 def compact_provenance(provenance: Dict[str, Any], limit: int) -> str:
@@ -184,13 +185,17 @@ class _ChargedMeter:
     def __init__(self, native_type: Any, result_type: Any, monitor: ZeusMonitor, provider: Any) -> None:
         self._native = native_type(monitor, provider._native, 30.0, None, 2)
         self._result_type = result_type
-        _exit.track(self, "carbon", lambda meter: meter._native._stop_threads())
+        _exit.track(self, "carbon", _stop_charged_meter)
 
     def begin(self, name: str) -> None:
         self._native.begin_window(name)
 
     def end(self, name: str) -> Any:
         return self._result_type._from_native(self._native.end_window(name))
+
+
+def _stop_charged_meter(meter: Any) -> None:
+    meter._native._stop_threads()  # joins the hourly thread at interpreter exit
 
 
 class _EnergyMeter:

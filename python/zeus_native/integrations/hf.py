@@ -32,7 +32,7 @@ def _callback_class() -> type:
     else:
         available = True
 
-    class HFEnergyCallback(TrainerCallback):  # type: ignore[valid-type,misc]
+    class HFEnergyCallback(TrainerCallback):  # type: ignore[valid-type,misc,unused-ignore]
         """Logs each epoch's energy (step: the epoch's index) and the run's total to
         `trackers`; `options` are EnergyLogger's (gpu_indices, carbon_intensity...).
         Only the main process (rank 0) measures and logs; give it every GPU of the

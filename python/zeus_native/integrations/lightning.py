@@ -31,7 +31,7 @@ def _callback_class() -> type:
             Callback = object  # noqa: N806
     available = Callback is not object
 
-    class LightningEnergyCallback(Callback):  # type: ignore[valid-type,misc]
+    class LightningEnergyCallback(Callback):  # type: ignore[valid-type,misc,unused-ignore]
         """Logs each training epoch's energy (step: trainer.current_epoch) and the
         fit's total to `trackers`; `options` are EnergyLogger's (gpu_indices,
         carbon_intensity...). Only global rank 0 measures and logs; give it every
