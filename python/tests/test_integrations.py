@@ -510,11 +510,10 @@ HF_TRAINER = """
 """
 
 
-def check_tracked_epochs(trackers, tmp_path, url, experiment, truths, epochs, interrupted_epoch=None):
+def check_tracked_epochs(trackers, tmp_path, url, experiment, truths, epochs, interrupted=False):
     """Both trackers got each epoch (step: its index) and the run's total, as measured
     (within the counter bound of ground truth), with provenance; an interrupted run
     is marked so and its runs ended as failed."""
-    interrupted = interrupted_epoch is not None
     (logged,) = mlflow_runs(trackers, tmp_path, url, experiment)
     offline = wandb_run(trackers, tmp_path)
     rows = window_rows(offline["history"], "epoch")
@@ -537,29 +536,6 @@ def check_tracked_epochs(trackers, tmp_path, url, experiment, truths, epochs, in
     assert offline["summary"]["energy/epoch/provenance"]["interrupted"] is interrupted
     assert logged["status"] == ("KILLED" if interrupted else "FINISHED")
     assert offline["exit_code"] == (1 if interrupted else 0)
-
-
-def test_hf_trainer_callback_to_mlflow_and_wandb(trackers, mlflow_server, sim, tmp_path):
-    sim.start(a100s(1))
-    run = run_script(trackers, tmp_path, HF_TRAINER.replace("@INTERRUPT@", "False"),
-                     env={"MLFLOW_TRACKING_URI": mlflow_server.url, "MLFLOW_EXPERIMENT_NAME": "hf"})
-    truths = last_json(run)
-    assert len(truths["epochs"]) == 3 and truths["run"] is not None
-    check_tracked_epochs(trackers, tmp_path, mlflow_server.url, "hf", truths, epochs=3)
-
-
-def test_ctrl_c_in_the_hf_trainer_logs_the_epoch_cut_short_and_the_total(trackers, mlflow_server, sim, tmp_path):
-    """The Trainer calls no callback on Ctrl-C: what was measured is logged at exit."""
-    sim.start(a100s(1))
-    # A real SIGINT at the end of the second epoch's first step.
-    source = HF_TRAINER.replace("@INTERRUPT@", "len(truths['epochs']) == 1")
-    run = run_script(trackers, tmp_path, source, env={"MLFLOW_TRACKING_URI": mlflow_server.url,
-                                                      "MLFLOW_EXPERIMENT_NAME": "hf-ctrl-c"},
-                     expect=-signal.SIGINT)
-    assert "KeyboardInterrupt" in run.stderr
-    truths = last_json(run)
-    assert len(truths["epochs"]) == 1 and truths["run"] is None
-    check_tracked_epochs(trackers, tmp_path, mlflow_server.url, "hf-ctrl-c", truths, epochs=2, interrupted_epoch=1)
 
 
 LIGHTNING = """
@@ -600,31 +576,32 @@ LIGHTNING = """
 """
 
 
-# Lightning catches Ctrl-C itself, calls the callbacks' on_exception and exits
-# with status 1 (lightning/pytorch/trainer/call.py).
-LIGHTNING_CTRL_C_EXIT = 1
+# Each framework's script, what makes it press Ctrl-C (a real SIGINT: in the
+# second epoch's first step for the Trainer, its third for Lightning), and its
+# exit status then: Python's for the Trainer, which lets KeyboardInterrupt out;
+# 1 for Lightning, which catches it, calls the callbacks' on_exception and exits
+# (lightning/pytorch/trainer/call.py).
+FRAMEWORKS = {
+    "hf": (HF_TRAINER, "len(truths['epochs']) == 1", -signal.SIGINT),
+    "lightning": (LIGHTNING, "self.current_epoch == 1 and batch_index == 2", 1),
+}
 
 
-def test_lightning_callback_to_mlflow_and_wandb(trackers, mlflow_server, sim, tmp_path):
+@pytest.mark.parametrize("ctrl_c", [False, True], ids=["complete", "ctrl-c"])
+@pytest.mark.parametrize("framework", sorted(FRAMEWORKS))
+def test_framework_callback_to_mlflow_and_wandb(framework, ctrl_c, trackers, mlflow_server, sim, tmp_path):
+    """Three epochs, or Ctrl-C in the second: the Trainer calls no callback then, so
+    what was measured is logged at exit; Lightning calls on_exception."""
     sim.start(a100s(1))
-    run = run_script(trackers, tmp_path, LIGHTNING.replace("@INTERRUPT@", "False"),
-                     env={"MLFLOW_TRACKING_URI": mlflow_server.url, "MLFLOW_EXPERIMENT_NAME": "lightning"})
+    script, press_ctrl_c, status = FRAMEWORKS[framework]
+    experiment = f"{framework}-{'ctrl-c' if ctrl_c else 'complete'}"
+    run = run_script(trackers, tmp_path, script.replace("@INTERRUPT@", press_ctrl_c if ctrl_c else "False"),
+                     env={"MLFLOW_TRACKING_URI": mlflow_server.url, "MLFLOW_EXPERIMENT_NAME": experiment},
+                     expect=status if ctrl_c else 0)
     truths = last_json(run)
-    assert len(truths["epochs"]) == 3 and truths["run"] is not None
-    check_tracked_epochs(trackers, tmp_path, mlflow_server.url, "lightning", truths, epochs=3)
-
-
-def test_ctrl_c_in_lightning_logs_the_epoch_cut_short_and_the_total(trackers, mlflow_server, sim, tmp_path):
-    sim.start(a100s(1))
-    # A real SIGINT in the second epoch's third step.
-    interrupt = "self.current_epoch == 1 and batch_index == 2"
-    run = run_script(trackers, tmp_path, LIGHTNING.replace("@INTERRUPT@", interrupt),
-                     env={"MLFLOW_TRACKING_URI": mlflow_server.url, "MLFLOW_EXPERIMENT_NAME": "lightning-ctrl-c"},
-                     expect=LIGHTNING_CTRL_C_EXIT)
-    truths = last_json(run)
-    assert len(truths["epochs"]) == 1 and truths["run"] is None
-    check_tracked_epochs(trackers, tmp_path, mlflow_server.url, "lightning-ctrl-c", truths, epochs=2,
-                         interrupted_epoch=1)
+    assert len(truths["epochs"]) == (1 if ctrl_c else 3) and (truths["run"] is None) == ctrl_c, truths
+    check_tracked_epochs(trackers, tmp_path, mlflow_server.url, experiment, truths, epochs=2 if ctrl_c else 3,
+                         interrupted=ctrl_c)
 
 
 def test_ctrl_c_in_a_plain_loop_logs_to_mlflow_and_wandb(trackers, mlflow_server, sim, tmp_path):
@@ -650,8 +627,7 @@ def test_ctrl_c_in_a_plain_loop_logs_to_mlflow_and_wandb(trackers, mlflow_server
         expect=-signal.SIGINT)
     assert "KeyboardInterrupt" in run.stderr
     truths = last_json(run)
-    check_tracked_epochs(trackers, tmp_path, mlflow_server.url, "plain-ctrl-c", truths, epochs=2,
-                         interrupted_epoch=1)
+    check_tracked_epochs(trackers, tmp_path, mlflow_server.url, "plain-ctrl-c", truths, epochs=2, interrupted=True)
 
 
 def test_an_unreachable_tracking_server_is_a_warning_and_the_loop_runs(trackers, sim, tmp_path):

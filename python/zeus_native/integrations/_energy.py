@@ -10,6 +10,7 @@ when the program stops (an exception, Ctrl-C) are ended and logged.
 from __future__ import annotations
 
 import dataclasses
+import importlib
 import json
 import math
 import re
@@ -211,6 +212,16 @@ class _EnergyMeter:
 
 def _warn(message: str) -> None:
     warnings.warn(message, RuntimeWarning, stacklevel=3)
+
+
+def import_tracker(module: str, tracker: str) -> Any:
+    """The tracker's module, or None with a warning naming the fix when it cannot be imported."""
+    try:
+        return importlib.import_module(module)
+    except ImportError as e:
+        warnings.warn(f"zeus_native: {module} cannot be imported ({e}); energy is not logged to {tracker} "
+                      f"(pip install {module})", RuntimeWarning, stacklevel=3)
+        return None
 
 
 class EnergyLogger:

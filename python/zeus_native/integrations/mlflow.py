@@ -16,13 +16,13 @@ nothing is logged (the program runs on).
 from __future__ import annotations
 
 import time
-import warnings
 from typing import Any, List, Optional, Sequence
 
 from zeus_native.integrations._energy import (
     EnergyLogger,
     EnergyRecord,
     compact_provenance,
+    import_tracker,
     make_record,
 )
 
@@ -51,16 +51,7 @@ class MLflowTracker:
         self.experiment_name = experiment_name
         self._owned: Optional[str] = None  # "fluent" or "client" when we started the run
         self._client: Any = None
-        try:
-            import mlflow  # type: ignore[import-not-found, unused-ignore]
-            from mlflow.tracking import MlflowClient  # type: ignore[import-not-found, unused-ignore]
-        except ImportError as e:
-            self._mlflow: Any = None
-            warnings.warn(f"zeus_native: mlflow cannot be imported ({e}); energy is not logged to MLflow "
-                          "(pip install mlflow)", RuntimeWarning, stacklevel=2)
-            return
-        self._mlflow = mlflow
-        self._client_type = MlflowClient
+        self._mlflow = import_tracker("mlflow", self.name)
 
     @property
     def available(self) -> bool:
@@ -71,8 +62,10 @@ class MLflowTracker:
         """Find (or start) the run to log to."""
         if self._mlflow is None or self._client is not None:
             return
+        from mlflow.tracking import MlflowClient  # type: ignore[import-not-found, unused-ignore]
+
         mlflow = self._mlflow
-        client = self._client_type(tracking_uri=self.tracking_uri)
+        client = MlflowClient(tracking_uri=self.tracking_uri)
         if self.run_id is None:
             self.run_id, self._owned = self._run_to_log_to(mlflow, client)
         self._client = client

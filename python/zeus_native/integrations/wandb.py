@@ -16,10 +16,9 @@ nothing is logged (the program runs on).
 
 from __future__ import annotations
 
-import warnings
 from typing import Any, List, Optional, Sequence, Set
 
-from zeus_native.integrations._energy import RUN_WINDOW, EnergyLogger, EnergyRecord, make_record
+from zeus_native.integrations._energy import RUN_WINDOW, EnergyLogger, EnergyRecord, import_tracker, make_record
 
 
 class WandbTracker:
@@ -35,14 +34,7 @@ class WandbTracker:
         self.init_options = init_options
         self._owned = False
         self._defined: Set[str] = set()
-        try:
-            import wandb  # type: ignore[import-not-found, unused-ignore]
-        except ImportError as e:
-            self._wandb: Any = None
-            warnings.warn(f"zeus_native: wandb cannot be imported ({e}); energy is not logged to W&B "
-                          "(pip install wandb)", RuntimeWarning, stacklevel=2)
-            return
-        self._wandb = wandb
+        self._wandb = import_tracker("wandb", self.name)
 
     @property
     def available(self) -> bool:
