@@ -137,6 +137,9 @@ def run_example(example: Example, scratch: Path, timeout: float, frameworks: str
         if example.needs and frameworks:
             env["PYTHONPATH"] = frameworks
             env["HF_HUB_OFFLINE"] = "1"
+            env["HF_HUB_DISABLE_TELEMETRY"] = "1"
+            env["MLFLOW_DISABLE_TELEMETRY"] = "true"  # mlflow's usage reports: nothing leaves the machine
+            env["DO_NOT_TRACK"] = "true"
             env["TOKENIZERS_PARALLELISM"] = "false"
             env["HF_HOME"] = str(workdir / "hf-home")
     else:

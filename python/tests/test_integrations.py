@@ -35,6 +35,14 @@ import pytest
 from conftest import a100s, energy_bound
 
 REPO = Path(__file__).resolve().parents[2]
+# Nothing but loopback: no usage reports from mlflow (its telemetry), transformers or the hub.
+OFFLINE = {"MLFLOW_DISABLE_TELEMETRY": "true", "DO_NOT_TRACK": "true", "HF_HUB_OFFLINE": "1",
+           "HF_HUB_DISABLE_TELEMETRY": "1", "WANDB_MODE": "offline"}
+
+
+def offline_env(pythonpath: str, **more: str) -> dict:
+    """This process's environment offline, with `pythonpath`."""
+    return {**os.environ, **OFFLINE, "PYTHONPATH": pythonpath, **more}
 
 
 class Recorder:
@@ -194,7 +202,7 @@ def test_importing_the_integrations_imports_no_tracker_or_framework(trackers):
         import zeus_native.integrations.hf, zeus_native.integrations.lightning
         names = ("mlflow", "wandb", "lightning", "transformers", "torch")
         print(all(importlib.util.find_spec(m) for m in names), sorted(m for m in names if m in sys.modules))
-    """)], capture_output=True, text=True, timeout=120, env=dict(os.environ, PYTHONPATH=trackers))
+    """)], capture_output=True, text=True, timeout=120, env=offline_env(trackers))
     assert run.returncode == 0, run.stderr
     assert run.stdout.strip() == "True []"
 
@@ -227,7 +235,7 @@ class MlflowServer:
         directory.mkdir()
         self.directory = directory
         self.log_path = directory / "server.log"
-        env = dict(os.environ, PYTHONPATH=pythonpath)
+        env = offline_env(pythonpath)
         for _attempt in range(3):
             self.port = free_port()
             self.url = f"http://127.0.0.1:{self.port}"
@@ -269,12 +277,10 @@ def run_script(trackers: str, tmp_path: Path, source: str, env: dict | None = No
                expect: int = 0) -> subprocess.CompletedProcess:
     script = tmp_path / f"script-{time.monotonic_ns()}.py"
     script.write_text(textwrap.dedent(source))
-    full_env = dict(os.environ)
-    full_env.update({"PYTHONPATH": trackers, "TOKENIZERS_PARALLELISM": "false", "HF_HUB_OFFLINE": "1",
-                     "HF_HOME": str(tmp_path / "hf-home"), "WANDB_MODE": "offline", "WANDB_SILENT": "true",
-                     "WANDB_DIR": str(tmp_path), "WANDB_CACHE_DIR": str(tmp_path / "wandb-cache"),
-                     "WANDB_CONFIG_DIR": str(tmp_path / "wandb-config"), "MLFLOW_HTTP_REQUEST_MAX_RETRIES": "0",
-                     "MLFLOW_HTTP_REQUEST_TIMEOUT": "30"})
+    full_env = offline_env(trackers, TOKENIZERS_PARALLELISM="false", HF_HOME=str(tmp_path / "hf-home"),
+                           WANDB_SILENT="true", WANDB_DIR=str(tmp_path), WANDB_CACHE_DIR=str(tmp_path / "wandb-cache"),
+                           WANDB_CONFIG_DIR=str(tmp_path / "wandb-config"), MLFLOW_HTTP_REQUEST_MAX_RETRIES="0",
+                           MLFLOW_HTTP_REQUEST_TIMEOUT="30")
     full_env.update(env or {})
     run = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=full_env,
                          timeout=timeout, cwd=tmp_path)
@@ -310,7 +316,7 @@ def mlflow_runs(trackers: str, tmp_path: Path, url: str, experiment: str) -> lis
     reader = tmp_path / "read_mlflow.py"
     reader.write_text(textwrap.dedent(MLFLOW_READER))
     run = subprocess.run([sys.executable, str(reader), url, experiment], capture_output=True, text=True,
-                         timeout=120, env=dict(os.environ, PYTHONPATH=trackers))
+                         timeout=120, env=offline_env(trackers))
     assert run.returncode == 0, run.stderr
     return last_json(run)
 
@@ -364,7 +370,7 @@ def wandb_run(trackers: str, tmp_path: Path) -> dict:
     reader = tmp_path / "read_wandb.py"
     reader.write_text(WANDB_READER)
     run = subprocess.run([sys.executable, str(reader), str(runs[0])], capture_output=True, text=True, timeout=120,
-                         env=dict(os.environ, PYTHONPATH=trackers))
+                         env=offline_env(trackers))
     assert run.returncode == 0, run.stderr
     return last_json(run)
 
