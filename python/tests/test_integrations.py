@@ -140,6 +140,22 @@ def test_ctrl_c_inside_the_loop_logs_the_epoch_cut_short_and_the_total(sim):
     assert recorder.events == ["start", ("close", True)]
 
 
+def test_a_logger_closed_and_started_again_logs_a_second_run(sim):
+    """As a callback's after a train() that stopped on an exception the program caught."""
+    from zeus_native.integrations import EnergyLogger
+
+    sim.start(a100s(1))
+    recorder = Recorder()
+    logger = EnergyLogger(recorder, gpu_indices=[0])
+    for seconds in (3.0, 7.0):
+        with logger:
+            with logger.window("epoch", step=0):
+                sim.advance(seconds)
+    runs = [r for r in recorder.records if r.window == "run"]
+    assert [round(r.metrics["energy/run/time_s"]) for r in runs] == [3, 7]
+    assert recorder.events == ["start", ("close", False)] * 2
+
+
 def test_an_unavailable_device_is_a_warning_and_the_loop_runs(sim):
     from zeus_native.integrations import EnergyLogger
 
@@ -445,6 +461,23 @@ def test_plain_loop_to_a_real_mlflow_server(trackers, mlflow_server, sim, tmp_pa
     assert json.loads(logged["tags"]["zeus.energy.provenance.epoch"])["step"] == 2
     # The user's own run: the logger logged into it and left it to the user (ended by mlflow at exit).
     assert logged["status"] == "FINISHED"
+
+
+def test_a_logger_used_twice_makes_two_mlflow_runs(trackers, mlflow_server, sim, tmp_path):
+    """Without a run of the user's, each start() begins a run and close() ends it: a second
+    train() with the same callback (after the first stopped on a caught exception) is a new run."""
+    sim.start(a100s(1))
+    run_script(trackers, tmp_path, SIM_TRUTH + """
+    from zeus_native.integrations.mlflow import MLflowEnergyLogger
+
+    energy = MLflowEnergyLogger(gpu_indices=[0])
+    for seconds in (3.0, 7.0):
+        with energy:
+            advance(seconds)
+    """, env={"MLFLOW_TRACKING_URI": mlflow_server.url, "MLFLOW_EXPERIMENT_NAME": "twice"})
+    runs = mlflow_runs(trackers, tmp_path, mlflow_server.url, "twice")
+    assert sorted(round(metric_values(r["metrics"], "run", 0)["time_s"]) for r in runs) == [3, 7]
+    assert [r["status"] for r in runs] == ["FINISHED", "FINISHED"]
 
 
 def test_plain_loop_to_wandb_offline(trackers, sim, tmp_path):

@@ -51,6 +51,10 @@ def _callback_class() -> type:
             """Begin the run's window (on the main process only)."""
             self._active = bool(getattr(state, "is_world_process_zero", True))
             if self._active:
+                # A train() before this one that stopped on an exception the program caught.
+                atexit.unregister(self._close_interrupted)
+                self.logger.close(interrupted=True)
+                self._epoch = 0
                 self.logger.start()
                 atexit.register(self._close_interrupted)
 

@@ -49,6 +49,7 @@ def _callback_class() -> type:
             """Begin the run's window (on global rank 0 only)."""
             self._active = bool(getattr(trainer, "is_global_zero", True))
             if self._active:
+                self.logger.close(interrupted=True)  # a fit before this one left open (never, normally)
                 self.logger.start()
 
         def on_train_epoch_start(self, trainer: Any, pl_module: Any) -> None:

@@ -47,6 +47,7 @@ class MLflowTracker:
                  experiment_name: Optional[str] = None) -> None:
         """Import mlflow (a warning, not an error, when it is not installed)."""
         self.run_id = run_id
+        self._given_run_id = run_id
         self.tracking_uri = tracking_uri
         self.experiment_name = experiment_name
         self._owned: Optional[str] = None  # "fluent" or "client" when we started the run
@@ -99,16 +100,17 @@ class MLflowTracker:
         self._client.log_batch(self.run_id, metrics=metrics, tags=[tag])
 
     def close(self, interrupted: bool) -> None:
-        """End the run if start() began it."""
-        if self._owned is None:
+        """End the run if start() began it; the next start() finds its run anew."""
+        owned, self._owned, client, self._client = self._owned, None, self._client, None
+        run_id, self.run_id = self.run_id, self._given_run_id
+        if owned is None:
             return
         status = "KILLED" if interrupted else "FINISHED"
         active = self._mlflow.active_run()
-        if self._owned == "fluent" and active is not None and active.info.run_id == self.run_id:
+        if owned == "fluent" and active is not None and active.info.run_id == run_id:
             self._mlflow.end_run(status)
         else:
-            self._client.set_terminated(self.run_id, status)
-        self._owned = None
+            client.set_terminated(run_id, status)
 
     @staticmethod
     def _tag_limit() -> int:

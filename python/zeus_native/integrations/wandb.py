@@ -31,6 +31,7 @@ class WandbTracker:
     def __init__(self, run: Any = None, **init_options: Any) -> None:
         """Import wandb (a warning, not an error, when it is not installed)."""
         self.run = run
+        self._given_run = run
         self.init_options = init_options
         self._owned = False
         self._defined: Set[str] = set()
@@ -70,10 +71,11 @@ class WandbTracker:
             self.run.summary.update(record.metrics)
 
     def close(self, interrupted: bool) -> None:
-        """Finish the run if start() began it."""
-        if self._owned and self.run is not None:
-            self.run.finish(exit_code=1 if interrupted else 0)
-            self._owned = False
+        """Finish the run if start() began it; the next start() finds its run anew."""
+        owned, self._owned, run, self.run = self._owned, False, self.run, self._given_run
+        self._defined.clear()
+        if owned and run is not None:
+            run.finish(exit_code=1 if interrupted else 0)
 
 
 class WandbEnergyLogger(EnergyLogger):
