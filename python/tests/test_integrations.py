@@ -643,6 +643,18 @@ def test_framework_callback_to_mlflow_and_wandb(framework, ctrl_c, trackers, mlf
                          interrupted=ctrl_c)
 
 
+def test_hf_trainer_reporting_to_mlflow_and_wandb_itself(trackers, mlflow_server, sim, tmp_path):
+    """With the Trainer's own MLflow and W&B callbacks, the energy goes into their runs."""
+    sim.start(a100s(1))
+    script = HF_TRAINER.replace("@INTERRUPT@", "False").replace('report_to="none"', 'report_to=["mlflow", "wandb"]')
+    run = run_script(trackers, tmp_path, script,
+                     env={"MLFLOW_TRACKING_URI": mlflow_server.url, "MLFLOW_EXPERIMENT_NAME": "hf-report-to"})
+    truths = last_json(run)
+    (logged,) = mlflow_runs(trackers, tmp_path, mlflow_server.url, "hf-report-to")
+    assert any(key.startswith("train_") for key in logged["metrics"]), logged  # the Trainer's run (train_loss...)
+    check_tracked_epochs(trackers, tmp_path, mlflow_server.url, "hf-report-to", truths, epochs=3)
+
+
 def test_ctrl_c_in_a_plain_loop_logs_to_mlflow_and_wandb(trackers, mlflow_server, sim, tmp_path):
     sim.start(a100s(1))
     run = run_script(trackers, tmp_path, SIM_TRUTH + """
