@@ -259,7 +259,6 @@ class EnergyLogger:
         self._meters: List[Any] = []
         self._open: Dict[str, Optional[int]] = {}  # window name -> step
         self._started = False
-        self._closed = False
         self.monitor: Optional[ZeusMonitor] = None
         try:
             zeus_monitor = monitor if monitor is not None else ZeusMonitor(gpu_indices, cpu_indices)
@@ -286,7 +285,6 @@ class EnergyLogger:
         if self._started:
             return
         self._started = True
-        self._closed = False
         for tracker in self.trackers:
             self._guarded(tracker, "start", tracker.start)
         self.begin_window(RUN_WINDOW)
@@ -344,9 +342,9 @@ class EnergyLogger:
     def close(self, interrupted: bool = False) -> Optional[EnergyRecord]:
         """End every open window (the run's last, with the totals), log them and
         finish the trackers' runs; returns the run's record. Idempotent."""
-        if self._closed or not self._started:
+        if not self._started:
             return None
-        self._closed = True
+        self._started = False
         total = None
         for window in [w for w in self._open if w != RUN_WINDOW] + [RUN_WINDOW]:
             if window in self._open:
@@ -354,7 +352,6 @@ class EnergyLogger:
                 total = record if window == RUN_WINDOW else total
         for tracker in self.trackers:
             self._guarded(tracker, "close", lambda: tracker.close(interrupted))
-        self._started = False
         return total
 
     def __enter__(self) -> "EnergyLogger":
