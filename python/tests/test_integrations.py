@@ -156,6 +156,25 @@ def test_a_logger_closed_and_started_again_logs_a_second_run(sim):
     assert recorder.events == ["start", ("close", False)] * 2
 
 
+def test_a_long_runs_provenance_fits_an_mlflow_tag():
+    """A week of hourly rates does not fit MLflow's tag limit: the hours are counted, not listed."""
+    from zeus_native.integrations._energy import compact_provenance
+
+    hours = [{"hour": 3600.0 * h, "per_kwh": 400.0, "energy": 1e6, "amount": 111.1} for h in range(168)]
+    provenance = {"window": "run", "devices": {"gpu": {"0": {"source": "hardware counter", "warnings": []}}},
+                  "carbon": {"provider": "constant", "zone": "DE", "hours": hours}}
+    assert len(json.dumps(provenance)) > 5000
+    text = compact_provenance(provenance, 5000)
+    assert len(text) <= 5000
+    compact = json.loads(text)
+    assert compact["carbon"]["hours_count"] == 168 and "hours" not in compact["carbon"] and compact["truncated"]
+    assert compact["carbon"]["zone"] == "DE" and compact["devices"] == provenance["devices"]
+    assert json.loads(compact_provenance({"window": "epoch"}, 5000)) == {"window": "epoch"}
+    many_warnings = {"window": "run", "step": None, "warnings": ["counter reset"] * 1000}
+    assert json.loads(compact_provenance(many_warnings, 200)) == {
+        "measured_by": None, "window": "run", "step": None, "interrupted": None, "time_s": None, "truncated": True}
+
+
 def test_an_unavailable_device_is_a_warning_and_the_loop_runs(sim):
     from zeus_native.integrations import EnergyLogger
 

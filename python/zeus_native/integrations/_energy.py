@@ -162,8 +162,9 @@ def energy_provenance(result: Any, window: str, step: Optional[int] = None, extr
 
 
 def compact_provenance(provenance: Dict[str, Any], limit: int) -> str:
-    """`provenance` as JSON of at most `limit` characters: each provider's per-hour
-    list is replaced by its length first, then the device details, when too long."""
+    """`provenance` as JSON of at most `limit` characters: when too long, each provider's
+    per-hour list is replaced by its length, then each device's details by its index,
+    then all but the window's essentials are left out ("truncated": true)."""
     text = json.dumps(provenance, sort_keys=True, separators=(",", ":"))
     if len(text) <= limit:
         return text
@@ -177,7 +178,10 @@ def compact_provenance(provenance: Dict[str, Any], limit: int) -> str:
         return text
     shorter["devices"] = {kind: sorted(entries) for kind, entries in shorter.get("devices", {}).items()}
     text = json.dumps(shorter, sort_keys=True, separators=(",", ":"))
-    return text if len(text) <= limit else text[:limit]
+    if len(text) <= limit:
+        return text
+    essentials = ("measured_by", "window", "step", "interrupted", "time_s")
+    return json.dumps({**{key: shorter.get(key) for key in essentials}, "truncated": True}, sort_keys=True)
 
 
 class _ChargedMeter:
