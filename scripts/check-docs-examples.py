@@ -16,9 +16,10 @@ so that an example that stops working fails CI.
                                         are still type-checked
     <!-- docs-example: needs torch [transformers] -->
                                         run only with those packages: their
-                                        directory in ZEUS_DOCS_FRAMEWORKS
-                                        (scripts/setup-frameworks.sh prints
-                                        it); otherwise reported as skipped
+                                        directories in ZEUS_DOCS_FRAMEWORKS
+                                        (a PYTHONPATH: what scripts/setup-
+                                        frameworks.sh and setup-trackers.sh
+                                        print); otherwise reported as skipped
     A block of another language (yaml, text, cpp, json...) is not run.
 
 Usage: check-docs-examples.py [--only PAGE] [--list] [--timeout S]"""
@@ -136,6 +137,9 @@ def run_example(example: Example, scratch: Path, timeout: float, frameworks: str
         if example.needs and frameworks:
             env["PYTHONPATH"] = frameworks
             env["HF_HUB_OFFLINE"] = "1"
+            env["HF_HUB_DISABLE_TELEMETRY"] = "1"
+            env["MLFLOW_DISABLE_TELEMETRY"] = "true"  # mlflow's usage reports: nothing leaves the machine
+            env["DO_NOT_TRACK"] = "true"
             env["TOKENIZERS_PARALLELISM"] = "false"
             env["HF_HOME"] = str(workdir / "hf-home")
     else:
@@ -203,7 +207,8 @@ def main() -> int:
     typed = sum(e.kind == "python" for e in examples)
     not_run = sum(bool(e.no_run) for e in examples)
     print(f"check-docs-examples: {ran} examples ran, {typed} Python examples type-checked, {not_run} marked no-run"
-          + (f", {skipped} skipped (need packages: set ZEUS_DOCS_FRAMEWORKS=$(scripts/setup-frameworks.sh))"
+          + (f", {skipped} skipped (need packages: set "
+             "ZEUS_DOCS_FRAMEWORKS=$(scripts/setup-frameworks.sh):$(scripts/setup-trackers.sh))"
              if skipped else ""))
     for failure in failures:
         print(f"check-docs-examples: {failure}", file=sys.stderr)

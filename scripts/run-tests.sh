@@ -110,9 +110,11 @@ scripts/setup.sh
 # Before CMake configures: the interop tests are added only where .venv exists.
 [ -x .venv/bin/python ] || /usr/bin/python3 -m venv .venv
 background python-packages scripts/setup-python.sh --deps-only
-# torch+transformers for python/tests/test_frameworks.py, cached outside the clone (5.6 GB), and
-# what only the original's examples import (python/tests/test_original_examples.py, 0.4 GB).
+# torch+transformers for python/tests/test_frameworks.py, cached outside the clone (5.6 GB), what
+# only the original's examples import (python/tests/test_original_examples.py, 0.4 GB), and
+# mlflow, wandb and Lightning for python/tests/test_integrations.py (0.9 GB).
 background pytorch scripts/setup-frameworks.sh --examples
+background trackers scripts/setup-trackers.sh
 background clean-roots bash -c \
   'scripts/build-wheel.sh --prefetch && scripts/test-wheel.sh --prefetch && scripts/test-packages.sh --prefetch'
 
@@ -144,11 +146,12 @@ scripts/build-docs.sh
 step "tests"
 ctest --test-dir build --output-on-failure --parallel "$jobs" --timeout 300
 wait_for pytorch
+wait_for trackers
 step "Python package tests (zeus_native, pytest)"
 # Any non-zero status fails the run, including 5 (no test collected).
-timeout 900 .venv/bin/python -m pytest -q -p no:cacheprovider python/tests
+timeout 1800 .venv/bin/python -m pytest -q -p no:cacheprovider python/tests
 step "documentation examples on the simulator (scripts/check-docs-examples.py)"
-ZEUS_DOCS_FRAMEWORKS="$(scripts/setup-frameworks.sh)" timeout 900 .venv/bin/python scripts/check-docs-examples.py
+ZEUS_DOCS_FRAMEWORKS="$(scripts/setup-frameworks.sh):$(scripts/setup-trackers.sh)" timeout 900 .venv/bin/python scripts/check-docs-examples.py
 step "Debian packages from build/, clean-root install, images, Kubernetes (scripts/test-packages.sh)"
 scripts/test-packages.sh  # docs/deploy.md
 wait_for wheel-suite-root
