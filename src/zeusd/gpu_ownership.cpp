@@ -93,21 +93,28 @@ std::vector<unsigned> gpus_without_process_list(const Gpus& gpus) {
 
 namespace {
 
-std::string client_words(std::optional<std::uint32_t> client_uid) {
-    return client_uid ? fmt::format("your processes (uid {})", *client_uid)
-                      : std::string(
-                            "your processes (zeusd cannot tell who you are: a TCP client without a token "
-                            "naming a local user owns no process)");
+std::string client_words(std::optional<std::uint32_t> client_uid, std::string_view token_user) {
+    if (client_uid) return fmt::format("your processes (uid {})", *client_uid);
+    if (!token_user.empty()) {
+        return fmt::format(
+            "your processes (zeusd cannot tell who you are: your token names user '{}', who has no account on this "
+            "host, so you own no process here; ask the operator for a token issued with --user naming your local "
+            "user)",
+            token_user);
+    }
+    return "your processes (zeusd cannot tell who you are: a TCP client without a token naming a local user owns no "
+           "process)";
 }
 
 }  // namespace
 
-std::string refusal_message(unsigned gpu_index, const OwnershipCheck& check, std::optional<std::uint32_t> client_uid) {
+std::string refusal_message(unsigned gpu_index, const OwnershipCheck& check, std::optional<std::uint32_t> client_uid,
+                            std::string_view token_user) {
     if (check.outcome == OwnershipCheck::Outcome::Unverifiable) {
         return fmt::format(
             "GPU {} was not changed: zeusd serves --control-policy owner, which changes a GPU only when it is idle "
             "or runs only {}, and {}. Retry the request; if it keeps failing, see zeusd's log",
-            gpu_index, client_words(client_uid), check.reason);
+            gpu_index, client_words(client_uid, token_user), check.reason);
     }
     std::vector<std::string> processes;
     for (const auto& other : check.others) {
@@ -119,7 +126,8 @@ std::string refusal_message(unsigned gpu_index, const OwnershipCheck& check, std
         "GPU {} is in use by another user's process{}: {}. zeusd serves --control-policy owner: a GPU's settings "
         "can be changed only while it is idle or runs only {}. Wait until those processes end, use a GPU that is "
         "idle or yours, or ask the operator to change it",
-        gpu_index, check.others.size() == 1 ? "" : "es", fmt::join(processes, ", "), client_words(client_uid));
+        gpu_index, check.others.size() == 1 ? "" : "es", fmt::join(processes, ", "),
+        client_words(client_uid, token_user));
 }
 
 }  // namespace zeus::zeusd
