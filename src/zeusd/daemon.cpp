@@ -17,6 +17,7 @@
 #include "zeus/device/cpu.hpp"
 #include "http_server/server.hpp"
 #include "http_server/unix_socket.hpp"
+#include "zeus/attribution/workload.hpp"
 #include "zeus/device/gpus.hpp"
 #include "zeus/platform/listening_address.hpp"
 #include "zeusd/access_summary.hpp"
@@ -191,13 +192,7 @@ Result<RouterOptions> make_router_options(const ServeConfig& config, const ApiGr
 }
 
 // --proc, which the owner policy and attribution read.
-Status check_proc_root(const ServeConfig& config) {
-    std::error_code error;
-    if (std::filesystem::is_directory(config.proc_root, error)) return {};
-    return Error{ErrorCode::InvalidConfig, fmt::format("--proc: {} is not a directory", config.proc_root),
-                 "give where the host's /proc is mounted (--control-policy owner and --attribution read who runs "
-                 "each GPU process there)"};
-}
+Status check_proc_root(const ServeConfig& config) { return attribution::check_proc_root(config.proc_root); }
 
 // --attribution exports through the metrics group.
 Status check_attribution(const ServeConfig& config, const ApiGroups& enabled) {
