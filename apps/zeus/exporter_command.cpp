@@ -95,13 +95,10 @@ int run_exporter(const ExporterOptions& opts) {
         attribution.expiry = std::chrono::duration_cast<std::chrono::nanoseconds>(
             std::chrono::duration<double>(opts.attribution_expiry_s));
         attribution.proc_root = opts.proc_root;
-        if (opts.kubelet_socket.empty()) {
-            report(Error{ErrorCode::InvalidArgument, "--kubelet-socket is empty",
-                         fmt::format("give the kubelet's PodResources socket (default {}), or none",
-                                     attribution::kDefaultKubeletSocket)});
-            return 2;
-        }
         if (opts.kubelet_socket != "none") {
+            if (auto socket = attribution::check_kubelet_socket(opts.kubelet_socket); !socket) {
+                return report(socket.error()), 2;
+            }
             attribution.pod_resources = std::make_shared<attribution::KubeletPodResources>(attribution::KubeletOptions{
                 opts.kubelet_socket, std::chrono::milliseconds(std::llround(opts.kubelet_timeout_s * 1000))});
         }

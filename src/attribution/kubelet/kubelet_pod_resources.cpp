@@ -2,6 +2,7 @@
 #include <grpcpp/generic/generic_stub.h>
 #include <grpcpp/grpcpp.h>
 
+#include <filesystem>
 #include <future>
 
 #include "podresources_v1.grpc.pb.h"
@@ -63,6 +64,28 @@ struct KubeletPodResources::Connection {
     Stub stub;
     const std::string list_method = fmt::format("/{}/List", v1::PodResourcesLister::service_full_name());
 };
+
+Status check_kubelet_socket(const std::string& socket) {
+    if (socket.empty()) {
+        return Error{
+            ErrorCode::InvalidArgument, "--kubelet-socket is empty",
+            fmt::format("give the kubelet's PodResources socket (default {}), or none", kDefaultKubeletSocket)};
+    }
+    std::error_code error;
+    const auto status = std::filesystem::status(socket, error);
+    if (error || status.type() == std::filesystem::file_type::not_found ||
+        status.type() == std::filesystem::file_type::socket) {
+        return {};
+    }
+    if (status.type() == std::filesystem::file_type::directory) {
+        return Error{ErrorCode::InvalidConfig,
+                     fmt::format("--kubelet-socket: {} is a folder, not the kubelet's socket", socket),
+                     fmt::format("give the socket in it, e.g. --kubelet-socket {}, or none",
+                                 (std::filesystem::path(socket) / "kubelet.sock").lexically_normal().string())};
+    }
+    return Error{ErrorCode::InvalidConfig, fmt::format("--kubelet-socket: {} is no socket", socket),
+                 fmt::format("give the kubelet's PodResources socket (default {}), or none", kDefaultKubeletSocket)};
+}
 
 KubeletPodResources::KubeletPodResources(KubeletOptions options) : options_(std::move(options)) {
     grpc::ChannelArguments arguments;
