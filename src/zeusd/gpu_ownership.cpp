@@ -15,7 +15,8 @@ Result<ControlPolicy> parse_control_policy(std::string_view text) {
                  "run only the client's own processes)"};
 }
 
-GpuOwnership::GpuOwnership(std::filesystem::path proc_root) : resolver_(std::move(proc_root)) {}
+GpuOwnership::GpuOwnership(std::filesystem::path proc_root)
+    : proc_root_(proc_root.string()), resolver_(std::move(proc_root)) {}
 
 OwnershipCheck GpuOwnership::check(const Gpu& gpu, unsigned gpu_index, std::optional<std::uint32_t> client_uid) const {
     OwnershipCheck result = evaluate(gpu, gpu_index, client_uid);
@@ -46,13 +47,17 @@ OwnershipCheck GpuOwnership::evaluate(const Gpu& gpu, unsigned gpu_index,
         const auto owner = resolver_.owner(process.pid);
         if (!owner) {
             if (!unverifiable.empty()) continue;  // the first reason is enough
-            unverifiable = owner.error().code == ErrorCode::NotFound
-                               ? fmt::format(
-                                     "process {} on GPU {} ended while zeusd checked who runs it, or is in another "
-                                     "PID namespace than zeusd (in a container zeusd needs the host's: hostPID)",
-                                     process.pid, gpu_index)
-                               : fmt::format("cannot tell who runs process {} on GPU {}: {}", process.pid, gpu_index,
-                                             owner.error().describe());
+            unverifiable =
+                owner.error().code == ErrorCode::NotFound
+                    ? fmt::format(
+                          "process {} on GPU {} ended while zeusd checked who runs it, or is in another "
+                          "PID namespace than zeusd (in a container zeusd needs the host's: hostPID){}",
+                          process.pid, gpu_index,
+                          // A --proc elsewhere may be no /proc at all: every busy GPU would refuse.
+                          proc_root_ == "/proc" ? std::string()
+                                                : fmt::format(", or --proc {} is not the host's /proc", proc_root_))
+                    : fmt::format("cannot tell who runs process {} on GPU {}: {}", process.pid, gpu_index,
+                                  owner.error().describe());
             continue;
         }
         if (client_uid && owner->uid == *client_uid) continue;

@@ -86,6 +86,7 @@ class GpuOwnership {
     [[nodiscard]] OwnershipCheck evaluate(const Gpu& gpu, unsigned gpu_index,
                                           std::optional<std::uint32_t> client_uid) const;
 
+    std::string proc_root_;  // named when a process is not found under it
     attribution::WorkloadResolver resolver_;
     mutable std::array<std::atomic<std::uint64_t>, 4> counts_{};
 };

@@ -105,6 +105,9 @@ TEST_F(GpuOwnershipTest, AProcessThatEndedMidCheckRefuses) {
     const auto check = ownership.check(gpu, 1, kAlice);
     ASSERT_EQ(check.outcome, Outcome::Unverifiable);
     EXPECT_NE(check.reason.find("process 999 on GPU 1 ended"), std::string::npos) << check.reason;
+    // An operator whose --proc is no /proc sees it named.
+    EXPECT_NE(check.reason.find("or --proc " + proc.root().string() + " is not the host's /proc"), std::string::npos)
+        << check.reason;
     const std::string message = refusal_message(1, check, kAlice);
     EXPECT_NE(message.find("GPU 1 was not changed"), std::string::npos) << message;
     EXPECT_NE(message.find("Retry the request"), std::string::npos) << message;
