@@ -58,19 +58,23 @@ void add_device_options(CLI::App& serve, ServeOptions& config, std::string& enab
                      "API groups to serve: gpu-control,gpu-read,cpu-read,metrics (default: all but metrics)");
     serve.add_option("--gpu-command-overrides", config.gpu_command_overrides,
                      "TOML file replacing GPU control commands (docs/zeusd-overrides.md)");
-    serve.add_flag("--attribution", config.attribution,
-                   "With the metrics group: also export each GPU's energy per workload (container, pod, Slurm job, "
-                   "user) and the remainder, as `zeus exporter --attribution` (docs/attribution.md)");
+    // The attribution options only mean something with it: given alone, they are a forgotten --attribution.
+    CLI::Option* attribution =
+        serve.add_flag("--attribution", config.attribution,
+                       "With the metrics group: also export each GPU's energy per workload (container, pod, Slurm job, "
+                       "user) and the remainder, as `zeus exporter --attribution` (docs/attribution.md)");
     serve
         .add_option("--idle-policy", config.idle_policy,
                     "With --attribution: who gets a GPU's idle energy: unattributed (the remainder) or allocation "
                     "(the processes on it)")
         ->check(CLI::IsMember({"unattributed", "allocation"}))
+        ->needs(attribution)
         ->capture_default_str();
     serve
         .add_option("--attribution-expiry", config.attribution_expiry_s,
                     "With --attribution: seconds after which a workload that gained no energy is dropped")
         ->check(zeus::cli::finite_number(1.0, 7.0 * 24 * 3600, "s"))
+        ->needs(attribution)
         ->capture_default_str();
     serve.add_option("--restore-ledger", config.restore_ledger_path,
                      "File recording GPU changes to undo, kept across a crash (default: SOCKET.ledger.json, or "

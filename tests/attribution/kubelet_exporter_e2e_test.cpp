@@ -295,5 +295,19 @@ TEST_F(KubeletEndToEnd, ASocketPathThatIsAFolderOrAFileIsAClearError) {
     }
 }
 
+// The attribution options without --attribution are a forgotten flag, not
+// something to ignore: the exporter would serve no per-workload series.
+TEST_F(KubeletEndToEnd, AttributionOptionsWithoutAttributionAreAClearError) {
+    for (const std::string option : {"--idle-policy allocation", "--attribution-expiry 60", "--proc /proc",
+                                     "--kubelet-socket none", "--kubelet-timeout 5"}) {
+        int code = 0;
+        const std::string out =
+            capture("timeout 10 " + zeus_cli_path() + " exporter --simulate --cpus none " + option, code);
+        EXPECT_EQ(code, 2) << option << ": " << out;
+        const std::string flag = option.substr(0, option.find(' '));
+        EXPECT_NE(out.find(flag + " requires --attribution"), std::string::npos) << out;
+    }
+}
+
 }  // namespace
 }  // namespace zeus::testing

@@ -102,5 +102,19 @@ TEST(ZeusdDefaults, NumberFlagsRefuseNan) {
     }
 }
 
+// --idle-policy and --attribution-expiry without --attribution are a
+// forgotten flag: refused, not ignored (no per-workload series would be served).
+TEST(ZeusdDefaults, AttributionOptionsNeedAttribution) {
+    const auto socket = std::filesystem::temp_directory_path() / fmt::format("zeusd-needs-{}.sock", ::getpid());
+    for (const std::vector<std::string>& option :
+         {std::vector<std::string>{"--idle-policy", "allocation"}, {"--attribution-expiry", "60"}}) {
+        const auto [code, output] =
+            run_zeusd({"serve", "--socket-path", socket.string(), "--enable", "metrics", option[0], option[1]},
+                      {{"ZEUS_SIMULATE", "1"}}, std::chrono::seconds(5));
+        EXPECT_GT(code, 0) << option[0] << " was accepted:\n" << output;
+        EXPECT_NE(output.find(option[0] + " requires --attribution"), std::string::npos) << output;
+    }
+}
+
 }  // namespace
 }  // namespace zeus::testing
