@@ -95,13 +95,10 @@ int run_exporter(const ExporterOptions& opts) {
         attribution.expiry = std::chrono::duration_cast<std::chrono::nanoseconds>(
             std::chrono::duration<double>(opts.attribution_expiry_s));
         attribution.proc_root = opts.proc_root;
-        if (opts.kubelet_socket.empty()) {
-            report(Error{ErrorCode::InvalidArgument, "--kubelet-socket is empty",
-                         fmt::format("give the kubelet's PodResources socket (default {}), or none",
-                                     attribution::kDefaultKubeletSocket)});
-            return 2;
-        }
         if (opts.kubelet_socket != "none") {
+            if (auto socket = attribution::check_kubelet_socket(opts.kubelet_socket); !socket) {
+                return report(socket.error()), 2;
+            }
             auto kubelet = attribution::open_kubelet_pod_resources(attribution::KubeletOptions{
                 opts.kubelet_socket, std::chrono::milliseconds(std::llround(opts.kubelet_timeout_s * 1000))});
             if (!kubelet) return report(kubelet.error()), 2;
@@ -146,25 +143,33 @@ Command add_exporter(CLI::App& parent) {
                     "modelName, Hostname, as dcgm-exporter)")
         ->check(CLI::IsMember({"zeus", "dcgm"}))
         ->capture_default_str();
-    app->add_flag("--attribution", opts->attribution,
-                  "Also export each GPU's energy per workload (container, pod, Slurm job, user) and the remainder "
-                  "(docs/attribution.md); needs the host's /proc (hostPID in a container)");
+    // The options below only mean something with it: given alone, they are a forgotten --attribution.
+    CLI::Option* attribution =
+        app->add_flag("--attribution", opts->attribution,
+                      "Also export each GPU's energy per workload (container, pod, Slurm job, user) and the remainder "
+                      "(docs/attribution.md); needs the host's /proc (hostPID in a container)");
     app->add_option("--idle-policy", opts->idle_policy,
                     "Who gets a GPU's idle energy: unattributed (the remainder) or allocation (the processes on it)")
         ->check(CLI::IsMember({"unattributed", "allocation"}))
+        ->needs(attribution)
         ->capture_default_str();
     app->add_option("--attribution-expiry", opts->attribution_expiry_s,
                     "Seconds after which a workload that gained no energy is dropped (its energy kept as expired)")
         ->check(finite_number(1.0, 7.0 * 24 * 3600, "s"))
+        ->needs(attribution)
         ->capture_default_str();
-    app->add_option("--proc", opts->proc_root, "Where the host's /proc is mounted")->capture_default_str();
+    app->add_option("--proc", opts->proc_root, "Where the host's /proc is mounted")
+        ->needs(attribution)
+        ->capture_default_str();
     app->add_option("--kubelet-socket", opts->kubelet_socket,
                     "The kubelet's PodResources socket, for the pod_namespace, pod_name and container_name labels of "
                     "attribution and the allocation idle policy; none: pod UIDs only")
+        ->needs(attribution)
         ->capture_default_str();
     app->add_option("--kubelet-timeout", opts->kubelet_timeout_s,
                     "Seconds the kubelet has to answer, per sweep (it answers in milliseconds)")
         ->check(finite_number(0.01, 60.0, "s"))
+        ->needs(attribution)
         ->capture_default_str();
     return [opts] { return run_exporter(*opts); };
 }

@@ -7,8 +7,23 @@
 #include "zeus/platform/standard_descriptors.hpp"
 #include "zeus_app.hpp"
 
+namespace {
+
+// Descriptors 0-2 are occupied before any shared library initialises, not
+// first thing in main(): the executable's .preinit_array runs before every
+// library's constructors, and gRPC's (libgrpc, for the exporter's kubelet
+// client) opens an eventfd as it loads, which would otherwise take a closed
+// descriptor 0 before main() could occupy it.
+void occupy_before_libraries(int /*argc*/, char** /*argv*/, char** /*envp*/) {
+    zeus::occupy_closed_standard_descriptors();
+}
+
+[[gnu::used, gnu::section(".preinit_array")]] void (*const kOccupyBeforeLibraries)(int, char**,
+                                                                                   char**) = occupy_before_libraries;
+
+}  // namespace
+
 int main(int argc, char** argv) {
-    zeus::occupy_closed_standard_descriptors();  // before any file is opened
     CLI::App app{"Zeus: measure and optimize the energy of GPU workloads", "zeus"};
     const auto commands = zeus::cli::add_commands(app);
     try {

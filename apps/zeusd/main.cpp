@@ -9,6 +9,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include "option_checks.hpp"
 #include "zeus/platform/standard_descriptors.hpp"
 #include "zeus/version.hpp"
 #include "zeus/zeusd/commands.hpp"
@@ -43,12 +44,12 @@ void add_transport_options(CLI::App& serve, ServeOptions& config) {
 // What the daemon reads and controls, and how often.
 void add_device_options(CLI::App& serve, ServeOptions& config, std::string& enable) {
     serve.add_option("--gpu-power-poll-hz", config.gpu_power_poll_hz, "GPU power stream polling rate")
-        ->check(CLI::Range(0.1, 1000.0))
+        ->check(zeus::cli::finite_number(0.1, 1000.0, "Hz"))
         ->capture_default_str();
     serve
         .add_option("--cpu-power-poll-hz", config.cpu_power_poll_hz,
                     "CPU power stream polling rate (also the one-shot CPU power window)")
-        ->check(CLI::Range(0.1, 1000.0))
+        ->check(zeus::cli::finite_number(0.1, 1000.0, "Hz"))
         ->capture_default_str();
     serve.add_option("--gpu-backend", config.gpu_backend, "auto, nvml or amdsmi")
         ->check(CLI::IsMember({"auto", "nvml", "amdsmi"}))
@@ -57,19 +58,23 @@ void add_device_options(CLI::App& serve, ServeOptions& config, std::string& enab
                      "API groups to serve: gpu-control,gpu-read,cpu-read,metrics (default: all but metrics)");
     serve.add_option("--gpu-command-overrides", config.gpu_command_overrides,
                      "TOML file replacing GPU control commands (docs/zeusd-overrides.md)");
-    serve.add_flag("--attribution", config.attribution,
-                   "With the metrics group: also export each GPU's energy per workload (container, pod, Slurm job, "
-                   "user) and the remainder, as `zeus exporter --attribution` (docs/attribution.md)");
+    // The attribution options only mean something with it: given alone, they are a forgotten --attribution.
+    CLI::Option* attribution =
+        serve.add_flag("--attribution", config.attribution,
+                       "With the metrics group: also export each GPU's energy per workload (container, pod, Slurm job, "
+                       "user) and the remainder, as `zeus exporter --attribution` (docs/attribution.md)");
     serve
         .add_option("--idle-policy", config.idle_policy,
                     "With --attribution: who gets a GPU's idle energy: unattributed (the remainder) or allocation "
                     "(the processes on it)")
         ->check(CLI::IsMember({"unattributed", "allocation"}))
+        ->needs(attribution)
         ->capture_default_str();
     serve
         .add_option("--attribution-expiry", config.attribution_expiry_s,
                     "With --attribution: seconds after which a workload that gained no energy is dropped")
-        ->check(CLI::Range(1.0, 7.0 * 24 * 3600))
+        ->check(zeus::cli::finite_number(1.0, 7.0 * 24 * 3600, "s"))
+        ->needs(attribution)
         ->capture_default_str();
     serve.add_option("--restore-ledger", config.restore_ledger_path,
                      "File recording GPU changes to undo, kept across a crash (default: SOCKET.ledger.json, or "
@@ -98,7 +103,7 @@ void add_access_options(CLI::App& serve, ServeOptions& config) {
     serve
         .add_option("--request-timeout-s", config.request_timeout_s,
                     "Seconds a client may take to send a request before it is dropped")
-        ->check(CLI::Range(0.05, 3600.0))
+        ->check(zeus::cli::finite_number(0.05, 3600.0, "s"))
         ->capture_default_str();
     serve
         .add_option("--max-connections-per-peer", config.max_connections_per_peer,

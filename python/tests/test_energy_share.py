@@ -212,6 +212,15 @@ def test_without_attribute_to_there_is_no_attribution(sim):
     ({"attribute_to": [0]}, ValueError, "PID 0 is not a process id"),
     ({"attribute_to": [1.5]}, TypeError, "a PID or a list of PIDs"),
     ({"attribute_to": True}, TypeError, "not a bool"),
+    # No PID is this large (the driver's are 32-bit), and bytes are no list of PIDs.
+    ({"attribute_to": 2**32}, ValueError, "PID 4294967296 is not a process id"),
+    ({"attribute_to": [1, 2**64]}, ValueError, "PID 18446744073709551616 is not a process id"),
+    ({"attribute_to": b"process"}, TypeError, "not b'process'"),
+    # Watts are a number: not text, not a bool.
+    ({"attribute_to": "process", "idle_power": "60"}, TypeError, "idle_power of GPU 0 is '60'"),
+    ({"attribute_to": "process", "idle_power": True}, TypeError, "idle_power of GPU 0 is True"),
+    ({"attribute_to": "process", "idle_power": {0: "x"}}, TypeError, "idle_power of GPU 0 is 'x'"),
+    ({"attribute_to": "process", "idle_power": {"0": 60.0}}, TypeError, "idle_power names GPU '0'"),
     ({"idle_power": 50.0}, ValueError, "pass attribute_to"),
     ({"attribute_to": "process", "idle_power": -1.0}, ValueError, "idle draw in W"),
     ({"attribute_to": "process", "idle_power": {3: 50.0}}, ValueError, "names GPU 3"),
@@ -224,6 +233,22 @@ def test_bad_arguments_name_the_problem_and_the_fix(sim, kwargs, error, text):
     with pytest.raises(error, match=None) as raised:
         ZeusMonitor(gpu_indices=[0], **kwargs)
     assert text in str(raised.value)
+
+
+def test_pids_and_gpu_indices_may_be_any_integer_type(sim):
+    """numpy's integers (anything with __index__) are PIDs and GPU indices as ints are."""
+    sim.start(shared_gpu())
+    from zeus_native.monitor import ZeusMonitor
+
+    class Index:
+        def __init__(self, value: int) -> None:
+            self.value = value
+
+        def __index__(self) -> int:
+            return self.value
+
+    ZeusMonitor(gpu_indices=[0], attribute_to=Index(os.getpid()), idle_power={Index(0): 50.0})
+    ZeusMonitor(gpu_indices=[0], attribute_to=[Index(os.getpid())])
 
 
 def test_a_gpu_lost_in_the_window_has_an_unknown_share_never_a_silent_zero(sim):

@@ -1,6 +1,9 @@
 // open_kubelet_pod_resources: the kubelet client from its own module, so that
 // libzeus and every program that does not name pods stay free of gRPC.
+#include <filesystem>
 #include <mutex>
+
+#include <fmt/format.h>
 
 #include "zeus/attribution/kubelet.hpp"
 #include "zeus/platform/dynamic_library.hpp"
@@ -34,6 +37,28 @@ Result<KubeletModule> load_module() {
 }
 
 }  // namespace
+
+Status check_kubelet_socket(const std::string& socket) {
+    if (socket.empty()) {
+        return Error{
+            ErrorCode::InvalidArgument, "--kubelet-socket is empty",
+            fmt::format("give the kubelet's PodResources socket (default {}), or none", kDefaultKubeletSocket)};
+    }
+    std::error_code error;
+    const auto status = std::filesystem::status(socket, error);
+    if (error || status.type() == std::filesystem::file_type::not_found ||
+        status.type() == std::filesystem::file_type::socket) {
+        return {};
+    }
+    if (status.type() == std::filesystem::file_type::directory) {
+        return Error{ErrorCode::InvalidConfig,
+                     fmt::format("--kubelet-socket: {} is a folder, not the kubelet's socket", socket),
+                     fmt::format("give the socket in it, e.g. --kubelet-socket {}, or none",
+                                 (std::filesystem::path(socket) / "kubelet.sock").lexically_normal().string())};
+    }
+    return Error{ErrorCode::InvalidConfig, fmt::format("--kubelet-socket: {} is no socket", socket),
+                 fmt::format("give the kubelet's PodResources socket (default {}), or none", kDefaultKubeletSocket)};
+}
 
 Result<std::shared_ptr<PodResourcesSource>> open_kubelet_pod_resources(const KubeletOptions& options) {
     static std::once_flag once;

@@ -10,6 +10,8 @@
 #include <charconv>
 #include <system_error>
 
+#include <fmt/format.h>
+
 namespace zeus::attribution {
 namespace {
 
@@ -219,6 +221,14 @@ CgroupWorkload parse_cgroup_path(std::string_view path) {
         }
     }
     return out;
+}
+
+Status check_proc_root(const std::filesystem::path& proc_root) {
+    std::error_code error;
+    if (std::filesystem::is_directory(proc_root, error)) return {};
+    return Error{ErrorCode::InvalidConfig, fmt::format("--proc: {} is not a directory", proc_root.string()),
+                 "give where the host's /proc is mounted (attribution and zeusd's --control-policy owner read who "
+                 "runs each GPU process there)"};
 }
 
 WorkloadResolver::WorkloadResolver(std::filesystem::path proc_root) : proc_root_(std::move(proc_root)) {}

@@ -128,6 +128,9 @@ class DeviceMetricsImpl final : public DeviceMetrics {
         // scrape unparseable: a given name is refused, the machine's replaced.
         if (auto named = require_utf8("the hostname label", options_.hostname); !named) return named.error();
         if (options_.hostname.empty()) options_.hostname = to_utf8(this_hostname());
+        if (options_.attribution) {
+            if (auto proc = attribution::check_proc_root(options_.attribution->proc_root); !proc) return proc.error();
+        }
         std::vector<unsigned> indices;
         if (options_.gpu_indices) {
             indices = *options_.gpu_indices;

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <set>
 #include <string_view>
 
 #include "zeus/platform/read_user_file.hpp"
@@ -18,7 +19,14 @@ Error option_error(std::string_view word, std::string_view problem, std::string_
 
 Result<ZeusdConfig> parse_zeusd(std::string_view word, std::string_view value) {
     constexpr std::string_view unix_prefix = "unix:";
-    if (value.starts_with(unix_prefix)) value.remove_prefix(unix_prefix.size());
+    if (value.starts_with(unix_prefix)) {
+        // What follows unix: is a socket path, never a host:port.
+        value.remove_prefix(unix_prefix.size());
+        if (!value.starts_with("/")) {
+            return option_error(word, "names no absolute socket path after unix:",
+                                "write zeusd=unix:/run/zeusd/zeusd.sock, or zeusd=HOST:PORT without unix: for TCP");
+        }
+    }
     if (value.starts_with("/")) return ZeusdConfig::unix_socket(std::string(value));
     auto tcp = parse_zeusd_host_port(value, "zeusd");
     if (!tcp.ok()) {
@@ -69,17 +77,31 @@ Status apply_option(PluginOptions& options, std::string_view word) {
     return {};
 }
 
+// The option's name, for a word that has one ("spool" of "spool=/x").
+std::string_view option_name(std::string_view word) { return word.substr(0, word.find('=')); }
+
 }  // namespace
 
 Result<PluginOptions> parse_plugin_options(const std::vector<std::string>& words) {
     PluginOptions options;
+    std::set<std::string_view> given;
     for (const auto& word : words) {
         if (auto applied = apply_option(options, word); !applied.ok()) return applied.error();
+        // A second value would silently win: the line was likely edited in two places.
+        if (!given.insert(option_name(word)).second) {
+            return option_error(word, fmt::format("gives {}= a second time", option_name(word)),
+                                "keep one value per option");
+        }
     }
     if (!options.token_file.empty()) {
         auto token = read_user_file(options.token_file, UserInput{"zeusd token", "token_file="});
         if (!token.ok()) return token.error();
-        options.zeusd.token = trim_token(std::move(token).value());
+        std::string trimmed = trim_token(std::move(token).value());
+        if (trimmed.empty()) {
+            return option_error("token_file=" + options.token_file, "names an empty file",
+                                "write the token `zeusd token issue` printed into it, or leave token_file out");
+        }
+        options.zeusd.token = std::move(trimmed);
     }
     options.zeusd.connect_timeout = kZeusdTimeout;
     options.zeusd.read_timeout = kZeusdTimeout;

@@ -16,6 +16,7 @@
 #include "http_server/server.hpp"
 #include "http_server/stop_signals.hpp"
 #include "http_server/unix_socket.hpp"
+#include "zeus/attribution/workload.hpp"
 #include "zeus/device/gpus.hpp"
 #include "zeus/platform/listening_address.hpp"
 #include "zeus/report/child_status.hpp"
@@ -190,16 +191,18 @@ Result<RouterOptions> make_router_options(const ServeConfig& config, const ApiGr
 }
 
 // --proc, which the owner policy and attribution read.
-Status check_proc_root(const ServeConfig& config) {
-    std::error_code error;
-    if (std::filesystem::is_directory(config.proc_root, error)) return {};
-    return Error{ErrorCode::InvalidConfig, fmt::format("--proc: {} is not a directory", config.proc_root),
-                 "give where the host's /proc is mounted (--control-policy owner and --attribution read who runs "
-                 "each GPU process there)"};
-}
+Status check_proc_root(const ServeConfig& config) { return attribution::check_proc_root(config.proc_root); }
 
-// --attribution exports through the metrics group.
+// --attribution exports through the metrics group. A --proc that neither it
+// nor the owner policy reads is a forgotten flag, not something to ignore.
 Status check_attribution(const ServeConfig& config, const ApiGroups& enabled) {
+    if (!config.attribution && config.control_policy != ControlPolicy::Owner &&
+        config.proc_root != ServeDefaults::proc_root) {
+        return Error{ErrorCode::InvalidConfig,
+                     fmt::format("--proc {}: only --control-policy owner and --attribution read it, and neither is on",
+                                 config.proc_root),
+                     "add the one you meant, or leave --proc out"};
+    }
     if (!config.attribution) return {};
     if (!enabled.contains(ApiGroup::Metrics)) {
         return Error{ErrorCode::InvalidConfig,

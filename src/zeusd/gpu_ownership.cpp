@@ -15,7 +15,8 @@ Result<ControlPolicy> parse_control_policy(std::string_view text) {
                  "run only the client's own processes)"};
 }
 
-GpuOwnership::GpuOwnership(std::filesystem::path proc_root) : resolver_(std::move(proc_root)) {}
+GpuOwnership::GpuOwnership(std::filesystem::path proc_root)
+    : proc_root_(proc_root.string()), resolver_(std::move(proc_root)) {}
 
 OwnershipCheck GpuOwnership::check(const Gpu& gpu, unsigned gpu_index, std::optional<std::uint32_t> client_uid) const {
     OwnershipCheck result = evaluate(gpu, gpu_index, client_uid);
@@ -46,13 +47,17 @@ OwnershipCheck GpuOwnership::evaluate(const Gpu& gpu, unsigned gpu_index,
         const auto owner = resolver_.owner(process.pid);
         if (!owner) {
             if (!unverifiable.empty()) continue;  // the first reason is enough
-            unverifiable = owner.error().code == ErrorCode::NotFound
-                               ? fmt::format(
-                                     "process {} on GPU {} ended while zeusd checked who runs it, or is in another "
-                                     "PID namespace than zeusd (in a container zeusd needs the host's: hostPID)",
-                                     process.pid, gpu_index)
-                               : fmt::format("cannot tell who runs process {} on GPU {}: {}", process.pid, gpu_index,
-                                             owner.error().describe());
+            unverifiable =
+                owner.error().code == ErrorCode::NotFound
+                    ? fmt::format(
+                          "process {} on GPU {} ended while zeusd checked who runs it, or is in another "
+                          "PID namespace than zeusd (in a container zeusd needs the host's: hostPID){}",
+                          process.pid, gpu_index,
+                          // A --proc elsewhere may be no /proc at all: every busy GPU would refuse.
+                          proc_root_ == "/proc" ? std::string()
+                                                : fmt::format(", or --proc {} is not the host's /proc", proc_root_))
+                    : fmt::format("cannot tell who runs process {} on GPU {}: {}", process.pid, gpu_index,
+                                  owner.error().describe());
             continue;
         }
         if (client_uid && owner->uid == *client_uid) continue;
@@ -93,21 +98,28 @@ std::vector<unsigned> gpus_without_process_list(const Gpus& gpus) {
 
 namespace {
 
-std::string client_words(std::optional<std::uint32_t> client_uid) {
-    return client_uid ? fmt::format("your processes (uid {})", *client_uid)
-                      : std::string(
-                            "your processes (zeusd cannot tell who you are: a TCP client without a token "
-                            "naming a local user owns no process)");
+std::string client_words(std::optional<std::uint32_t> client_uid, std::string_view token_user) {
+    if (client_uid) return fmt::format("your processes (uid {})", *client_uid);
+    if (!token_user.empty()) {
+        return fmt::format(
+            "your processes (zeusd cannot tell who you are: your token names user '{}', who has no account on this "
+            "host, so you own no process here; ask the operator for a token issued with --user naming your local "
+            "user)",
+            token_user);
+    }
+    return "your processes (zeusd cannot tell who you are: a TCP client without a token naming a local user owns no "
+           "process)";
 }
 
 }  // namespace
 
-std::string refusal_message(unsigned gpu_index, const OwnershipCheck& check, std::optional<std::uint32_t> client_uid) {
+std::string refusal_message(unsigned gpu_index, const OwnershipCheck& check, std::optional<std::uint32_t> client_uid,
+                            std::string_view token_user) {
     if (check.outcome == OwnershipCheck::Outcome::Unverifiable) {
         return fmt::format(
             "GPU {} was not changed: zeusd serves --control-policy owner, which changes a GPU only when it is idle "
             "or runs only {}, and {}. Retry the request; if it keeps failing, see zeusd's log",
-            gpu_index, client_words(client_uid), check.reason);
+            gpu_index, client_words(client_uid, token_user), check.reason);
     }
     std::vector<std::string> processes;
     for (const auto& other : check.others) {
@@ -119,7 +131,8 @@ std::string refusal_message(unsigned gpu_index, const OwnershipCheck& check, std
         "GPU {} is in use by another user's process{}: {}. zeusd serves --control-policy owner: a GPU's settings "
         "can be changed only while it is idle or runs only {}. Wait until those processes end, use a GPU that is "
         "idle or yours, or ask the operator to change it",
-        gpu_index, check.others.size() == 1 ? "" : "es", fmt::join(processes, ", "), client_words(client_uid));
+        gpu_index, check.others.size() == 1 ? "" : "es", fmt::join(processes, ", "),
+        client_words(client_uid, token_user));
 }
 
 }  // namespace zeus::zeusd

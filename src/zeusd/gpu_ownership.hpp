@@ -86,6 +86,7 @@ class GpuOwnership {
     [[nodiscard]] OwnershipCheck evaluate(const Gpu& gpu, unsigned gpu_index,
                                           std::optional<std::uint32_t> client_uid) const;
 
+    std::string proc_root_;  // named when a process is not found under it
     attribution::WorkloadResolver resolver_;
     mutable std::array<std::atomic<std::uint64_t>, 4> counts_{};
 };
@@ -99,8 +100,10 @@ class GpuOwnership {
 [[nodiscard]] std::vector<unsigned> gpus_without_process_list(const Gpus& gpus);
 
 // The refusal's message: names the GPU, the other users' processes (pid,
-// user, uid) or what could not be checked, and the fix.
+// user, uid) or what could not be checked, and the fix. `token_user`: the
+// user a TCP client's token names, when it has no account here (so the
+// client owns no process and the message says why).
 [[nodiscard]] std::string refusal_message(unsigned gpu_index, const OwnershipCheck& check,
-                                          std::optional<std::uint32_t> client_uid);
+                                          std::optional<std::uint32_t> client_uid, std::string_view token_user = {});
 
 }  // namespace zeus::zeusd

@@ -335,7 +335,9 @@ bool Router::owner_allows(Context& context, const GpuControlRequest& request) co
     for (const auto id : request.ids) {
         const OwnershipCheck check = options_.ownership->check(gpus_->gpu(id), id, uid);
         if (check.allowed()) continue;
-        messages.push_back(refusal_message(id, check, uid));
+        // A token whose user has no account here: the message names that user.
+        const std::string_view token_user = !uid && context.claims ? std::string_view(context.claims->sub) : "";
+        messages.push_back(refusal_message(id, check, uid, token_user));
         json processes = json::array();
         for (const auto& other : check.others) {
             processes.push_back({{"pid", other.pid}, {"uid", other.uid}, {"user", other.user}});

@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <fstream>
 #include <thread>
+#include <tuple>
 
 #include "fake_kubelet.hpp"
 #include "metrics/prometheus_servers.hpp"
@@ -269,6 +270,43 @@ TEST_F(KubeletEndToEnd, AnEmptySocketIsAClearError) {
     EXPECT_EQ(code, 2) << out;
     EXPECT_NE(out.find("--kubelet-socket is empty"), std::string::npos) << out;
     EXPECT_NE(out.find("or none"), std::string::npos) << out;
+}
+
+// A folder (the pod-resources mount itself) or a regular file never becomes
+// the kubelet's socket: refused at start naming it, not counted as
+// "unavailable" forever. A path that does not exist yet is the kubelet's to create.
+TEST_F(KubeletEndToEnd, ASocketPathThatIsAFolderOrAFileIsAClearError) {
+    const auto folder = dir_ / "pod-resources";
+    std::filesystem::create_directories(folder);
+    const auto file = dir_ / "not-a-socket";
+    std::ofstream(file) << "x";
+    for (const auto& [path, problem, fix] :
+         {std::tuple{folder, "is a folder, not the kubelet's socket", "/kubelet.sock"},
+          std::tuple{file, "is no socket", "or none"}}) {
+        int code = 0;
+        // Bounded: an exporter that accepted the path would serve until killed (exit 124).
+        const std::string out =
+            capture("timeout 10 " + zeus_cli_path() +
+                        " exporter --simulate --cpus none --attribution --kubelet-socket " + path.string(),
+                    code);
+        EXPECT_EQ(code, 2) << out;
+        EXPECT_NE(out.find("--kubelet-socket: " + path.string() + " " + problem), std::string::npos) << out;
+        EXPECT_NE(out.find(fix), std::string::npos) << out;
+    }
+}
+
+// The attribution options without --attribution are a forgotten flag, not
+// something to ignore: the exporter would serve no per-workload series.
+TEST_F(KubeletEndToEnd, AttributionOptionsWithoutAttributionAreAClearError) {
+    for (const std::string option : {"--idle-policy allocation", "--attribution-expiry 60", "--proc /proc",
+                                     "--kubelet-socket none", "--kubelet-timeout 5"}) {
+        int code = 0;
+        const std::string out =
+            capture("timeout 10 " + zeus_cli_path() + " exporter --simulate --cpus none " + option, code);
+        EXPECT_EQ(code, 2) << option << ": " << out;
+        const std::string flag = option.substr(0, option.find(' '));
+        EXPECT_NE(out.find(flag + " requires --attribution"), std::string::npos) << out;
+    }
 }
 
 }  // namespace

@@ -118,6 +118,8 @@ Parsed parse(const NumberOption& option, const std::string& value) {
         app.parse(static_cast<int>(argv.size()), argv.data());
     } catch (const CLI::RequiredError&) {
         // The value passed its check; another option is missing.
+    } catch (const CLI::RequiresError&) {
+        // The value passed its check; the option needs another (--kubelet-timeout needs --attribution).
     } catch (const CLI::ParseError& e) {
         std::ostringstream captured;
         auto* const saved = std::cerr.rdbuf(captured.rdbuf());

@@ -113,6 +113,23 @@ TEST_F(AttributionMetricsTest, WorkloadsPlusRemainderAddUpToTheGpuCounterAtEvery
                      .empty());
 }
 
+// A --proc that is no directory stops start-up, as zeusd's does: otherwise
+// every share would silently be the unresolved remainder.
+TEST_F(AttributionMetricsTest, AProcRootThatIsNoDirectoryIsRefused) {
+    configure(R"({"clock": "virtual", "gpus": [{"model": "A100-SXM4-40GB"}]})");
+    Gpus gpus = Gpus::open(simulated());
+    std::ofstream(dir_ / "a-file") << "x";
+    for (const auto& root : {dir_ / "missing", dir_ / "a-file"}) {
+        DeviceMetricsOptions options = every(std::chrono::hours(1));
+        options.attribution = AttributionOptions{};
+        options.attribution->proc_root = root.string();
+        const auto started = DeviceMetrics::start(gpus, nullptr, options);
+        ASSERT_FALSE(started.ok()) << root;
+        const std::string message = started.error().describe();
+        EXPECT_NE(message.find("--proc: " + root.string() + " is not a directory"), std::string::npos) << message;
+    }
+}
+
 TEST_F(AttributionMetricsTest, OffByDefault) {
     configure(R"({"clock": "virtual", "gpus": [{"model": "A100-SXM4-40GB"}]})");
     Gpus gpus = Gpus::open(simulated());

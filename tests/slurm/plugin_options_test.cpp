@@ -46,6 +46,19 @@ TEST(SlurmPluginOptions, TheTokenFileIsReadWithoutItsNewline) {
     EXPECT_NE(missing.error().describe().find("token_file="), std::string::npos) << missing.error().describe();
 }
 
+// An empty token file would send no token: every reading would fail at the
+// job's end with a 401 instead of now, naming the file.
+TEST(SlurmPluginOptions, AnEmptyTokenFileIsAMistake) {
+    zeus::testing::TestDirectory dir;
+    const auto path = (dir.path() / "token").string();
+    std::ofstream(path) << "\n";
+    const auto options = parse_plugin_options({"token_file=" + path});
+    ASSERT_FALSE(options.ok());
+    EXPECT_NE(options.error().describe().find("\"token_file=" + path + "\" in plugstack.conf names an empty file"),
+              std::string::npos)
+        << options.error().describe();
+}
+
 TEST(SlurmPluginOptions, EveryMistakeNamesTheWordAndTheFix) {
     const std::vector<std::pair<std::string, std::string>> cases = {
         {"colour=blue", "is not an option of this plugin"},
@@ -55,6 +68,10 @@ TEST(SlurmPluginOptions, EveryMistakeNamesTheWordAndTheFix) {
         {"zeusd=localhost", "names neither a socket path nor a host:port"},
         {"zeusd=127.0.0.1:99999", "names neither a socket path nor a host:port"},
         {"stderr=maybe", "is neither yes nor no"},
+        // unix: takes a socket path only: a host:port after it is no TCP address.
+        {"zeusd=unix:127.0.0.1:4938", "names no absolute socket path after unix:"},
+        {"zeusd=unix:run/zeusd.sock", "names no absolute socket path after unix:"},
+        {"spool=/srv/other", "gives spool= a second time"},
     };
     for (const auto& [word, problem] : cases) {
         const auto options = parse_plugin_options({"spool=/srv/energy", word});

@@ -24,6 +24,13 @@ struct KubeletOptions {
     std::chrono::milliseconds deadline{1000};
 };
 
+// Whether `socket` (--kubelet-socket) can be the kubelet's socket: empty is
+// not; one that
+// does not exist yet may appear when the kubelet starts; a folder (the
+// pod-resources mount itself) or another kind of file never will, and is an
+// InvalidConfig naming the path and what to give instead.
+[[nodiscard]] Status check_kubelet_socket(const std::string& socket);
+
 class KubeletPodResources final : public PodResourcesSource {
   public:
     // Connects lazily: a kubelet that is not up yet is an error of the call, not of this.

@@ -61,6 +61,11 @@ struct ProcessOwner {
     std::string user;
 };
 
+// Whether `proc_root` (--proc) can be where the host's /proc is: a directory.
+// InvalidConfig naming it and --proc otherwise: every process would be
+// unresolved (attribution) or unverifiable (zeusd's owner policy).
+[[nodiscard]] Status check_proc_root(const std::filesystem::path& proc_root);
+
 // Resolves processes under a /proc root (a fake tree in tests; the host's
 // /proc, which for a containerised exporter needs hostPID).
 class WorkloadResolver {

@@ -16,7 +16,8 @@
 namespace zeus {
 
 // Occupies each of descriptors 0-2 that is closed with /dev/null opened
-// read-only, first thing in main(): no file opened later lands there, and a
+// read-only, first thing in main() (in zeus, from .preinit_array: a shared
+// library may open files as it loads): no file opened later lands there, and a
 // write to a closed standard output or error still fails with EBADF, as it
 // would on the closed descriptor, so a report that cannot be written is
 // still an error rather than silently discarded.

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import numbers
 import operator
 import os
 from typing import Any, Dict, Iterable, List, Optional, Tuple, Union
@@ -18,6 +19,9 @@ from zeus_native import _core
 
 #: What ZeusMonitor's attribute_to accepts.
 AttributeTo = Union[str, int, Iterable[int], None]
+
+#: The largest PID the driver can report (its PIDs are 32-bit).
+_MAX_PID = 2**32 - 1
 
 #: How often the driver's process data is read while a window is open (s).
 POLL_PERIOD_S = 1.0
@@ -70,7 +74,10 @@ def _target(attribute_to: AttributeTo) -> Tuple[str, List[int]]:
         return attribute_to, [os.getpid()]
     if isinstance(attribute_to, bool):
         raise TypeError("attribute_to must be \"process\", \"process_tree\", a PID or a list of PIDs, not a bool")
-    if isinstance(attribute_to, int):
+    if isinstance(attribute_to, (bytes, bytearray)):  # iterable of ints, but no list of PIDs
+        raise TypeError(f'attribute_to must be "process", "process_tree", a PID or a list of PIDs, '
+                        f"not {attribute_to!r}")
+    if hasattr(attribute_to, "__index__"):  # an int, numpy's included
         return "process", [_pid(attribute_to)]
     try:
         pids = [_pid(p) for p in attribute_to]  # type: ignore[union-attr]
@@ -86,7 +93,7 @@ def _pid(value: Any) -> int:
     if isinstance(value, bool):
         raise TypeError(f"a PID must be an int, not {value!r}")
     pid = operator.index(value)
-    if pid <= 0:
+    if not 0 < pid <= _MAX_PID:
         raise ValueError(f"PID {pid} is not a process id: give a positive PID (os.getpid() for this process)")
     return pid
 
@@ -96,17 +103,35 @@ def _idle_powers(idle_power: Union[float, Dict[int, float], None], gpu_indices: 
     if idle_power is None:
         return {}
     if isinstance(idle_power, dict):
-        powers = {int(gpu): float(w) for gpu, w in idle_power.items()}
-        unknown = sorted(set(powers) - set(gpu_indices))
+        given = {_gpu_index(gpu): value for gpu, value in idle_power.items()}
+        unknown = sorted(set(given) - set(gpu_indices))
         if unknown:
             raise ValueError(f"idle_power names GPU {unknown[0]}, which the monitor does not measure "
                              f"(gpu_indices={gpu_indices})")
     else:
-        powers = {gpu: float(idle_power) for gpu in gpu_indices}
-    for gpu, watts in powers.items():
-        if not (math.isfinite(watts) and watts >= 0):
-            raise ValueError(f"idle_power of GPU {gpu} is {watts!r}: give the GPU's idle draw in W (>= 0), or None")
-    return powers
+        given = {gpu: idle_power for gpu in gpu_indices}
+    return {gpu: _watts(gpu, value) for gpu, value in given.items()}
+
+
+def _gpu_index(gpu: Any) -> int:
+    """A GPU index of idle_power's dict: an int (numpy's too), not text or a bool."""
+    try:
+        if isinstance(gpu, bool):
+            raise TypeError
+        return operator.index(gpu)
+    except TypeError:
+        raise TypeError(f"idle_power names GPU {gpu!r}: give {{GPU index: W}} with int indices, "
+                        f"e.g. {{0: 60.0}}") from None
+
+
+def _watts(gpu: int, value: Any) -> float:
+    """One GPU's idle power: a finite number of W >= 0 (text and bools are refused, not converted)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"idle_power of GPU {gpu} is {value!r}: give the GPU's idle draw in W as a number, or None")
+    watts = float(value)
+    if not (math.isfinite(watts) and watts >= 0):
+        raise ValueError(f"idle_power of GPU {gpu} is {watts!r}: give the GPU's idle draw in W (>= 0), or None")
+    return watts
 
 
 def _open(gpus: Any, gpu_indices: List[int], attribute_to: AttributeTo, idle_power: Union[float, Dict[int, float], None],

@@ -2,6 +2,7 @@
 #include <grpcpp/generic/generic_stub.h>
 #include <grpcpp/grpcpp.h>
 
+#include <filesystem>
 #include <future>
 
 #include "podresources_v1.grpc.pb.h"

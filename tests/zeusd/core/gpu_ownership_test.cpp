@@ -78,6 +78,19 @@ TEST_F(GpuOwnershipTest, AnotherUsersProcessRefusesAndIsNamedWithTheFix) {
     EXPECT_NE(message.find("Wait until those processes end"), std::string::npos) << message;
 }
 
+// A TCP client whose token names a user with no account here is told so,
+// not that it has no token.
+TEST_F(GpuOwnershipTest, ATokenUserWithoutALocalAccountIsNamed) {
+    run(200, kBob);
+    const auto check = ownership.check(gpu, 0, std::nullopt);
+    ASSERT_EQ(check.outcome, Outcome::OtherUsers);
+    const std::string message = refusal_message(0, check, std::nullopt, "carol");
+    EXPECT_NE(message.find("your token names user 'carol', who has no account on this host"), std::string::npos)
+        << message;
+    EXPECT_EQ(message.find("without a token"), std::string::npos) << message;
+    EXPECT_NE(refusal_message(0, check, std::nullopt).find("without a token"), std::string::npos);
+}
+
 TEST_F(GpuOwnershipTest, AUserWithANameIsNamed) {
     run(300, 0);
     const auto check = ownership.check(gpu, 0, kAlice);
@@ -92,6 +105,9 @@ TEST_F(GpuOwnershipTest, AProcessThatEndedMidCheckRefuses) {
     const auto check = ownership.check(gpu, 1, kAlice);
     ASSERT_EQ(check.outcome, Outcome::Unverifiable);
     EXPECT_NE(check.reason.find("process 999 on GPU 1 ended"), std::string::npos) << check.reason;
+    // An operator whose --proc is no /proc sees it named.
+    EXPECT_NE(check.reason.find("or --proc " + proc.root().string() + " is not the host's /proc"), std::string::npos)
+        << check.reason;
     const std::string message = refusal_message(1, check, kAlice);
     EXPECT_NE(message.find("GPU 1 was not changed"), std::string::npos) << message;
     EXPECT_NE(message.find("Retry the request"), std::string::npos) << message;

@@ -5,6 +5,9 @@
 
 #include <fmt/format.h>
 
+#include <unistd.h>
+
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <regex>
@@ -70,6 +73,46 @@ TEST(ZeusdDefaults, DocsSayServeDefaults) {
         std::smatch match;
         ASSERT_TRUE(std::regex_search(docs, match, row)) << flag << " has no row in docs/zeusd.md's flag table";
         EXPECT_EQ(match[1].str(), value) << flag;
+    }
+}
+
+// Every number flag of `zeusd serve` (FLOAT in its --help) refuses NaN while
+// parsing, naming the flag: CLI11's Range lets NaN through (every comparison
+// with it is false), and a NaN rate or timeout reaches a double-to-integer
+// conversion, which is undefined.
+TEST(ZeusdDefaults, NumberFlagsRefuseNan) {
+    const auto [status, help] = run_zeusd({"serve", "--help"});
+    ASSERT_EQ(status, 0) << help;
+    const std::regex float_flag("\n +(--[a-z0-9-]+) FLOAT");
+    std::vector<std::string> flags;
+    for (auto it = std::sregex_iterator(help.begin(), help.end(), float_flag); it != std::sregex_iterator(); ++it) {
+        flags.push_back((*it)[1].str());
+    }
+    ASSERT_GE(flags.size(), 4U) << help;
+    const auto socket = std::filesystem::temp_directory_path() / fmt::format("zeusd-nan-{}.sock", ::getpid());
+    for (const auto& flag : flags) {
+        for (const std::string value : {"nan", "NaN", "-nan"}) {
+            const auto [code, output] = run_zeusd(
+                {"serve", "--socket-path", socket.string(), "--enable", "metrics", "--attribution", flag, value},
+                {{"ZEUS_SIMULATE", "1"}}, std::chrono::seconds(5));
+            EXPECT_GT(code, 0) << flag << " " << value << " was accepted:\n" << output;
+            EXPECT_NE(output.find(flag), std::string::npos) << output;
+            EXPECT_NE(output.find("finite"), std::string::npos) << flag << " " << value << ": " << output;
+        }
+    }
+}
+
+// --idle-policy and --attribution-expiry without --attribution are a
+// forgotten flag: refused, not ignored (no per-workload series would be served).
+TEST(ZeusdDefaults, AttributionOptionsNeedAttribution) {
+    const auto socket = std::filesystem::temp_directory_path() / fmt::format("zeusd-needs-{}.sock", ::getpid());
+    for (const std::vector<std::string>& option :
+         {std::vector<std::string>{"--idle-policy", "allocation"}, {"--attribution-expiry", "60"}}) {
+        const auto [code, output] =
+            run_zeusd({"serve", "--socket-path", socket.string(), "--enable", "metrics", option[0], option[1]},
+                      {{"ZEUS_SIMULATE", "1"}}, std::chrono::seconds(5));
+        EXPECT_GT(code, 0) << option[0] << " was accepted:\n" << output;
+        EXPECT_NE(output.find(option[0] + " requires --attribution"), std::string::npos) << output;
     }
 }
 

@@ -91,6 +91,8 @@ TEST_F(ZeusdTest, BadFlagsAreRefusedWithTheFix) {
         {{"serve", "--control-policy", "owner", "--proc", "/nonexistent/proc", "--socket-path",
           (dir_ / "x.sock").string()},
          "--proc: /nonexistent/proc is not a directory"},
+        {{"serve", "--proc", "/host/proc", "--socket-path", (dir_ / "x.sock").string()},
+         "--proc /host/proc: only --control-policy owner and --attribution read it, and neither is on"},
     };
     for (const auto& [args, expected] : cases) {
         const auto [status, output] = run_zeusd(args, daemon_env());
