@@ -92,8 +92,9 @@ PackageHolding whole_packages(const PackageCpus& topology, const std::set<unsign
                               std::optional<unsigned> slurm_cpus) {
     PackageHolding holding;
     if (!slurm_cpus) {
-        holding.reason = "shares packages with other jobs, as far as the plugin can tell: Slurm gave it no CPU count "
-                         "(SLURM_CPUS_ON_NODE)";
+        holding.reason =
+            "shares packages with other jobs, as far as the plugin can tell: Slurm gave it no CPU count "
+            "(SLURM_CPUS_ON_NODE)";
         return holding;
     }
     if (*slurm_cpus != allowed.size()) {
@@ -104,7 +105,8 @@ PackageHolding whole_packages(const PackageCpus& topology, const std::set<unsign
         return holding;
     }
     for (const auto& [package, cpus] : topology) {
-        if (std::includes(allowed.begin(), allowed.end(), cpus.begin(), cpus.end())) holding.packages.push_back(package);
+        if (std::includes(allowed.begin(), allowed.end(), cpus.begin(), cpus.end()))
+            holding.packages.push_back(package);
     }
     if (holding.packages.empty()) {
         holding.reason = fmt::format("shares packages with other jobs: its {} cover no whole CPU package",

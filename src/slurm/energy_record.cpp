@@ -294,8 +294,8 @@ EnergyRecord end_window(const ZeusdConfig& zeusd, RecordIdentity identity, Windo
     record.cpu_reason = record.start.cpu.reason;
     const bool read_gpus = record.start.counters.has_value();
     const bool read_cpus = record.start.cpu.package.has_value();
-    const Connection client = read_gpus || read_cpus ? ZeusdClient::connect(zeusd)
-                                                         : Connection(std::shared_ptr<ZeusdClient>());
+    const Connection client =
+        read_gpus || read_cpus ? ZeusdClient::connect(zeusd) : Connection(std::shared_ptr<ZeusdClient>());
     if (read_gpus) end_gpus(record, client);
     record.end = std::chrono::system_clock::now();
     if (read_cpus) end_cpu(record, client);
@@ -423,8 +423,8 @@ std::string stderr_line(const EnergyRecord& record, const std::string& note) {
                            record.reason, cpu_words(record), note);
     }
     const double seconds = std::chrono::duration<double>(record.end - record.start.time).count();
-    return fmt::format("zeus: {} on {}: GPU{} {}: {:.3f} J in {:.2f} s{} ({})\n", step_words(identity),
-                       identity.node, record.start.gpus.ids.size() == 1 ? "" : "s", id_list_text(record.start.gpus.ids),
+    return fmt::format("zeus: {} on {}: GPU{} {}: {:.3f} J in {:.2f} s{} ({})\n", step_words(identity), identity.node,
+                       record.start.gpus.ids.size() == 1 ? "" : "s", id_list_text(record.start.gpus.ids),
                        joules(total_of(*record.energy)), seconds, cpu_words(record), note);
 }
 

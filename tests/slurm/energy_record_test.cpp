@@ -145,7 +145,8 @@ TEST(SlurmEnergyRecord, ZeusdDownGivesARecordWithTheReasonNotANumber) {
 }
 
 TEST(SlurmEnergyRecord, NoGpusIsNothingToMeasure) {
-    const auto start = begin_window(ZeusdConfig::unix_socket("/nonexistent/zeusd.sock"), GpuSelection{}, PackageHolding{});
+    const auto start =
+        begin_window(ZeusdConfig::unix_socket("/nonexistent/zeusd.sock"), GpuSelection{}, PackageHolding{});
     EXPECT_TRUE(start.no_gpus);
     EXPECT_FALSE(start.counters.has_value());
 }
