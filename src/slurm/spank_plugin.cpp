@@ -96,7 +96,9 @@ WindowStart start_window(const Configuration& config, const EnvironmentLookup& l
         slurm_error("zeus_slurm: %s", gpus.error().describe().c_str());
         return failed_window(gpus.error().describe());
     }
-    return begin_window(config.options.zeusd, std::move(gpus).value(), held_packages(kSysfsRoot, lookup));
+    // The packages matter only to a window with GPUs: others leave no record.
+    auto packages = gpus->ids.empty() ? PackageHolding{} : held_packages(kSysfsRoot, lookup);
+    return begin_window(config.options.zeusd, std::move(gpus).value(), std::move(packages));
 }
 
 // A window worth a record: it had GPUs, or something went wrong that the
