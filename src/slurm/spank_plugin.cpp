@@ -3,7 +3,8 @@
 // measurement does can fail or stop a job (every callback returns 0).
 //
 // Remote context (slurmstepd, one process per step and node):
-//   slurm_spank_init       options, the step's GPUs, the counters at its start
+//   slurm_spank_init       options, the step's GPUs and whole CPU packages (its
+//                          affinity there), the counters at its start
 //   slurm_spank_task_init  in each task: its stderr handed to slurmstepd
 //   slurm_spank_task_exit  the last task's exit ends the window: the record
 //                          and the line in that task's stderr
@@ -83,8 +84,11 @@ Configuration configure(int argc, char** argv) {
     return {PluginOptions{}, "the zeus_slurm plugin's options are invalid: " + parsed.error().describe()};
 }
 
-// Reads the counters of the GPUs `lookup` names, unless the configuration
-// or the GPU list is wrong.
+// Where the CPU topology is read (cpu_packages.hpp).
+constexpr const char* kSysfsRoot = "/sys";
+
+// Reads the counters of the GPUs `lookup` names, and of the CPU packages this
+// process holds whole, unless the configuration or the GPU list is wrong.
 WindowStart start_window(const Configuration& config, const EnvironmentLookup& lookup) {
     if (!config.problem.empty()) return failed_window(config.problem);
     auto gpus = select_gpus(lookup);
@@ -92,7 +96,9 @@ WindowStart start_window(const Configuration& config, const EnvironmentLookup& l
         slurm_error("zeus_slurm: %s", gpus.error().describe().c_str());
         return failed_window(gpus.error().describe());
     }
-    return begin_window(config.options.zeusd, std::move(gpus).value());
+    // The packages matter only to a window with GPUs: others leave no record.
+    auto packages = gpus->ids.empty() ? PackageHolding{} : held_packages(kSysfsRoot, lookup);
+    return begin_window(config.options.zeusd, std::move(gpus).value(), std::move(packages));
 }
 
 // A window worth a record: it had GPUs, or something went wrong that the

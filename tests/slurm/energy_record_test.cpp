@@ -61,13 +61,69 @@ TEST(SlurmEnergyRecord, TheLineSaysTheEnergyOrWhyThereIsNone) {
     EXPECT_EQ(json["reason"], "no reading at its start: zeusd is down");
 }
 
+// measured_record() on a node whose two packages the step held whole.
+EnergyRecord record_with_packages() {
+    auto record = measured_record();
+    record.start.cpu.holding = PackageHolding{{0, 1}, true, ""};
+    record.start.cpu.package = CpuCounters{{0, Microjoules(11)}, {1, Microjoules(12)}};
+    record.start.cpu.dram = CpuCounters{{0, Microjoules(13)}, {1, Microjoules(14)}};
+    record.cpu_energy = CpuCounters{{0, Microjoules(100'500'000)}, {1, Microjoules(50'000'000)}};
+    record.dram_energy = CpuCounters{{0, Microjoules(10'000'000)}, {1, Microjoules(5'250'000)}};
+    return record;
+}
+
+TEST(SlurmEnergyRecord, WholePackagesAddTheirCpuAndDramEnergy) {
+    const auto record = record_with_packages();
+    const auto json = nlohmann::json::parse(record_json(record));
+    EXPECT_EQ(json["cpu_packages"], nlohmann::json::parse("[0, 1]"));
+    EXPECT_DOUBLE_EQ(json["cpu_energy_j"]["0"].get<double>(), 100.5);
+    EXPECT_DOUBLE_EQ(json["cpu_energy_j"]["1"].get<double>(), 50.0);
+    EXPECT_DOUBLE_EQ(json["dram_energy_j"]["0"].get<double>(), 10.0);
+    EXPECT_DOUBLE_EQ(json["dram_energy_j"]["1"].get<double>(), 5.25);
+    EXPECT_TRUE(json["cpu_reason"].is_null());
+    EXPECT_DOUBLE_EQ(json["total_energy_j"].get<double>(), 1500.5);  // the GPUs' alone, as before
+    EXPECT_EQ(stderr_line(record, "record r.json"),
+              "zeus: job 12 step 0 on node1: GPUs 0,2: 1500.500 J in 2.50 s; CPU packages 0,1: 150.500 J, DRAM: "
+              "15.250 J (record r.json)\n");
+}
+
+TEST(SlurmEnergyRecord, ASharedPackageIsNullWithTheReasonAndLeavesTheLineAsItWas) {
+    auto record = measured_record();
+    record.start.cpu.holding.reason = "shares packages with other jobs: its 2 CPUs cover no whole CPU package";
+    record.cpu_reason = record.start.cpu.holding.reason;
+    const auto json = nlohmann::json::parse(record_json(record));
+    EXPECT_EQ(json["cpu_packages"], nlohmann::json::array());
+    EXPECT_TRUE(json["cpu_energy_j"].is_null());
+    EXPECT_TRUE(json["dram_energy_j"].is_null());
+    EXPECT_EQ(json["cpu_reason"], record.cpu_reason);
+    EXPECT_EQ(stderr_line(record, "record r.json"),
+              "zeus: job 12 step 0 on node1: GPUs 0,2: 1500.500 J in 2.50 s (record r.json)\n");
+}
+
+TEST(SlurmEnergyRecord, WholePackagesNotMeasuredSayWhyInTheLine) {
+    auto record = record_with_packages();
+    record.cpu_energy.reset();
+    record.dram_energy.reset();
+    record.cpu_reason = "no reading at its start: zeusd does not serve cpu-read";
+    EXPECT_EQ(stderr_line(record, "record r.json"),
+              "zeus: job 12 step 0 on node1: GPUs 0,2: 1500.500 J in 2.50 s; CPU packages 0,1 not measured: no "
+              "reading at its start: zeusd does not serve cpu-read (record r.json)\n");
+    const auto json = nlohmann::json::parse(record_json(record));
+    EXPECT_TRUE(json["cpu_energy_j"].is_null());
+    EXPECT_EQ(json["cpu_reason"], record.cpu_reason);
+}
+
 TEST(SlurmEnergyRecord, AWindowStartSurvivesTheTripFromPrologToEpilog) {
-    const auto start = measured_record().start;
+    const auto start = record_with_packages().start;
     const auto back = parse_window_start(window_start_json(start));
     ASSERT_TRUE(back.ok()) << back.error().describe();
     EXPECT_EQ(back->gpus.ids, start.gpus.ids);
     EXPECT_EQ(back->gpus.source, start.gpus.source);
     EXPECT_EQ(back->counters, start.counters);
+    EXPECT_EQ(back->cpu.holding.packages, start.cpu.holding.packages);
+    EXPECT_EQ(back->cpu.holding.whole_node, start.cpu.holding.whole_node);
+    EXPECT_EQ(back->cpu.package, start.cpu.package);
+    EXPECT_EQ(back->cpu.dram, start.cpu.dram);
     EXPECT_LT(std::chrono::abs(back->time - start.time), std::chrono::microseconds(1));
     const auto broken = parse_window_start("{\"start_unix_s\": 1");
     ASSERT_FALSE(broken.ok());
@@ -76,16 +132,21 @@ TEST(SlurmEnergyRecord, AWindowStartSurvivesTheTripFromPrologToEpilog) {
 
 TEST(SlurmEnergyRecord, ZeusdDownGivesARecordWithTheReasonNotANumber) {
     const auto zeusd = ZeusdConfig::unix_socket("/nonexistent/zeusd.sock");
-    const auto start = begin_window(zeusd, GpuSelection{{0}, "SLURM_STEP_GPUS"});
+    const auto start = begin_window(zeusd, GpuSelection{{0}, "SLURM_STEP_GPUS"}, PackageHolding{{0}, true, ""});
     EXPECT_FALSE(start.counters.has_value());
     EXPECT_NE(start.reason.find("/nonexistent/zeusd.sock"), std::string::npos) << start.reason;
     const auto record = end_window(zeusd, RecordIdentity{1, "0", "n", 0}, start);
     EXPECT_FALSE(record.energy.has_value());
     EXPECT_EQ(record.reason, start.reason);
+    // The step held package 0: its CPU energy is not measured either, for the same reason.
+    EXPECT_NE(record.cpu_reason.find("no reading at its start"), std::string::npos) << record.cpu_reason;
+    EXPECT_NE(record.cpu_reason.find("/nonexistent/zeusd.sock"), std::string::npos) << record.cpu_reason;
+    EXPECT_FALSE(record.cpu_energy.has_value());
 }
 
 TEST(SlurmEnergyRecord, NoGpusIsNothingToMeasure) {
-    const auto start = begin_window(ZeusdConfig::unix_socket("/nonexistent/zeusd.sock"), GpuSelection{});
+    const auto start =
+        begin_window(ZeusdConfig::unix_socket("/nonexistent/zeusd.sock"), GpuSelection{}, PackageHolding{});
     EXPECT_TRUE(start.no_gpus);
     EXPECT_FALSE(start.counters.has_value());
 }

@@ -18,7 +18,13 @@ two GPUs as GRES whose File= entries are plain files the test creates. Then
 - two jobs at once on different GPUs: each record has its own GPU's energy;
 - zeusd down: the job still runs, the record says why there is no number;
 - a plugin option that makes no sense: slurmd's log names it, the job runs;
-- a spool that cannot be written: the line says so, the job runs.
+- a spool that cannot be written: the line says so, the job runs;
+- a job holding the whole node (--exclusive): zeusd serves a generated RAPL
+  tree (a package zone with a DRAM zone per CPU package of this machine)
+  whose counters the test advances while the job runs; the record's CPU and
+  DRAM energy are exactly those advances. Without zeusd's cpu-read, the
+  record says why and the job runs. Steps with one CPU share the packages:
+  their records say so and hold no CPU number.
 
 Usage: slurm_plugin_test.py PLUGIN ZEUSD ZEUS_SIM SIM_LIBRARY
 Exits 77 (skipped) when Slurm's daemons or munged are not installed.
@@ -41,6 +47,26 @@ PLUGIN, ZEUSD, ZEUS_SIM, SIM_LIBRARY = (
 # Counter refresh period × the preset's maximum power (A100: 400 W), per edge.
 EDGE_J = 0.1 * 400.0
 NODE = socket.gethostname().split(".")[0]
+# The CPUs this test (and so slurmd and each slurmstepd) may run on; slurm.conf
+# gives the node as many, so that --exclusive holds every one of them.
+ALLOWED_CPUS = sorted(os.sched_getaffinity(0))
+SLURM_CPUS = max(2, len(ALLOWED_CPUS))  # two one-CPU jobs run at once
+MAX_ENERGY_RANGE_UJ = 262143328850
+
+
+def package_cpus():
+    """{physical_package_id: {online CPU, ...}} from sysfs, as the plugin reads it."""
+    packages = {}
+    root = "/sys/devices/system/cpu"
+    for entry in os.listdir(root):
+        if not (entry.startswith("cpu") and entry[3:].isdigit()):
+            continue
+        try:
+            with open(os.path.join(root, entry, "topology", "physical_package_id")) as f:
+                packages.setdefault(int(f.read()), set()).add(int(entry[3:]))
+        except OSError:
+            continue  # offline
+    return packages
 
 
 def missing_programs():
@@ -80,6 +106,32 @@ class Cluster:
         for key in ("ZEUS_SIM_CONFIG", "CUDA_VISIBLE_DEVICES", "ZEUSD_SOCK_PATH", "ZEUSD_HOST_PORT"):
             self.env.pop(key, None)
         self.zeusd_socket = os.path.join(d, "zeusd.sock")
+        self.powercap = os.path.join(d, "powercap")
+        self.packages = sorted(package_cpus())
+        self.rapl_uj = {}  # (package, "package" or "dram") -> the counter's value now
+
+    def write_powercap(self):
+        """intel-rapl:N (package-N) with intel-rapl:N:0 (dram) for each CPU package of this machine."""
+        for n in self.packages:
+            for zone, name, uj in ((f"intel-rapl:{n}", f"package-{n}", 1_000_000 * (n + 1)),
+                                   (f"intel-rapl:{n}/intel-rapl:{n}:0", "dram", 500_000 * (n + 1))):
+                path = os.path.join(self.powercap, zone)
+                os.makedirs(path, exist_ok=True)
+                for file, content in (("name", name), ("max_energy_range_uj", MAX_ENERGY_RANGE_UJ)):
+                    with open(os.path.join(path, file), "w") as f:
+                        f.write(f"{content}\n")
+                self.set_rapl(n, "dram" if name == "dram" else "package", uj)
+
+    def set_rapl(self, package, kind, uj):
+        zone = f"intel-rapl:{package}" + (f"/intel-rapl:{package}:0" if kind == "dram" else "")
+        path = os.path.join(self.powercap, zone, "energy_uj")
+        with open(path + ".tmp", "w") as f:
+            f.write(f"{uj}\n")
+        os.replace(path + ".tmp", path)  # zeusd reads the old value or the new, never half of one
+        self.rapl_uj[(package, kind)] = uj
+
+    def advance_rapl(self, package, kind, uj):
+        self.set_rapl(package, kind, self.rapl_uj[(package, kind)] + uj)
 
     def spawn(self, name, args, env=None):
         with open(os.path.join(self.d, name + ".out"), "wb") as log:
@@ -115,10 +167,10 @@ class Cluster:
                               "--seed-file", os.path.join(self.d, "munged.seed")])
         wait_for(lambda: os.path.exists(self.munge_socket), 10, "munged's socket\n" + self.log("munged.out"))
 
-    def start_zeusd(self):
-        env = dict(self.env, ZEUS_SIMULATE="1", ZEUS_SIM_LIBRARY=SIM_LIBRARY,
+    def start_zeusd(self, *options):
+        env = dict(self.env, ZEUS_SIMULATE="1", ZEUS_SIM_LIBRARY=SIM_LIBRARY, ZEUS_POWERCAP_ROOT=self.powercap,
                    LD_LIBRARY_PATH=os.path.dirname(SIM_LIBRARY))
-        self.spawn("zeusd", [ZEUSD, "serve", "--socket-path", self.zeusd_socket], env=env)
+        self.spawn("zeusd", [ZEUSD, "serve", "--socket-path", self.zeusd_socket, *options], env=env)
         wait_for(lambda: os.path.exists(self.zeusd_socket), 15, "zeusd's socket\n" + self.log("zeusd.out"))
 
     def write_plugstack(self, *options):
@@ -172,7 +224,7 @@ JobCompType=jobcomp/none
 MailProg=/bin/true
 KillWait=2
 InactiveLimit=0
-NodeName=zeusnode NodeHostname={NODE} NodeAddr=127.0.0.1 CPUs=4 RealMemory=1000 Gres=gpu:2 State=UNKNOWN
+NodeName=zeusnode NodeHostname={NODE} NodeAddr=127.0.0.1 CPUs={SLURM_CPUS} RealMemory=1000 Gres=gpu:2 State=UNKNOWN
 PartitionName=debug Nodes=zeusnode Default=YES MaxTime=INFINITE State=UP
 """
         with open(os.path.join(d, "slurm.conf"), "w") as f:
@@ -246,6 +298,7 @@ class SlurmPlugin(unittest.TestCase):
         cls.cluster = Cluster(cls.dir)
         try:
             cls.cluster.start_munge()
+            cls.cluster.write_powercap()
             cls.cluster.start_zeusd()
             cls.cluster.write_configuration()
             cls.cluster.start_slurm()
@@ -290,6 +343,9 @@ class SlurmPlugin(unittest.TestCase):
             self.assert_energy_between(record, gpu, burn, after[gpu] - before[gpu])
         self.assertAlmostEqual(record["total_energy_j"], sum(record["gpu_energy_j"].values()), places=6)
         self.assertEqual(record["tasks"], [{"task": 0, "exit_code": 0}])
+        # One CPU of the node's: its packages are shared, so no CPU number.
+        self.assertIsNone(record["cpu_energy_j"], record)
+        self.assertIn("shares packages with other jobs", record["cpu_reason"])
         gpu_words = ("GPU " if gpus == 1 else "GPUs ") + ",".join(str(g) for g in sorted(burned))
         self.assertIn(f"zeus: job {job_id} step 0 on {NODE}: {gpu_words}: {record['total_energy_j']:.3f} J",
                       lines[0])
@@ -432,6 +488,73 @@ class SlurmPlugin(unittest.TestCase):
         line = self.unmeasured_step(self.cluster.default_plugstack)
         self.assertRegex(line, r": GPU \d: [0-9.]+ J in [0-9.]+ s \(record not saved: cannot create the spool folder "
                                r"/proc/zeus-slurm/job-\d+: ")
+
+    def require_whole_node(self):
+        online = set().union(*package_cpus().values())
+        if not online <= set(ALLOWED_CPUS) or len(ALLOWED_CPUS) != SLURM_CPUS:
+            self.skipTest(f"this test may run on CPUs {ALLOWED_CPUS} of {sorted(online)}: a job cannot hold "
+                          "every CPU package")
+        if self.cluster.packages != list(range(len(self.cluster.packages))):
+            self.skipTest(f"package ids {self.cluster.packages} are not zeusd's RAPL zone numbers 0..N-1")
+
+    def whole_node_step(self, advance):
+        """An `srun --exclusive` step on one GPU that waits while `advance()` runs; its line and record."""
+        done = os.path.join(self.dir, f"done-{time.monotonic_ns()}")
+        script = f"echo started; while [ ! -e {done} ]; do sleep 0.05; done"
+        run = subprocess.Popen(["srun", "--exclusive", "--gres=gpu:1", "bash", "-c", script], env=self.cluster.env,
+                               text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        try:
+            # The step's start counters are read before its task runs.
+            self.assertEqual(run.stdout.readline().strip(), "started")
+            advance()
+        finally:
+            open(done, "w").close()
+        _, stderr = run.communicate(timeout=60)
+        self.assertEqual(run.returncode, 0, stderr)
+        lines = zeus_lines(stderr)
+        self.assertEqual(len(lines), 1, stderr)
+        return lines[0], self.cluster.record(job_id_of(lines[0]), "0")
+
+    def test_9_whole_node_cpu_and_dram_energy(self):
+        self.require_whole_node()
+        packages = self.cluster.packages
+        advanced = {(n, kind): 0 for n in packages for kind in ("package", "dram")}
+
+        def advance():
+            # In steps of a few joules: zeusd takes a jump beyond 1000 W for a glitch.
+            for step in range(6):
+                for n in packages:
+                    for kind, uj in (("package", 2_000_000 + 1_234 * n + step), ("dram", 700_001 * (n + 1))):
+                        self.cluster.advance_rapl(n, kind, uj)
+                        advanced[(n, kind)] += uj
+                time.sleep(0.05)
+
+        line, record = self.whole_node_step(advance)
+        self.assertIsNone(record["reason"], record)
+        self.assertIsNone(record["cpu_reason"], record)
+        self.assertEqual(record["cpu_packages"], packages)
+        for n in packages:
+            self.assertAlmostEqual(record["cpu_energy_j"][str(n)], advanced[(n, "package")] / 1e6, places=6)
+            self.assertAlmostEqual(record["dram_energy_j"][str(n)], advanced[(n, "dram")] / 1e6, places=6)
+        cpu_j = sum(advanced[(n, "package")] for n in packages) / 1e6
+        dram_j = sum(advanced[(n, "dram")] for n in packages) / 1e6
+        which = ("CPU package " if len(packages) == 1 else "CPU packages ") + ",".join(map(str, packages))
+        self.assertIn(f" s; {which}: {cpu_j:.3f} J, DRAM: {dram_j:.3f} J (record ", line)
+
+    def test_9b_zeusd_without_cpu_read(self):
+        self.require_whole_node()
+        self.cluster.stop("zeusd")
+        self.cluster.start_zeusd("--enable", "gpu-read,gpu-control")
+        try:
+            line, record = self.whole_node_step(lambda: None)
+        finally:
+            self.cluster.stop("zeusd")
+            self.cluster.start_zeusd()
+        self.assertIsNone(record["reason"], record)  # the GPU is measured all the same
+        self.assertIsNone(record["cpu_energy_j"], record)
+        self.assertIsNone(record["dram_energy_j"], record)
+        self.assertIn("cpu-read", record["cpu_reason"])
+        self.assertIn(" not measured: no reading at its start: ", line)
 
 
 if __name__ == "__main__":
