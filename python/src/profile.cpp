@@ -34,14 +34,29 @@ SyncFunction python_sync(nb::handle sync) {
     };
 }
 
+// The profiler's progress (rank 0 only) as the original's INFO log lines, through
+// zeus_native.profile's logger. A failing log call (a broken handler) must not end
+// the profiling: it is reported as unraisable, as logging's own errors are.
+ProgressFunction python_progress_log() {
+    return [](const ProgressEvent& event) {
+        AcquiredGil acquire;
+        try {
+            nb::module_::import_("zeus_native.profile").attr("_log_progress")(event.message);
+        } catch (nb::python_error& e) {
+            e.discard_as_unraisable("zeus_native.profile");
+        }
+    };
+}
+
 // Runs a profiling call without the GIL. In a distributed job (torch.distributed
 // up) the ranks' trials are combined as the original's: energy summed, time the
-// slowest rank's, temperatures averaged.
+// slowest rank's, temperatures averaged; only rank 0 logs progress.
 template <class F>
 auto run_released(nb::handle monitor, nb::handle target, F&& f) {
     EnergyWindows& w = nb::cast<EnergyWindows&>(monitor);
     auto communicator = framework_communicator();
     ProfileContext ctx{w.gpus(), *w.monitor, python_sync(w.sync), communicator.get()};
+    ctx.progress = python_progress_log();
     Target t = python_target(target);
     ReleasedGil release;
     return f(ctx, t);

@@ -127,3 +127,34 @@ def test_power_limit_optimizer_profiles_the_whole_job(frameworks, sim, tmp_path,
     total_power = sum(results[0]["powers"])  # idle: the same at every limit
     for limit, energy, seconds in results[0]["measurements"]:
         assert energy == pytest.approx(total_power * seconds, rel=0.15), (limit, energy, seconds, total_power)
+
+
+PROFILE_PARAMETERS = """
+import logging
+from zeus_native.monitor import ZeusMonitor
+from zeus_native.profile import profile_parameters
+
+logged = []
+handler = logging.Handler()
+handler.emit = lambda record: logged.append(record.getMessage())
+logger = logging.getLogger("zeus_native.profile")
+logger.addHandler(handler)
+logger.setLevel(logging.INFO)
+
+monitor = ZeusMonitor(gpu_indices=[rank])
+measured, cooled = profile_parameters(lambda: time.sleep(0.01), monitor, [0.2], [0.0], num_trials=2,
+                                      num_warmup_trials=0, num_warmup_iterations=1, num_calibration_iterations=5)
+report(reports=[str(measured), str(cooled)], logged=logged)
+dist.destroy_process_group()
+"""
+
+
+def test_profile_parameters_agree_over_ranks_and_rank_0_logs(frameworks, sim, tmp_path):  # noqa: F811
+    """The original's distributed profiling: every rank gets the same (combined) reports,
+    and only rank 0 logs progress and the reports."""
+    sim.start(a100s(2, clock="real"))
+    first, second = run_ranks(frameworks, tmp_path, PROFILE_PARAMETERS, 2)
+    assert first["reports"] == second["reports"], (first, second)
+    assert second["logged"] == [], second
+    assert first["logged"][-2:] == first["reports"], first
+    assert "Starting measurement_duration=0.2 s  [2 trials]" in first["logged"], first

@@ -418,3 +418,43 @@ def test_warmup_settle_duration_replaces_the_warmup_count_with_a_duration(sim):
     assert warmup_calls(0.3) >= 20  # ~0.3 s of 5 ms iterations, not the 2 of num_warmup_iterations
     with pytest.raises(ValueError, match="warmup_settle_duration must be non-negative"):
         measure(step, monitor, 0.1, 0.0, warmup_settle_duration=-1.0)
+
+
+def test_profile_logs_the_originals_progress_lines(sim, caplog):
+    """The original's INFO lines (logger zeus.profile, here zeus_native.profile): measure's
+    calibration; profile_parameters' calibration, each sweep's phases and trials, and
+    each sweep's report (its str())."""
+    import logging
+    import re
+
+    sim.start(a100s(1))
+    from zeus_native.monitor import ZeusMonitor
+    from zeus_native.profile import measure, profile_parameters
+
+    monitor = ZeusMonitor()
+    caplog.set_level(logging.INFO, logger="zeus_native.profile")
+
+    def step():
+        sim.advance(0.01)
+
+    def logged() -> list[str]:
+        lines = [r.getMessage() for r in caplog.records if r.name == "zeus_native.profile"]
+        caplog.clear()
+        return lines
+
+    calibrated = r"Calibrated iteration duration: \d+\.\d{3} ms"
+    measure(step, monitor, measurement_duration=0.1, cooldown_duration=0.0, num_warmup_iterations=1,
+            num_calibration_iterations=3)
+    (line,) = logged()
+    assert re.fullmatch(calibrated, line), line
+    measured, cooled = profile_parameters(step, monitor, [0.2, 0.4], [0.0], num_trials=2, num_warmup_trials=1,
+                                          num_warmup_iterations=1, num_calibration_iterations=3)
+    lines = logged()
+    assert re.fullmatch(calibrated, lines[0]), lines
+    trials = ["Trial 1/2 done", "Trial 2/2 done"]
+    assert lines[1:] == [
+        "Sweeping measurement_duration (cooldown fixed at 0.0 s)", "Running 1 warmup trial(s)", "Warmup trial 1/1 done",
+        "Starting measurement_duration=0.2 s  [2 trials]", *trials,
+        "Starting measurement_duration=0.4 s  [2 trials]", *trials,
+        "Sweeping cooldown_duration (measurement fixed at 0.4 s)", "Starting cooldown_duration=0.0 s  [2 trials]",
+        *trials, str(measured), str(cooled)], lines

@@ -1,16 +1,36 @@
 """Thermally stable energy profiling (the original's zeus.profile).
 
 The workload is any Python callable (one iteration per call). str() of the
-reports is the original's format.
+reports is the original's format. Progress (calibration, phases, each trial)
+and each sweep's report are INFO lines of the logger "zeus_native.profile",
+the original's messages, logged by rank 0 only in a distributed job.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import logging
 from typing import Any, Callable, List, Sequence, Tuple
 
 from zeus_native import _core
 from zeus_native.monitor.energy import ZeusMonitor
+from zeus_native.utils.framework import running_ranks
+
+logger = logging.getLogger(__name__)
+
+
+def _log_progress(message: str) -> None:
+    """One progress line of the native profiler (which calls it on rank 0 only)."""
+    logger.info("%s", message)
+
+
+def _log_report(report: "SweepReport") -> "SweepReport":
+    """A finished sweep's report, as the original logs it (rank 0 only: the ranks the
+    native profiler combines, running_ranks())."""
+    ranks = running_ranks()
+    if ranks is None or ranks[0] == 0:
+        logger.info("%s", report)
+    return report
 
 
 @dataclasses.dataclass
@@ -140,11 +160,11 @@ def profile_measurement_duration(
     iteration_duration: float | None = None,
 ) -> SweepReport:
     """Sweep measurement durations with the cool-down fixed."""
-    return SweepReport._from_native(_core.profile_measurement_duration(
+    return _log_report(SweepReport._from_native(_core.profile_measurement_duration(
         target_function, zeus_monitor, _range(measurement_duration_search_range), cooldown_duration, num_trials,
         num_warmup_trials, trial_stddev_threshold, num_warmup_iterations, num_calibration_iterations,
         iteration_duration,
-    ))
+    )))
 
 
 def profile_cooldown_duration(
@@ -160,11 +180,11 @@ def profile_cooldown_duration(
     iteration_duration: float | None = None,
 ) -> SweepReport:
     """Sweep cool-down durations with the measurement duration fixed."""
-    return SweepReport._from_native(_core.profile_cooldown_duration(
+    return _log_report(SweepReport._from_native(_core.profile_cooldown_duration(
         target_function, zeus_monitor, _range(cooldown_duration_search_range), measurement_duration, num_trials,
         num_warmup_trials, trial_stddev_threshold, num_warmup_iterations, num_calibration_iterations,
         iteration_duration,
-    ))
+    )))
 
 
 # The names used by the issue and some versions of the original.
@@ -189,4 +209,4 @@ def profile_parameters(
         _range(cooldown_duration_search_range), num_trials, num_warmup_trials, trial_stddev_threshold,
         num_warmup_iterations, num_calibration_iterations,
     )
-    return SweepReport._from_native(measured), SweepReport._from_native(cooled)
+    return _log_report(SweepReport._from_native(measured)), _log_report(SweepReport._from_native(cooled))

@@ -406,7 +406,8 @@ Result<TrialResult> measure(const ProfileContext& ctx, const Target& target, con
             fmt::format("give the seconds to run the workload before the window (got {})", *o.warmup_settle_duration),
             0};
     }
-    auto iteration = calibrate_iteration_duration(ctx, target, o.num_warmup_iterations, o.num_calibration_iterations);
+    ProgressTracker progress(ctx);
+    auto iteration = calibrate(ctx, target, o.num_warmup_iterations, o.num_calibration_iterations, progress);
     if (!iteration) return iteration.error();
     std::size_t warmup = o.num_warmup_iterations;
     if (o.warmup_settle_duration) warmup = static_cast<std::size_t>(*o.warmup_settle_duration / *iteration);

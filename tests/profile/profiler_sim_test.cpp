@@ -164,10 +164,16 @@ TEST_F(ProfilerSim, MeasureCoolsDownThenMeasuresTheWorkload) {
     o.cooldown_duration = 0.2;
     o.num_warmup_iterations = 2;
     o.num_calibration_iterations = 5;
+    std::vector<ProgressEvent> events;
+    ProfileContext context = ctx();
+    context.progress = [&](const ProgressEvent& e) { events.push_back(e); };
     const auto start = std::chrono::steady_clock::now();
-    const TrialResult t = measure(ctx(), work, o).value();
+    const TrialResult t = measure(context, work, o).value();
     const std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
     EXPECT_GE(took.count(), 0.2 + 0.3 * 0.9);
+    // The original's measure logs its calibration (and nothing else).
+    ASSERT_EQ(events.size(), 1U);
+    EXPECT_EQ(events.front().message.rfind("Calibrated iteration duration: ", 0), 0U) << events.front().message;
     // At least 10 ms per iteration (the work at the maximum clock), more
     // when the machine is slow to wake the thread: at most 30 in 0.3 s.
     EXPECT_GE(t.iterations, 5U);
