@@ -61,13 +61,16 @@ std::string lost_warning(std::string text, const EdgeSampler::GpuSample& sample,
     return text;
 }
 
-// One counter GPU of a sampled window; `begin`: its begin edge.
-EnergyValue sampled_gpu_value(const SampledEnd& w, std::size_t k, const CounterEdge& begin,
-                              const std::string& short_window) {
+// One counter GPU of a sampled window before its notes: its energy and
+// bound, or lost with why. No allocation for a GPU that answered (the
+// tally computes this for every GPU at end_window). `begin`: its begin
+// edge; `watched`: set to the watch's view at the end edge.
+EnergyValue sampled_gpu_energy(const SampledEnd& w, std::size_t k, const CounterEdge& begin,
+                               CounterWatch::GpuView& watched) {
     const unsigned i = w.counters->indices[k];
     const auto& end_sample = w.end_frame->gpus[k];
-    CounterWatch::GpuView view = end_sample.watched;
-    auto snapshot = sampled_snapshot(end_sample, view);
+    watched = end_sample.watched;
+    auto snapshot = sampled_snapshot(end_sample, watched);
     if (!snapshot) {
         return lost_value(
             EnergySource::HardwareCounter,
@@ -82,9 +85,19 @@ EnergyValue sampled_gpu_value(const SampledEnd& w, std::size_t k, const CounterE
                                                    i, *begin.lost),
                                        w.begin_frame->gpus[k], "beginning"));
     }
-    const auto watched = watched_at(std::move(view), *snapshot, w.end);
+    watched = watched_at(std::move(watched), *snapshot, w.end);
     const EdgeEstimate at_end = sampled_energy(*snapshot, watched, w.end_wall, w.counters->ceilings[k]);
-    EnergyValue value = counter_difference(begin, at_end, watched);
+    return counter_difference(begin, at_end, watched);
+}
+
+// One counter GPU of a sampled window, with its warnings.
+EnergyValue sampled_gpu_value(const SampledEnd& w, std::size_t k, const std::string& short_window) {
+    const unsigned i = w.counters->indices[k];
+    const CounterEdge begin = sampled_begin(*w.counters, k, *w.begin_frame, w.start, w.start_wall);
+    CounterWatch::GpuView watched;
+    EnergyValue value = sampled_gpu_energy(w, k, begin, watched);
+    if (value.lost) return value;
+    const auto& end_sample = w.end_frame->gpus[k];
     if (!short_window.empty()) value.warnings.push_back(short_window);
     note_late_reads(value, i, w.begin_frame->gpus[k], end_sample);
     note_counter_history(value, i, begin, watched, end_sample.stats, w.end);
@@ -114,15 +127,29 @@ std::map<unsigned, EnergyValue> sampled_gpu_values(const SampledEnd& w) {
     if (w.approx_instant_energy) instant = w.instant;
     for (std::size_t k = 0; k < w.counters->indices.size(); ++k) {
         const unsigned i = w.counters->indices[k];
-        const CounterEdge begin = sampled_begin(*w.counters, k, *w.begin_frame, w.start, w.start_wall);
         // Indices ascend: with no other GPU before, each goes at the end.
-        values.insert_or_assign(values.end(), i, sampled_gpu_value(w, k, begin, short_window));
+        values.insert_or_assign(values.end(), i, sampled_gpu_value(w, k, short_window));
         if (!w.power_frame || !w.approx_instant_energy) continue;
         const auto& sampled = w.power_frame->gpus[k].snapshot;
         if (sampled && sampled->power) instant[i] = quantity_cast<Watts>(*sampled->power);
     }
     mark_zeros(values, w.approx_instant_energy, instant, w.time);
     return values;
+}
+
+EnergyTally<unsigned> sampled_gpu_tally(const SampledEnd& w) {
+    // GPUs without a counter interleave by index, and approximated zeros
+    // need the values: rare, so those windows tally the values themselves.
+    if (!w.others.empty() || w.approx_instant_energy) return EnergyTally<unsigned>::of(sampled_gpu_values(w));
+    EnergyTally<unsigned> tally;
+    CounterWatch::GpuView watched;
+    for (std::size_t k = 0; k < w.counters->indices.size(); ++k) {
+        const CounterEdge begin = sampled_begin(*w.counters, k, *w.begin_frame, w.start, w.start_wall);
+        // The warnings a value adds to sampled_gpu_energy's never change
+        // its energy, whether it is lost or its first warning when lost.
+        tally.add(w.counters->indices[k], sampled_gpu_energy(w, k, begin, watched));
+    }
+    return tally;
 }
 
 }  // namespace zeus::monitor_detail
