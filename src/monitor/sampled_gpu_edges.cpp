@@ -4,12 +4,20 @@
 
 #include <algorithm>
 #include <chrono>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
 
 namespace zeus::monitor_detail {
 namespace {
+
+// A sample that was read, as the snapshot: without a refresh time, the read's.
+EnergySnapshot as_read(const EdgeSampler::GpuSample& sample) {
+    EnergySnapshot snapshot = *sample.snapshot;
+    if (!snapshot.refreshed_at) snapshot.refreshed_at = sample.read_at;
+    return snapshot;
+}
 
 // A watcher sample as the snapshot a read would have returned. Without a
 // refresh time from the driver, the counter is at least as fresh as the
@@ -23,9 +31,7 @@ Result<EnergySnapshot> sampled_snapshot(const EdgeSampler::GpuSample& sample, Co
         return Error{ErrorCode::Unavailable, sample.error.empty() ? "not read yet" : sample.error,
                      "check the GPU (nvidia-smi)", 0};
     }
-    EnergySnapshot snapshot = *sample.snapshot;
-    if (!snapshot.refreshed_at) snapshot.refreshed_at = sample.read_at;
-    return snapshot;
+    return as_read(sample);
 }
 
 // Sampled edges: the counter extrapolated from its refresh to `edge`
@@ -34,6 +40,16 @@ EdgeEstimate sampled_energy(const EnergySnapshot& snapshot, const CounterWatch::
                             SystemClock::time_point edge, Watts ceiling) {
     if (watched.stuck_since) return EdgeEstimate{quantity_cast<Joules>(snapshot.energy)};
     return energy_at(snapshot, edge, ceiling, SystemClock::duration::max());
+}
+
+// A sample's edge when it is plain (read, its counter not stuck: the usual
+// case): what sampled_snapshot, watched_at and sampled_energy give for it,
+// without copying the watch's view, which such an edge leaves as it is.
+// nullopt otherwise.
+std::optional<EdgeEstimate> plain_edge(const EdgeSampler::GpuSample& sample, SystemClock::time_point edge,
+                                       Watts ceiling) {
+    if (!sample.snapshot || sample.watched.stuck_since) return std::nullopt;
+    return sampled_energy(as_read(sample), sample.watched, edge, ceiling);
 }
 
 // Why an edge read the GPU itself (its watched sample was late), or "".
@@ -144,10 +160,24 @@ EnergyTally<unsigned> sampled_gpu_tally(const SampledEnd& w) {
     EnergyTally<unsigned> tally;
     CounterWatch::GpuView watched;
     for (std::size_t k = 0; k < w.counters->indices.size(); ++k) {
+        const unsigned i = w.counters->indices[k];
+        const auto& begin_sample = w.begin_frame->gpus[k];
+        const auto& end_sample = w.end_frame->gpus[k];
+        const auto plain_begin = plain_edge(begin_sample, w.start_wall, w.counters->ceilings[k]);
+        const auto plain_end = plain_edge(end_sample, w.end_wall, w.counters->ceilings[k]);
+        if (plain_begin && plain_end) {
+            // As counter_difference computes it, without the views' copies.
+            tally.add(i, EnergyValue{counter_difference_energy(plain_begin->energy, plain_end->energy,
+                                                               begin_sample.watched.compensation,
+                                                               end_sample.watched.compensation),
+                                     EnergySource::HardwareCounter,
+                                     {}});
+            continue;
+        }
         const CounterEdge begin = sampled_begin(*w.counters, k, *w.begin_frame, w.start, w.start_wall);
         // The warnings a value adds to sampled_gpu_energy's never change
         // its energy, whether it is lost or its first warning when lost.
-        tally.add(w.counters->indices[k], sampled_gpu_energy(w, k, begin, watched));
+        tally.add(i, sampled_gpu_energy(w, k, begin, watched));
     }
     return tally;
 }
