@@ -57,9 +57,9 @@ struct EnergyValue {
 // are built only when read.
 template <class Key>
 struct EnergyTally {
-    Joules total{0.0};  // the values that are not lost, summed in key order
+    Joules total{0.0};                              // the values that are not lost, summed in key order
     std::vector<std::pair<Key, std::string>> lost;  // each lost value's key and first warning ("" without one)
-    bool measured_zero = false;  // a value that is not lost is exactly 0 J
+    bool measured_zero = false;                     // a value that is not lost is exactly 0 J
 
     static EnergyTally of(const std::map<Key, EnergyValue>& values) {
         EnergyTally tally;
@@ -104,7 +104,8 @@ class EnergyValues {
     // gone) and must not throw; it is dropped once it has run.
     template <class Compute>
     static EnergyValues deferred(Compute compute) {
-        return deferred<Compute>(std::move(compute), [](const Compute& c) { return c(); }, nullptr);
+        return deferred<Compute>(
+            std::move(compute), [](const Compute& c) { return c(); }, nullptr);
     }
     // Values computed by `values(state)` when first read, and their tally by
     // `tally(state)` when it is read before them (it must equal
@@ -193,7 +194,7 @@ class EnergyValues {
         Deferred(const Deferred&) = delete;
         Deferred& operator=(const Deferred&) = delete;
         virtual ~Deferred() = default;
-        virtual map_type compute() = 0;                       // once
+        virtual map_type compute() = 0;                         // once
         virtual std::optional<tally_type> compute_tally() = 0;  // before compute(); nullopt: none of its own
         std::mutex mutex;
         std::atomic<bool> done{false};
