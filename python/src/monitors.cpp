@@ -566,35 +566,31 @@ Measurement EnergyWindows::end(std::string_view key, bool sync_execution, bool c
         return monitor->end_window(key, false, cancel);
     }();
     Measurement m = unwrap(std::move(result), ErrorFamily::Value);
-    // The original's warnings come from end_window: for sampled edges this
-    // computes the GPU values now (from the two frames, no driver call);
-    // the Python dicts stay to be built when first read.
+    // The original's warnings come from end_window: for sampled edges from
+    // the GPU values' tally (one pass over the two frames, no driver call,
+    // no per-GPU allocation); the values and the Python dicts stay to be
+    // built when first read.
     if (!cancel) warn_about(m, key);
     return m;
 }
 
 void EnergyWindows::warn_about(const Measurement& m, std::string_view key) {
-    for (const auto& [gpu, value] : m.gpu_energy) {
-        if (!value.lost) continue;
+    const auto tally = m.gpu_energy.tally();
+    for (const auto& [gpu, why] : tally.lost) {
         warn_unavailable(gpu,
                          fmt::format("was lost during window '{}', its energy is NaN in gpu_energy and left out of "
                                      "total_energy",
                                      key),
-                         value.warnings.empty() ? std::string("it stopped answering") : value.warnings.front(), 1);
+                         why.empty() ? std::string("it stopped answering") : why, 1);
     }
-    if (approx || warned_zero) return;
-    for (const auto& [gpu, value] : m.gpu_energy) {
-        if (value.energy.count() == 0.0 && !value.lost) {
-            if (PyErr_WarnEx(PyExc_UserWarning,
-                             "The energy consumption of one or more GPUs was measured as zero: the window is shorter "
-                             "than the energy counter's update period. Use a longer window, or "
-                             "approx_instant_energy=True.",
-                             1) != 0)
-                throw nb::python_error();
-            warned_zero = true;
-            break;
-        }
-    }
+    if (approx || warned_zero || !tally.measured_zero) return;
+    if (PyErr_WarnEx(PyExc_UserWarning,
+                     "The energy consumption of one or more GPUs was measured as zero: the window is shorter "
+                     "than the energy counter's update period. Use a longer window, or "
+                     "approx_instant_energy=True.",
+                     1) != 0)
+        throw nb::python_error();
+    warned_zero = true;
 }
 
 double EnergyWindows::native_pairs(std::size_t count) {

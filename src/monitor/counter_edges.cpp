@@ -64,11 +64,18 @@ Result<EnergySnapshot> counter_or_stand_in(Result<EnergySnapshot> snapshot, Coun
 
 EnergyValue counter_difference(const CounterEdge& begin, const EdgeEstimate& end,
                                const CounterWatch::GpuView& watched) {
-    EnergyValue value{end.energy - begin.energy + (watched.compensation - begin.watched.compensation),
-                      EnergySource::HardwareCounter, {}};
+    EnergyValue value{
+        counter_difference_energy(begin.energy, end.energy, begin.watched.compensation, watched.compensation),
+        EnergySource::HardwareCounter,
+        {}};
     if (const Joules bound = end.error_bound + begin.error_bound; bound > Joules(0.0)) value.edge_error_bound = bound;
-    if (value.energy.count() < 0) value.energy = Joules(0.0);
     return value;
+}
+
+Joules counter_difference_energy(Joules begin, Joules end, Joules begin_compensation, Joules end_compensation) {
+    Joules energy = end - begin + (end_compensation - begin_compensation);
+    if (energy.count() < 0) energy = Joules(0.0);
+    return energy;
 }
 
 void note_counter_history(EnergyValue& value, unsigned gpu, const CounterEdge& begin,

@@ -83,6 +83,10 @@ Result<EnergySnapshot> counter_or_stand_in(Result<EnergySnapshot> snapshot, Coun
 // bounds.
 EnergyValue counter_difference(const CounterEdge& begin, const EdgeEstimate& end,
                                const CounterWatch::GpuView& watched);
+// Its energy alone: the counter's difference plus the watch's compensation
+// in between (`begin_compensation`, `end_compensation`: the views' at each
+// edge), never below 0 J.
+Joules counter_difference_energy(Joules begin, Joules end, Joules begin_compensation, Joules end_compensation);
 
 // What happened to the counter during the window, from the stats and the
 // watch's view at both edges: restarts, glitches, outages, a stuck counter.

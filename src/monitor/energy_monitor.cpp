@@ -243,8 +243,7 @@ class EnergyMonitorImpl final : public EnergyMonitor {
             window.others = std::move(others);
             window.approx_instant_energy = options_.approx_instant_energy;
             window.instant = std::move(instant);
-            m.gpu_energy = EnergyValues<unsigned>::deferred(
-                [w = std::move(window)] { return sampled_gpu_values(w); });
+            m.gpu_energy = EnergyValues<unsigned>::deferred(std::move(window), &sampled_gpu_values, &sampled_gpu_tally);
         } else {
             auto values = counter_values(state, window.end, window.end_wall, m.time);
             values.merge(others);

@@ -12,13 +12,7 @@ std::string_view to_string(EnergySource source) {
     return "hardware counter";
 }
 
-Joules Measurement::total_gpu_energy() const {
-    Joules total{0.0};
-    for (const auto& [index, value] : gpu_energy) {
-        if (!value.lost) total += value.energy;
-    }
-    return total;
-}
+Joules Measurement::total_gpu_energy() const { return gpu_energy.tally().total; }
 
 Joules Measurement::total_energy() const {
     Joules total = total_gpu_energy();

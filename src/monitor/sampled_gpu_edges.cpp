@@ -4,12 +4,20 @@
 
 #include <algorithm>
 #include <chrono>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
 
 namespace zeus::monitor_detail {
 namespace {
+
+// A sample that was read, as the snapshot: without a refresh time, the read's.
+EnergySnapshot as_read(const EdgeSampler::GpuSample& sample) {
+    EnergySnapshot snapshot = *sample.snapshot;
+    if (!snapshot.refreshed_at) snapshot.refreshed_at = sample.read_at;
+    return snapshot;
+}
 
 // A watcher sample as the snapshot a read would have returned. Without a
 // refresh time from the driver, the counter is at least as fresh as the
@@ -23,9 +31,7 @@ Result<EnergySnapshot> sampled_snapshot(const EdgeSampler::GpuSample& sample, Co
         return Error{ErrorCode::Unavailable, sample.error.empty() ? "not read yet" : sample.error,
                      "check the GPU (nvidia-smi)", 0};
     }
-    EnergySnapshot snapshot = *sample.snapshot;
-    if (!snapshot.refreshed_at) snapshot.refreshed_at = sample.read_at;
-    return snapshot;
+    return as_read(sample);
 }
 
 // Sampled edges: the counter extrapolated from its refresh to `edge`
@@ -34,6 +40,16 @@ EdgeEstimate sampled_energy(const EnergySnapshot& snapshot, const CounterWatch::
                             SystemClock::time_point edge, Watts ceiling) {
     if (watched.stuck_since) return EdgeEstimate{quantity_cast<Joules>(snapshot.energy)};
     return energy_at(snapshot, edge, ceiling, SystemClock::duration::max());
+}
+
+// A sample's edge when it is plain (read, its counter not stuck: the usual
+// case): what sampled_snapshot, watched_at and sampled_energy give for it,
+// without copying the watch's view, which such an edge leaves as it is.
+// nullopt otherwise.
+std::optional<EdgeEstimate> plain_edge(const EdgeSampler::GpuSample& sample, SystemClock::time_point edge,
+                                       Watts ceiling) {
+    if (!sample.snapshot || sample.watched.stuck_since) return std::nullopt;
+    return sampled_energy(as_read(sample), sample.watched, edge, ceiling);
 }
 
 // Why an edge read the GPU itself (its watched sample was late), or "".
@@ -61,13 +77,16 @@ std::string lost_warning(std::string text, const EdgeSampler::GpuSample& sample,
     return text;
 }
 
-// One counter GPU of a sampled window; `begin`: its begin edge.
-EnergyValue sampled_gpu_value(const SampledEnd& w, std::size_t k, const CounterEdge& begin,
-                              const std::string& short_window) {
+// One counter GPU of a sampled window before its notes: its energy and
+// bound, or lost with why. No allocation for a GPU that answered (the
+// tally computes this for every GPU at end_window). `begin`: its begin
+// edge; `watched`: set to the watch's view at the end edge.
+EnergyValue sampled_gpu_energy(const SampledEnd& w, std::size_t k, const CounterEdge& begin,
+                               CounterWatch::GpuView& watched) {
     const unsigned i = w.counters->indices[k];
     const auto& end_sample = w.end_frame->gpus[k];
-    CounterWatch::GpuView view = end_sample.watched;
-    auto snapshot = sampled_snapshot(end_sample, view);
+    watched = end_sample.watched;
+    auto snapshot = sampled_snapshot(end_sample, watched);
     if (!snapshot) {
         return lost_value(
             EnergySource::HardwareCounter,
@@ -82,9 +101,19 @@ EnergyValue sampled_gpu_value(const SampledEnd& w, std::size_t k, const CounterE
                                                    i, *begin.lost),
                                        w.begin_frame->gpus[k], "beginning"));
     }
-    const auto watched = watched_at(std::move(view), *snapshot, w.end);
+    watched = watched_at(std::move(watched), *snapshot, w.end);
     const EdgeEstimate at_end = sampled_energy(*snapshot, watched, w.end_wall, w.counters->ceilings[k]);
-    EnergyValue value = counter_difference(begin, at_end, watched);
+    return counter_difference(begin, at_end, watched);
+}
+
+// One counter GPU of a sampled window, with its warnings.
+EnergyValue sampled_gpu_value(const SampledEnd& w, std::size_t k, const std::string& short_window) {
+    const unsigned i = w.counters->indices[k];
+    const CounterEdge begin = sampled_begin(*w.counters, k, *w.begin_frame, w.start, w.start_wall);
+    CounterWatch::GpuView watched;
+    EnergyValue value = sampled_gpu_energy(w, k, begin, watched);
+    if (value.lost) return value;
+    const auto& end_sample = w.end_frame->gpus[k];
     if (!short_window.empty()) value.warnings.push_back(short_window);
     note_late_reads(value, i, w.begin_frame->gpus[k], end_sample);
     note_counter_history(value, i, begin, watched, end_sample.stats, w.end);
@@ -114,15 +143,43 @@ std::map<unsigned, EnergyValue> sampled_gpu_values(const SampledEnd& w) {
     if (w.approx_instant_energy) instant = w.instant;
     for (std::size_t k = 0; k < w.counters->indices.size(); ++k) {
         const unsigned i = w.counters->indices[k];
-        const CounterEdge begin = sampled_begin(*w.counters, k, *w.begin_frame, w.start, w.start_wall);
         // Indices ascend: with no other GPU before, each goes at the end.
-        values.insert_or_assign(values.end(), i, sampled_gpu_value(w, k, begin, short_window));
+        values.insert_or_assign(values.end(), i, sampled_gpu_value(w, k, short_window));
         if (!w.power_frame || !w.approx_instant_energy) continue;
         const auto& sampled = w.power_frame->gpus[k].snapshot;
         if (sampled && sampled->power) instant[i] = quantity_cast<Watts>(*sampled->power);
     }
     mark_zeros(values, w.approx_instant_energy, instant, w.time);
     return values;
+}
+
+EnergyTally<unsigned> sampled_gpu_tally(const SampledEnd& w) {
+    // GPUs without a counter interleave by index, and approximated zeros
+    // need the values: rare, so those windows tally the values themselves.
+    if (!w.others.empty() || w.approx_instant_energy) return EnergyTally<unsigned>::of(sampled_gpu_values(w));
+    EnergyTally<unsigned> tally;
+    CounterWatch::GpuView watched;
+    for (std::size_t k = 0; k < w.counters->indices.size(); ++k) {
+        const unsigned i = w.counters->indices[k];
+        const auto& begin_sample = w.begin_frame->gpus[k];
+        const auto& end_sample = w.end_frame->gpus[k];
+        const auto plain_begin = plain_edge(begin_sample, w.start_wall, w.counters->ceilings[k]);
+        const auto plain_end = plain_edge(end_sample, w.end_wall, w.counters->ceilings[k]);
+        if (plain_begin && plain_end) {
+            // As counter_difference computes it, without the views' copies.
+            tally.add(i, EnergyValue{counter_difference_energy(plain_begin->energy, plain_end->energy,
+                                                               begin_sample.watched.compensation,
+                                                               end_sample.watched.compensation),
+                                     EnergySource::HardwareCounter,
+                                     {}});
+            continue;
+        }
+        const CounterEdge begin = sampled_begin(*w.counters, k, *w.begin_frame, w.start, w.start_wall);
+        // The warnings a value adds to sampled_gpu_energy's never change
+        // its energy, whether it is lost or its first warning when lost.
+        tally.add(i, sampled_gpu_energy(w, k, begin, watched));
+    }
+    return tally;
 }
 
 }  // namespace zeus::monitor_detail

@@ -41,4 +41,9 @@ struct SampledEnd {
 // no driver call, whichever thread first reads the result.
 std::map<unsigned, EnergyValue> sampled_gpu_values(const SampledEnd& w);
 
+// What sampled_gpu_values(w) adds up to (its total, lost GPUs, zeros), in
+// one pass without a per-GPU allocation: what end_window must warn about
+// and total_energy reads, for any number of GPUs at the same cost.
+EnergyTally<unsigned> sampled_gpu_tally(const SampledEnd& w);
+
 }  // namespace zeus::monitor_detail

@@ -98,11 +98,17 @@ TEST(SampledEdges, ResultIsComputedOnFirstReadEvenAfterTheMonitorIsGone) {
     const Measurement copy = m;
     std::vector<std::thread> readers;
     std::vector<double> totals(4);
+    std::vector<std::size_t> sizes(4);
     for (std::size_t t = 0; t < totals.size(); ++t) {
-        readers.emplace_back([&, t] { totals[t] = (t % 2 == 0 ? m : copy).total_gpu_energy().count(); });
+        readers.emplace_back([&, t] {
+            const Measurement& read = t % 2 == 0 ? m : copy;
+            totals[t] = read.total_gpu_energy().count();  // the tally, racing the values' computation
+            sizes[t] = read.gpu_energy.size();
+        });
     }
     for (auto& r : readers) r.join();
     EXPECT_FALSE(m.gpu_energy.pending());
+    for (std::size_t size : sizes) EXPECT_EQ(size, 4U);
     EXPECT_EQ(reads_on_this_thread(gpus), 0U);  // nor did reading them call the driver
     ASSERT_EQ(m.gpu_energy.size(), 4U);
     for (const auto& [i, v] : std::as_const(m).gpu_energy) {
@@ -111,10 +117,54 @@ TEST(SampledEdges, ResultIsComputedOnFirstReadEvenAfterTheMonitorIsGone) {
         EXPECT_EQ(&v, &copy.gpu_energy.at(i));  // copies share the values computed once
     }
     for (double total : totals) EXPECT_EQ(total, totals.front());
+    double summed = 0.0;
+    for (const auto& [i, v] : std::as_const(m).gpu_energy) summed += v.energy.count();
+    EXPECT_EQ(totals.front(), summed);
     // A non-const access takes its own copy: changing it leaves the others alone.
     Measurement changed = copy;
     changed.gpu_energy.at(0).energy = Joules(-1.0);
     EXPECT_NE(m.gpu_energy.at(0).energy.count(), -1.0);
+}
+
+// end_window's warnings and total_energy come from the GPU values' tally,
+// which must not build the values (so it costs the same for any number of
+// GPUs) and must say what they say: the total of the GPUs that answered, the
+// lost GPU with its first warning, and a GPU that measured exactly 0 J.
+TEST(SampledEdges, TallyTellsWhatTheValuesSayWithoutBuildingThem) {
+    Gpus gpus = testing::fake_gpus(4, [](testing::FakeGpu& gpu) {
+        gpu.draw(Milliwatts(gpu.identity().index == 3 ? 0 : static_cast<std::int64_t>(kWatts * 1000)));
+        gpu.refresh_every(20ms);
+    });
+    EnergyMonitorOptions options;
+    options.edges = WindowEdges::Sampled;
+    auto monitor = EnergyMonitor::open(gpus, nullptr, nullptr, options).value();
+    ASSERT_TRUE(monitor->begin_window("w", false).ok());
+    std::this_thread::sleep_for(150ms);
+    testing::fake(gpus, 2).lose();
+    std::this_thread::sleep_for(60ms);  // the watcher reads it (every 20 ms) and finds it lost
+    const Measurement m = monitor->end_window("w", false).value();
+    monitor->stop_threads();
+
+    const auto tally = m.gpu_energy.tally();
+    EXPECT_TRUE(m.gpu_energy.pending());
+    EXPECT_EQ(m.total_gpu_energy().count(), tally.total.count());
+    EXPECT_TRUE(m.gpu_energy.pending());
+    // GPUs 0 and 1 drew kWatts all window; GPU 2 is lost, GPU 3 drew nothing.
+    EXPECT_NEAR(tally.total.count(), 2 * kWatts * m.time.count(), 2 * 3.0 * m.time.count());
+    EXPECT_TRUE(tally.measured_zero);
+    ASSERT_EQ(tally.lost.size(), 1U);
+    EXPECT_EQ(tally.lost.front().first, 2U);
+
+    const auto& values = std::as_const(m).gpu_energy.map();
+    const auto of_values = EnergyTally<unsigned>::of(values);
+    EXPECT_EQ(tally.total.count(), of_values.total.count());
+    EXPECT_EQ(tally.lost, of_values.lost);
+    EXPECT_EQ(tally.measured_zero, of_values.measured_zero);
+    ASSERT_TRUE(values.at(2).lost);
+    EXPECT_EQ(tally.lost.front().second, values.at(2).warnings.front());
+    EXPECT_NE(tally.lost.front().second.find("GPU 2 could not be read"), std::string::npos)
+        << tally.lost.front().second;
+    EXPECT_EQ(values.at(3).energy.count(), 0.0);
 }
 
 }  // namespace

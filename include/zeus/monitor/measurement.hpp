@@ -49,6 +49,34 @@ struct EnergyValue {
     std::optional<Joules> edge_error_bound = std::nullopt;
 };
 
+// What one kind of device's values add up to, and the values a caller must
+// hear about as soon as the window ends, without the values themselves.
+// Sampled window edges compute it in one pass over the two edges' samples,
+// with no per-device allocation, so that ending a window and reading its
+// total stays flat in the number of GPUs; the values (with their warnings)
+// are built only when read.
+template <class Key>
+struct EnergyTally {
+    Joules total{0.0};                              // the values that are not lost, summed in key order
+    std::vector<std::pair<Key, std::string>> lost;  // each lost value's key and first warning ("" without one)
+    bool measured_zero = false;                     // a value that is not lost is exactly 0 J
+
+    static EnergyTally of(const std::map<Key, EnergyValue>& values) {
+        EnergyTally tally;
+        for (const auto& [key, value] : values) tally.add(key, value);
+        return tally;
+    }
+    // `value` added, as of() adds each in key order.
+    void add(const Key& key, const EnergyValue& value) {
+        if (value.lost) {
+            lost.emplace_back(key, value.warnings.empty() ? std::string() : value.warnings.front());
+            return;
+        }
+        total += value.energy;
+        if (value.energy.count() == 0.0) measured_zero = true;
+    }
+};
+
 // One kind of device's values in a Measurement: a std::map (by device index
 // or SoC metric) whose contents may be computed when first read. Sampled
 // window edges (WindowEdges::Sampled) return GPU values computed from the
@@ -66,6 +94,7 @@ class EnergyValues {
     using size_type = typename map_type::size_type;
     using iterator = typename map_type::iterator;
     using const_iterator = typename map_type::const_iterator;
+    using tally_type = EnergyTally<Key>;
 
     EnergyValues() = default;
     EnergyValues(map_type values) : values_(std::move(values)) {}  // NOLINT: a map converts, as before
@@ -75,20 +104,33 @@ class EnergyValues {
     // gone) and must not throw; it is dropped once it has run.
     template <class Compute>
     static EnergyValues deferred(Compute compute) {
-        EnergyValues values;
-        values.deferred_ = std::make_shared<DeferredBy<Compute>>(std::move(compute));
-        return values;
+        return deferred<Compute>(
+            std::move(compute), [](const Compute& c) { return c(); }, nullptr);
+    }
+    // Values computed by `values(state)` when first read, and their tally by
+    // `tally(state)` when it is read before them (it must equal
+    // EnergyTally::of(values(state))). `state` must hold everything both
+    // need; neither may throw; it is dropped once the values are computed.
+    template <class State>
+    static EnergyValues deferred(State state, map_type (*values)(const State&), tally_type (*tally)(const State&)) {
+        EnergyValues result;
+        result.deferred_ = std::make_shared<DeferredBy<State>>(std::move(state), values, tally);
+        return result;
     }
     // True while the values have not been computed yet.
     [[nodiscard]] bool pending() const { return deferred_ && !deferred_->done.load(std::memory_order_acquire); }
 
     [[nodiscard]] const map_type& map() const {
         if (!deferred_) return values_;
-        std::call_once(deferred_->once, [d = deferred_.get()] {
-            d->values = d->compute();
-            d->done.store(true, std::memory_order_release);
-        });
-        return deferred_->values;
+        Deferred& d = *deferred_;
+        if (!d.done.load(std::memory_order_acquire)) {
+            std::lock_guard lock(d.mutex);
+            if (!d.done.load(std::memory_order_relaxed)) {
+                d.values = d.compute();
+                d.done.store(true, std::memory_order_release);
+            }
+        }
+        return d.values;
     }
     [[nodiscard]] map_type& map() {
         if (deferred_) {
@@ -98,6 +140,21 @@ class EnergyValues {
         return values_;
     }
     operator const map_type&() const { return map(); }  // NOLINT: passes where a std::map is expected
+
+    // The values' total, lost values and zeros; without computing the values
+    // when they are still pending and can be tallied on their own.
+    [[nodiscard]] tally_type tally() const {
+        if (!deferred_ || deferred_->done.load(std::memory_order_acquire)) return tally_type::of(map());
+        Deferred& d = *deferred_;
+        {
+            std::lock_guard lock(d.mutex);
+            if (!d.done.load(std::memory_order_relaxed)) {
+                if (!d.tally) d.tally = d.compute_tally();
+                if (d.tally) return *d.tally;
+            }
+        }
+        return tally_type::of(map());  // nothing tallies them on their own
+    }
 
     [[nodiscard]] const_iterator begin() const { return map().begin(); }
     [[nodiscard]] const_iterator end() const { return map().end(); }
@@ -131,25 +188,35 @@ class EnergyValues {
     }
 
   private:
+    // Guarded by `mutex` until `done` is set; `values` is read-only after.
     struct Deferred {
         Deferred() = default;
         Deferred(const Deferred&) = delete;
         Deferred& operator=(const Deferred&) = delete;
         virtual ~Deferred() = default;
-        virtual map_type compute() = 0;  // once
-        std::once_flag once;
+        virtual map_type compute() = 0;                         // once
+        virtual std::optional<tally_type> compute_tally() = 0;  // before compute(); nullopt: none of its own
+        std::mutex mutex;
         std::atomic<bool> done{false};
         map_type values;
+        std::optional<tally_type> tally;
     };
-    template <class Compute>
+    template <class State>
     struct DeferredBy final : Deferred {
-        explicit DeferredBy(Compute&& c) : compute_(std::in_place, std::move(c)) {}
+        DeferredBy(State&& state, map_type (*values_of)(const State&), tally_type (*tally_of)(const State&))
+            : state_(std::in_place, std::move(state)), values_of_(values_of), tally_of_(tally_of) {}
         map_type compute() override {
-            map_type computed = (*compute_)();
-            compute_.reset();  // what it held (samples) is not needed any more
+            map_type computed = values_of_(*state_);
+            state_.reset();  // what it held (samples) is not needed any more
             return computed;
         }
-        std::optional<Compute> compute_;
+        std::optional<tally_type> compute_tally() override {
+            if (tally_of_ == nullptr) return std::nullopt;
+            return tally_of_(*state_);
+        }
+        std::optional<State> state_;
+        map_type (*values_of_)(const State&);
+        tally_type (*tally_of_)(const State&);
     };
     map_type values_;
     std::shared_ptr<Deferred> deferred_;  // set while the values are (or were) computed on first read
@@ -164,7 +231,8 @@ struct Measurement {
     EnergyValues<std::string> soc_energy;               // SoC metric ("cpu", "gpu", "total")
     std::vector<std::string> warnings;                  // about the window as a whole
 
-    // GPU energy summed, as the original's total_energy.
+    // GPU energy summed, as the original's total_energy (lost GPUs left
+    // out); pending sampled values are tallied without being built.
     [[nodiscard]] Joules total_gpu_energy() const;
     // Every GPU, CPU package and DRAM value summed (SoC metrics overlap and are left out).
     [[nodiscard]] Joules total_energy() const;
