@@ -11,9 +11,9 @@ namespace {
 
 // Descriptors 0-2 are occupied before any shared library initialises, not
 // first thing in main(): the executable's .preinit_array runs before every
-// library's constructors, and gRPC's (libgrpc, for the exporter's kubelet
-// client) opens an eventfd as it loads, which would otherwise take a closed
-// descriptor 0 before main() could occupy it.
+// library's constructors, any of which may open a descriptor as it loads (gRPC
+// did, before its client moved to a module loaded on demand) and so take a
+// closed descriptor 0 before main() could occupy it.
 void occupy_before_libraries(int /*argc*/, char** /*argv*/, char** /*envp*/) {
     zeus::occupy_closed_standard_descriptors();
 }

@@ -1,7 +1,6 @@
 // open_kubelet_pod_resources: the kubelet client from its own module, so that
 // libzeus and every program that does not name pods stay free of gRPC.
 #include <filesystem>
-#include <mutex>
 
 #include <fmt/format.h>
 
@@ -61,9 +60,7 @@ Status check_kubelet_socket(const std::string& socket) {
 }
 
 Result<std::shared_ptr<PodResourcesSource>> open_kubelet_pod_resources(const KubeletOptions& options) {
-    static std::once_flag once;
-    static Result<KubeletModule> module = Error{ErrorCode::NotFound, "not loaded", ""};
-    std::call_once(once, [] { module = load_module(); });
+    static const Result<KubeletModule> module = load_module();  // loaded once, by the first caller
     if (!module) return module.error();
     PodResourcesSource* source = module->open(options.socket.c_str(), options.deadline.count());
     if (source == nullptr) {
