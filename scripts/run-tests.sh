@@ -112,7 +112,7 @@ scripts/setup.sh
 background python-packages scripts/setup-python.sh --deps-only
 # torch+transformers for python/tests/test_frameworks.py, cached outside the clone (5.6 GB), what
 # only the original's examples import (python/tests/test_original_examples.py, 0.4 GB), and
-# mlflow, wandb and Lightning for python/tests/test_integrations.py (0.9 GB).
+# mlflow, wandb and Lightning for python/tests/test_trackers.py (0.9 GB).
 background pytorch scripts/setup-frameworks.sh --examples
 background trackers scripts/setup-trackers.sh
 background clean-roots bash -c \

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The experiment trackers and Lightning (PyPI, pinned) for the tests of
-# zeus_native.integrations (python/tests/test_integrations.py) and the docs'
+# zeus_native.integrations (python/tests/test_trackers.py) and the docs'
 # examples that need them: a directory of their own OUTSIDE the clone and the
 # main .venv, kept between runs (ZEUS_CACHE_DIR, default ~/.cache/zeus-native)
 # like scripts/setup-frameworks.sh's. It goes on sys.path AFTER that torch
