@@ -50,6 +50,7 @@ EdgeSampler::EdgeSampler(const Gpus& gpus, std::vector<unsigned> gpu_indices, Co
     : gpus_(gpus), indices_(std::move(gpu_indices)), watch_(watch), host_(std::move(host)), schedule_(indices_.size()) {
     auto empty = std::make_shared<Frame>();
     empty->gpus.resize(indices_.size());
+    empty->plain.resize(indices_.size());
     empty->cpus.resize(host_.cpus.size());
     empty->steady_at = MonitorClock::now();
     empty->wall_at = WallClock::now();
@@ -104,6 +105,7 @@ EdgeSampler::WallClock::time_point EdgeSampler::sweep() {
         // watcher reads it again (an edge must not wait on a GPU that hangs).
         const auto allowed = std::max<WallClock::duration>(schedule_[k].period.value_or(kBlindPeriod), kMinLateness);
         sample.late_after = sample.snapshot ? schedule_[k].due + allowed : WallClock::time_point::max();
+        next->plain[k] = plain_of(sample);
         next->gpus[k] = std::move(sample);
     }
     if (!host_.cpus.empty()) {
@@ -159,9 +161,19 @@ std::shared_ptr<const EdgeSampler::Frame> EdgeSampler::at_edge(std::shared_ptr<c
         sample = read_gpu(k, false);
         sample.read_at_edge_late_by = late_by;
         sample.late_after = WallClock::time_point::max();
+        read->plain[k] = plain_of(sample);
     }
     read->earliest_late = WallClock::time_point::max();
     return read;
+}
+
+EdgeSampler::PlainGpu EdgeSampler::plain_of(const GpuSample& sample) {
+    if (!sample.snapshot || sample.watched.stuck_since) return {};
+    const EnergySnapshot& snapshot = *sample.snapshot;
+    PlainGpu plain{true, snapshot.power.has_value(), quantity_cast<Joules>(snapshot.energy), Watts(0.0),
+                   snapshot.refreshed_at.value_or(sample.read_at), sample.watched.compensation};
+    if (snapshot.power) plain.power = quantity_cast<Watts>(*snapshot.power);
+    return plain;
 }
 
 void EdgeSampler::read_packages(Frame& next) const {

@@ -53,6 +53,17 @@ class EdgeSampler {
         // was late: by how much.
         std::optional<std::chrono::nanoseconds> read_at_edge_late_by;
     };
+    // A GPU's sample as a sampled edge computes with it in the usual case
+    // (read, its counter not stuck), packed: tallying a window at its end
+    // reads these 40 bytes per GPU and edge, not the whole sample.
+    struct PlainGpu {
+        bool plain = false;        // false: an edge takes the sample itself (sampled_gpu_edges.cpp)
+        bool extrapolates = false;  // the snapshot has a power reading to extrapolate with
+        Joules energy{0.0};        // the counter at its refresh
+        Watts power{0.0};
+        WallClock::time_point refreshed_at{};  // the read's time where the driver gives none
+        Joules compensation{0.0};  // the counter watch's at the read
+    };
     // A CPU package and its DRAM as last read.
     struct PackageSample {
         std::optional<CpuEnergy> energy;  // the latest good reading; nullopt before one
@@ -80,6 +91,7 @@ class EdgeSampler {
     };
     struct Frame {
         std::vector<GpuSample> gpus;  // positions follow the sampler's GPU list
+        std::vector<PlainGpu> plain;  // each of `gpus` packed (plain_of), in the same positions
         std::vector<PackageSample> cpus;  // positions follow HostDevices::cpus
         std::optional<SocSample> soc;     // when HostDevices::soc is set (after the first read)
         std::uint64_t sequence = 0;
@@ -119,6 +131,9 @@ class EdgeSampler {
     // (one comparison).
     [[nodiscard]] std::shared_ptr<const Frame> at_edge(std::shared_ptr<const Frame> frame,
                                                        WallClock::time_point edge) const;
+
+    // `sample` packed as a frame's `plain` holds it.
+    [[nodiscard]] static PlainGpu plain_of(const GpuSample& sample);
 
   private:
     struct Schedule {

@@ -42,14 +42,16 @@ EdgeEstimate sampled_energy(const EnergySnapshot& snapshot, const CounterWatch::
     return energy_at(snapshot, edge, ceiling, SystemClock::duration::max());
 }
 
-// A sample's edge when it is plain (read, its counter not stuck: the usual
-// case): what sampled_snapshot, watched_at and sampled_energy give for it,
-// without copying the watch's view, which such an edge leaves as it is.
-// nullopt otherwise.
-std::optional<EdgeEstimate> plain_edge(const EdgeSampler::GpuSample& sample, SystemClock::time_point edge,
-                                       Watts ceiling) {
-    if (!sample.snapshot || sample.watched.stuck_since) return std::nullopt;
-    return sampled_energy(as_read(sample), sample.watched, edge, ceiling);
+// A plain sample's edge (EdgeSampler::plain_of): what sampled_snapshot and
+// sampled_energy give for it, the bound left out (a tally has none).
+Joules plain_energy_at(const EdgeSampler::PlainGpu& sample, SystemClock::time_point edge) {
+    Joules energy = sample.energy;
+    if (sample.extrapolates) {
+        // As energy_at extrapolates, to the bit: a tally equals its values.
+        const auto age = edge - sample.refreshed_at;
+        if (age > SystemClock::duration::zero() && age < SystemClock::duration::max()) energy += sample.power * age;
+    }
+    return energy;
 }
 
 // Why an edge read the GPU itself (its watched sample was late), or "".
@@ -159,25 +161,20 @@ EnergyTally<unsigned> sampled_gpu_tally(const SampledEnd& w) {
     if (!w.others.empty() || w.approx_instant_energy) return EnergyTally<unsigned>::of(sampled_gpu_values(w));
     EnergyTally<unsigned> tally;
     CounterWatch::GpuView watched;
+    const auto& begins = w.begin_frame->plain;
+    const auto& ends = w.end_frame->plain;
     for (std::size_t k = 0; k < w.counters->indices.size(); ++k) {
-        const unsigned i = w.counters->indices[k];
-        const auto& begin_sample = w.begin_frame->gpus[k];
-        const auto& end_sample = w.end_frame->gpus[k];
-        const auto plain_begin = plain_edge(begin_sample, w.start_wall, w.counters->ceilings[k]);
-        const auto plain_end = plain_edge(end_sample, w.end_wall, w.counters->ceilings[k]);
-        if (plain_begin && plain_end) {
-            // As counter_difference computes it, without the views' copies.
-            tally.add(i, EnergyValue{counter_difference_energy(plain_begin->energy, plain_end->energy,
-                                                               begin_sample.watched.compensation,
-                                                               end_sample.watched.compensation),
-                                     EnergySource::HardwareCounter,
-                                     {}});
+        if (begins[k].plain && ends[k].plain) {
+            // As counter_difference computes it, from the packed samples alone.
+            tally.add_measured(counter_difference_energy(plain_energy_at(begins[k], w.start_wall),
+                                                         plain_energy_at(ends[k], w.end_wall),
+                                                         begins[k].compensation, ends[k].compensation));
             continue;
         }
         const CounterEdge begin = sampled_begin(*w.counters, k, *w.begin_frame, w.start, w.start_wall);
         // The warnings a value adds to sampled_gpu_energy's never change
         // its energy, whether it is lost or its first warning when lost.
-        tally.add(i, sampled_gpu_energy(w, k, begin, watched));
+        tally.add(w.counters->indices[k], sampled_gpu_energy(w, k, begin, watched));
     }
     return tally;
 }

@@ -24,6 +24,17 @@ namespace {
 using namespace std::chrono_literals;
 using testing::EnergyMonitorSim;
 
+// What end_window warns with and total_energy reads (the GPU values' tally,
+// taken here before the values: sampled edges tally the two frames on their
+// own) must be what the values, built after, add up to, to the bit.
+void expect_tally_of_the_values(const Measurement& m) {
+    const auto tally = m.gpu_energy.tally();
+    const auto of_values = EnergyTally<unsigned>::of(m.gpu_energy.map());
+    EXPECT_EQ(tally.total.count(), of_values.total.count());
+    EXPECT_EQ(tally.lost, of_values.lost);
+    EXPECT_EQ(tally.measured_zero, of_values.measured_zero);
+}
+
 // Three pre-Volta GPUs on the real clock (their energy is integrated from the
 // power monitor's timeline), one lost mid-window: the other two keep their
 // energy (to the 2% of integrating the P100's 20 ms sensor), only the lost
@@ -132,6 +143,7 @@ class CounterFault : public EnergyMonitorSim {
         Measurement m;
         const auto end = truth_around(1, [&] { m = monitor->end_window("faulty").value(); });
         EXPECT_EQ(zeusSimLoadEnd(load), ZEUS_SIM_OK);
+        expect_tally_of_the_values(m);
         expect_energy_between(m.gpu_energy.at(0).energy.count(), begin, end, 0, 0.02);
         return m;
     }
@@ -342,6 +354,7 @@ class DriverFailureAtTheEnd : public EnergyMonitorSim {
         return m;
     }
     static void expect_lost_at_end(const Measurement& m) {
+        expect_tally_of_the_values(m);
         const EnergyValue& lost = m.gpu_energy.at(0);
         EXPECT_TRUE(lost.lost) << lost.energy.count() << " J";
         EXPECT_EQ(lost.energy.count(), 0.0);

@@ -72,8 +72,12 @@ struct EnergyTally {
             lost.emplace_back(key, value.warnings.empty() ? std::string() : value.warnings.front());
             return;
         }
-        total += value.energy;
-        if (value.energy.count() == 0.0) measured_zero = true;
+        add_measured(value.energy);
+    }
+    // A value that is not lost, with no warning, added by its energy alone.
+    void add_measured(Joules energy) {
+        total += energy;
+        if (energy.count() == 0.0) measured_zero = true;
     }
 };
 
