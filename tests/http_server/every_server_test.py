@@ -254,6 +254,16 @@ class EveryServer(unittest.TestCase):
                 self.assertTrue(later.startswith(b"HTTP/1.1 %d " % expected), later[:300])
                 self.assertEqual(status_of(raw("HTTP/2.0", "Host: x\r\n")), 505)
 
+    def test_a_request_line_over_the_limit_is_a_431_that_says_what_to_do(self):
+        for name, server in self.servers.items():
+            route = self.GET_ROUTES[name]
+            with self.subTest(server=name):
+                long_target = route + ("&" if "?" in route else "?") + "x=" + "0" * 10000  # over 8 KiB
+                reply = server.exchange(request("GET", long_target))
+                self.assertEqual(status_of(reply), 431, reply[:300])
+                self.assertIn(b"bytes: ask for fewer items per request", reply)
+                self.assertLess(status_of(server.exchange(request("GET", route))), 500)  # still serving
+
     def test_deep_json_bodies_are_a_422(self):
         deep = b"[" * 60000  # under the batch-size server's 64 KiB body limit
         for name, target in (("bso", "/jobs"), ("perseus", "/register_job")):

@@ -167,12 +167,15 @@ TEST_F(ZeusdTest, OversizedHeadersAndBodiesAreRefused) {
     const auto big_header = raw_exchange(
         endpoint_, "GET /time HTTP/1.1\r\nHost: x\r\nX-Padding: " + std::string(20000, 'a') + "\r\n\r\n");
     EXPECT_EQ(big_header.rfind("HTTP/1.1 431", 0), 0U) << big_header.substr(0, 200);
+    EXPECT_NE(big_header.find("split a long gpu_ids list"), std::string::npos) << big_header;  // the fix
     const auto big_body = raw_exchange(endpoint_, "POST /gpu/reset_locked_clocks?gpu_ids=0&block=true HTTP/1.1\r\n"
                                                   "Host: x\r\nContent-Length: 10000000\r\n\r\n" +
                                                       std::string(100000, 'b'));
     EXPECT_EQ(big_body.rfind("HTTP/1.1 413", 0), 0U) << big_body.substr(0, 200);
+    EXPECT_NE(big_body.find("send less per request"), std::string::npos) << big_body;
     const auto long_target = get("/gpu/get_power?gpu_ids=" + std::string(30000, '0'));
     EXPECT_EQ(long_target.status, 431);
+    EXPECT_NE(long_target.body.find("split a long gpu_ids list"), std::string::npos) << long_target.body;
     EXPECT_EQ(get("/time").status, 200);  // still serving
 }
 
