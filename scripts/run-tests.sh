@@ -149,7 +149,7 @@ wait_for pytorch
 wait_for trackers
 step "Python package tests (zeus_native, pytest)"
 # Any non-zero status fails the run, including 5 (no test collected).
-timeout 1800 .venv/bin/python -m pytest -q -p no:cacheprovider python/tests
+timeout 1800 .venv/bin/python -m pytest -q -p no:cacheprovider --durations=15 python/tests
 step "documentation examples on the simulator (scripts/check-docs-examples.py)"
 ZEUS_DOCS_FRAMEWORKS="$(scripts/setup-frameworks.sh):$(scripts/setup-trackers.sh)" timeout 900 .venv/bin/python scripts/check-docs-examples.py
 step "Debian packages from build/, clean-root install, images, Kubernetes (scripts/test-packages.sh)"

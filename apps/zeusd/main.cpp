@@ -76,6 +76,18 @@ void add_device_options(CLI::App& serve, ServeOptions& config, std::string& enab
         ->check(zeus::cli::finite_number(1.0, 7.0 * 24 * 3600, "s"))
         ->needs(attribution)
         ->capture_default_str();
+    serve
+        .add_option("--kubelet-socket", config.kubelet_socket,
+                    "With --attribution: the kubelet's PodResources socket, for the pod_namespace, pod_name and "
+                    "container_name labels (default: /var/lib/kubelet/pod-resources/kubelet.sock); none: pod UIDs "
+                    "only")
+        ->needs(attribution);
+    serve
+        .add_option("--kubelet-timeout", config.kubelet_timeout_s,
+                    "With --attribution: seconds the kubelet has to answer, per sweep")
+        ->check(zeus::cli::finite_number(0.01, 60.0, "s"))
+        ->needs(attribution)
+        ->capture_default_str();
     serve.add_option("--restore-ledger", config.restore_ledger_path,
                      "File recording GPU changes to undo, kept across a crash (default: SOCKET.ledger.json, or "
                      "$RUNTIME_DIRECTORY or /run/zeusd/zeusd-tcp-PORT.ledger.json with --mode tcp, "

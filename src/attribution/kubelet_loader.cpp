@@ -65,7 +65,7 @@ Result<std::shared_ptr<PodResourcesSource>> open_kubelet_pod_resources(const Kub
     PodResourcesSource* source = module->open(options.socket.c_str(), options.deadline.count());
     if (source == nullptr) {
         return Error{ErrorCode::InvalidState, "the kubelet client could not be made for " + options.socket,
-                     "see the exporter's log above; give --kubelet-socket none to name pods by UID only"};
+                     "see the log above; give --kubelet-socket none to name pods by UID only"};
     }
     return std::shared_ptr<PodResourcesSource>(source);
 }

@@ -1,6 +1,9 @@
 #include "zeus/zeusd/commands.hpp"
 
+#include <cmath>
+
 #include "http_server/unix_socket.hpp"
+#include "zeus/attribution/kubelet.hpp"
 #include "zeusd/auth/token_issue.hpp"
 #include "zeusd/daemon.hpp"
 #include "zeusd/log.hpp"
@@ -18,6 +21,23 @@ Status parse_given(const std::string& text, Parse&& parse, Field& field) {
     if (!parsed) return parsed.error();
     field = std::move(parsed).value();
     return {};
+}
+
+// Who names the pods of --attribution (--kubelet-socket): the kubelet's
+// client, or nobody (pods keep their UIDs). By default the kubelet's usual
+// socket, and a node without the kubelet client installed (the zeus package
+// brings it) is a warning; a socket given by name must work.
+Result<std::shared_ptr<attribution::PodResourcesSource>> pod_resources(const ServeOptions& options) {
+    const std::string socket = options.kubelet_socket.value_or(attribution::kDefaultKubeletSocket);
+    if (socket == "none") return std::shared_ptr<attribution::PodResourcesSource>();
+    if (auto usable = attribution::check_kubelet_socket(socket); !usable) return usable.error();
+    auto kubelet = attribution::open_kubelet_pod_resources(attribution::KubeletOptions{
+        socket, std::chrono::milliseconds(std::llround(options.kubelet_timeout_s * 1000))});
+    if (!kubelet && !options.kubelet_socket) {
+        log::warn("--attribution: pods are named by UID only: {}", kubelet.error().describe());
+        return std::shared_ptr<attribution::PodResourcesSource>();
+    }
+    return kubelet;
 }
 
 Result<ServeConfig> serve_config(const ServeOptions& options) {
@@ -74,6 +94,9 @@ Result<ServeConfig> serve_config(const ServeOptions& options) {
         attribution.expiry = std::chrono::duration_cast<std::chrono::nanoseconds>(
             std::chrono::duration<double>(options.attribution_expiry_s));
         attribution.proc_root = options.proc_root;
+        auto pods = pod_resources(options);
+        if (!pods) return pods.error();
+        attribution.pod_resources = std::move(pods).value();
         config.attribution = attribution;
     }
     return config;

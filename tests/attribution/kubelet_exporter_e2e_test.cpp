@@ -87,13 +87,24 @@ class KubeletEndToEnd : public SimulatedGpus {
         return ExporterProcess(std::move(args));
     }
 
-    static std::vector<ParsedSample> scrape(const ExporterProcess& exporter) {
+    // zeusd's metrics group with --attribution: the same series, from the daemon.
+    ServerProcess zeusd(std::vector<std::string> more) const {
+        ::setenv("ZEUS_SIMULATE", "1", 1);  // zeusd has no --simulate flag
+        std::vector<std::string> args{"serve", "--mode", "tcp", "--enable", "gpu-read,metrics", "--attribution",
+                                      "--proc", proc().string()};
+        args.insert(args.end(), more.begin(), more.end());
+        return ServerProcess(ServerProcess::Launch{zeusd_path(), "zeusd", std::move(args), "--tcp-bind-address=",
+                                                   "/metrics", std::nullopt, " zeusd: listening on "},
+                             ServerProcess::make_dir("zeusd"));
+    }
+
+    static std::vector<ParsedSample> scrape(const ServerProcess& exporter) {
         return parse_exposition(http_get(exporter.base_url(), "/metrics"));
     }
 
     // Scrapes until `done` holds for a scrape (at most 15 s); that scrape.
     template <class Done>
-    static std::vector<ParsedSample> scrape_until(const ExporterProcess& exporter, Done done) {
+    static std::vector<ParsedSample> scrape_until(const ServerProcess& exporter, Done done) {
         std::vector<ParsedSample> samples;
         for (int i = 0; i < 150; ++i) {
             samples = scrape(exporter);
@@ -186,6 +197,54 @@ TEST_F(KubeletEndToEnd, TheKubeletsNamesLabelTheWorkloadsAndTheIdentityHolds) {
     EXPECT_EQ(labels_of_pod(later, kUidA).value_or(std::map<std::string, std::string>{})["pod_name"], "train-a");
     EXPECT_GT(energy_of(later, "train-a"), energy_of(samples, "train-a"));
     expect_identity(later);
+}
+
+// zeusd --attribution names pods through the kubelet as the exporter does;
+// with --kubelet-socket none it does not ask, and pods keep their UIDs.
+TEST_F(KubeletEndToEnd, ZeusdNamesPodsThroughTheKubeletToo) {
+    FakeKubelet kubelet(socket(), pods());
+    ASSERT_TRUE(kubelet.serving());
+    ASSERT_NO_FATAL_FAILURE(start_processes());
+    const auto named = [](const std::vector<ParsedSample>& samples) {
+        auto a = labels_of_pod(samples, kUidA), b = labels_of_pod(samples, kUidB);
+        return a && b && a->contains("pod_name") && b->contains("pod_name");
+    };
+    {
+        const auto daemon = zeusd({"--kubelet-socket", socket().string(), "--kubelet-timeout", "2"});
+        ASSERT_TRUE(daemon.running()) << daemon.log();
+        const auto samples = scrape_until(daemon, named);
+        ASSERT_TRUE(named(samples)) << daemon.log();
+        EXPECT_EQ(labels_of_pod(samples, kUidA)->at("pod_namespace"), "ml");
+        EXPECT_EQ(labels_of_pod(samples, kUidB)->at("pod_name"), "infer-b");
+        EXPECT_EQ(labels_of_pod(samples, kUidB)->at("container_name"), "server");
+        expect_identity(samples);
+    }
+    const int calls = kubelet.calls();
+    EXPECT_GE(calls, 1);
+    const auto daemon = zeusd({"--kubelet-socket", "none"});
+    ASSERT_TRUE(daemon.running()) << daemon.log();
+    const auto samples = scrape_until(daemon, [](const auto& s) { return labels_of_pod(s, kUidA).has_value(); });
+    ASSERT_TRUE(labels_of_pod(samples, kUidA)) << daemon.log();
+    EXPECT_FALSE(labels_of_pod(samples, kUidA)->contains("pod_name"));
+    EXPECT_EQ(kubelet.calls(), calls);
+    expect_identity(samples);
+}
+
+// zeusd's kubelet flags are checked as the exporter's: an empty or folder socket is refused naming the fix.
+TEST_F(KubeletEndToEnd, ZeusdRefusesASocketThatCannotBeTheKubelets) {
+    const auto folder = dir_ / "pod-resources";
+    std::filesystem::create_directories(folder);
+    for (const auto& [flag, problem] : {std::pair{std::string("''"), "--kubelet-socket is empty"},
+                                        std::pair{folder.string(), "is a folder, not the kubelet's socket"}}) {
+        int code = 0;
+        const std::string out = capture("ZEUS_SIMULATE=1 timeout 10 " + zeusd_path() +
+                                            " serve --mode tcp --tcp-bind-address 127.0.0.1:0 --enable "
+                                            "gpu-read,metrics --attribution --kubelet-socket " + flag,
+                                        code);
+        EXPECT_NE(code, 0) << out;
+        EXPECT_NE(code, 124) << "zeusd accepted --kubelet-socket " << flag << ":\n" << out;
+        EXPECT_NE(out.find(problem), std::string::npos) << out;
+    }
 }
 
 TEST_F(KubeletEndToEnd, NoKubeletLeavesPodUidsAndCountsUnavailable) {

@@ -34,6 +34,7 @@ struct ServeDefaults {
     static constexpr std::string_view proc_root = "/proc";
     static constexpr std::string_view idle_policy = "unattributed";
     static constexpr double attribution_expiry_s = 600.0;
+    static constexpr double kubelet_timeout_s = 1.0;
 };
 
 // `zeusd serve`'s flags as given, starting from ServeDefaults. The texts are
@@ -63,6 +64,11 @@ struct ServeOptions {
     bool attribution = false;
     std::string idle_policy{ServeDefaults::idle_policy};  // unattributed or allocation
     double attribution_expiry_s = ServeDefaults::attribution_expiry_s;
+    // The kubelet's PodResources socket, for pod names (as `zeus exporter
+    // --kubelet-socket`), or "none"; nullopt: the kubelet's usual socket, and
+    // a kubelet client that is not installed leaves pods named by UID.
+    std::optional<std::string> kubelet_socket;
+    double kubelet_timeout_s = ServeDefaults::kubelet_timeout_s;
     std::optional<std::string> restore_ledger_path;
     double request_timeout_s = ServeDefaults::request_timeout_s;
     // What one peer (a Unix-socket user, or a TCP client address) may hold.
