@@ -334,9 +334,10 @@ class Session : public std::enable_shared_from_this<Session<Protocol>> {
     // What a refused request can do instead: the limit it went over, and how to stay under it.
     [[nodiscard]] std::string limit_hint(beast::error_code error) const {
         if (error == http::error::header_limit) {
-            return fmt::format(" (the request line and headers may take {} bytes: ask for fewer items per request, "
-                               "e.g. split a long gpu_ids list, or shorten the headers)",
-                               limits_.header_limit);
+            return fmt::format(
+                " (the request line and headers may take {} bytes: ask for fewer items per request, "
+                "e.g. split a long gpu_ids list, or shorten the headers)",
+                limits_.header_limit);
         }
         if (error == http::error::body_limit) {
             return fmt::format(" (a request body may take {} bytes: send less per request)", limits_.body_limit);
@@ -354,8 +355,8 @@ class Session : public std::enable_shared_from_this<Session<Protocol>> {
             const auto status = error == http::error::header_limit ? http::status::request_header_fields_too_large
                                 : error == http::error::body_limit ? http::status::payload_too_large
                                                                    : http::status::bad_request;
-            auto response = Response::text(status, fmt::format("{}: {}{}", http::obsolete_reason(status), error.message(),
-                                                               limit_hint(error)));
+            auto response = Response::text(
+                status, fmt::format("{}: {}{}", http::obsolete_reason(status), error.message(), limit_hint(error)));
             send(std::move(response), false);
             return;
         }

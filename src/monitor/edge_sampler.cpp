@@ -170,8 +170,12 @@ std::shared_ptr<const EdgeSampler::Frame> EdgeSampler::at_edge(std::shared_ptr<c
 EdgeSampler::PlainGpu EdgeSampler::plain_of(const GpuSample& sample) {
     if (!sample.snapshot || sample.watched.stuck_since) return {};
     const EnergySnapshot& snapshot = *sample.snapshot;
-    PlainGpu plain{true, snapshot.power.has_value(), quantity_cast<Joules>(snapshot.energy), Watts(0.0),
-                   snapshot.refreshed_at.value_or(sample.read_at), sample.watched.compensation};
+    PlainGpu plain{true,
+                   snapshot.power.has_value(),
+                   quantity_cast<Joules>(snapshot.energy),
+                   Watts(0.0),
+                   snapshot.refreshed_at.value_or(sample.read_at),
+                   sample.watched.compensation};
     if (snapshot.power) plain.power = quantity_cast<Watts>(*snapshot.power);
     return plain;
 }

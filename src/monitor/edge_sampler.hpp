@@ -57,12 +57,12 @@ class EdgeSampler {
     // (read, its counter not stuck), packed: tallying a window at its end
     // reads these 40 bytes per GPU and edge, not the whole sample.
     struct PlainGpu {
-        bool plain = false;        // false: an edge takes the sample itself (sampled_gpu_edges.cpp)
+        bool plain = false;         // false: an edge takes the sample itself (sampled_gpu_edges.cpp)
         bool extrapolates = false;  // the snapshot has a power reading to extrapolate with
-        Joules energy{0.0};        // the counter at its refresh
+        Joules energy{0.0};         // the counter at its refresh
         Watts power{0.0};
         WallClock::time_point refreshed_at{};  // the read's time where the driver gives none
-        Joules compensation{0.0};  // the counter watch's at the read
+        Joules compensation{0.0};              // the counter watch's at the read
     };
     // A CPU package and its DRAM as last read.
     struct PackageSample {

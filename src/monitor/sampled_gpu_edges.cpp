@@ -167,8 +167,8 @@ EnergyTally<unsigned> sampled_gpu_tally(const SampledEnd& w) {
         if (begins[k].plain && ends[k].plain) {
             // As counter_difference computes it, from the packed samples alone.
             tally.add_measured(counter_difference_energy(plain_energy_at(begins[k], w.start_wall),
-                                                         plain_energy_at(ends[k], w.end_wall),
-                                                         begins[k].compensation, ends[k].compensation));
+                                                         plain_energy_at(ends[k], w.end_wall), begins[k].compensation,
+                                                         ends[k].compensation));
             continue;
         }
         const CounterEdge begin = sampled_begin(*w.counters, k, *w.begin_frame, w.start, w.start_wall);

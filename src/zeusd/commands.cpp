@@ -31,8 +31,8 @@ Result<std::shared_ptr<attribution::PodResourcesSource>> pod_resources(const Ser
     const std::string socket = options.kubelet_socket.value_or(attribution::kDefaultKubeletSocket);
     if (socket == "none") return std::shared_ptr<attribution::PodResourcesSource>();
     if (auto usable = attribution::check_kubelet_socket(socket); !usable) return usable.error();
-    auto kubelet = attribution::open_kubelet_pod_resources(attribution::KubeletOptions{
-        socket, std::chrono::milliseconds(std::llround(options.kubelet_timeout_s * 1000))});
+    auto kubelet = attribution::open_kubelet_pod_resources(
+        attribution::KubeletOptions{socket, std::chrono::milliseconds(std::llround(options.kubelet_timeout_s * 1000))});
     if (!kubelet && !options.kubelet_socket) {
         log::warn("--attribution: pods are named by UID only: {}", kubelet.error().describe());
         return std::shared_ptr<attribution::PodResourcesSource>();

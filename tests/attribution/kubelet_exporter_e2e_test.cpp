@@ -90,8 +90,8 @@ class KubeletEndToEnd : public SimulatedGpus {
     // zeusd's metrics group with --attribution: the same series, from the daemon.
     ServerProcess zeusd(std::vector<std::string> more) const {
         ::setenv("ZEUS_SIMULATE", "1", 1);  // zeusd has no --simulate flag
-        std::vector<std::string> args{"serve", "--mode", "tcp", "--enable", "gpu-read,metrics", "--attribution",
-                                      "--proc", proc().string()};
+        std::vector<std::string> args{"serve",         "--mode", "tcp",          "--enable", "gpu-read,metrics",
+                                      "--attribution", "--proc", proc().string()};
         args.insert(args.end(), more.begin(), more.end());
         return ServerProcess(ServerProcess::Launch{zeusd_path(), "zeusd", std::move(args), "--tcp-bind-address=",
                                                    "/metrics", std::nullopt, " zeusd: listening on "},
@@ -239,7 +239,8 @@ TEST_F(KubeletEndToEnd, ZeusdRefusesASocketThatCannotBeTheKubelets) {
         int code = 0;
         const std::string out = capture("ZEUS_SIMULATE=1 timeout 10 " + zeusd_path() +
                                             " serve --mode tcp --tcp-bind-address 127.0.0.1:0 --enable "
-                                            "gpu-read,metrics --attribution --kubelet-socket " + flag,
+                                            "gpu-read,metrics --attribution --kubelet-socket " +
+                                            flag,
                                         code);
         EXPECT_NE(code, 0) << out;
         EXPECT_NE(code, 124) << "zeusd accepted --kubelet-socket " << flag << ":\n" << out;

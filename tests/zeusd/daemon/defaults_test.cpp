@@ -106,9 +106,10 @@ TEST(ZeusdDefaults, NumberFlagsRefuseNan) {
 // forgotten flag: refused, not ignored (no per-workload series would be served).
 TEST(ZeusdDefaults, AttributionOptionsNeedAttribution) {
     const auto socket = std::filesystem::temp_directory_path() / fmt::format("zeusd-needs-{}.sock", ::getpid());
-    for (const std::vector<std::string>& option :
-         {std::vector<std::string>{"--idle-policy", "allocation"}, {"--attribution-expiry", "60"},
-          {"--kubelet-socket", "none"}, {"--kubelet-timeout", "2"}}) {
+    for (const std::vector<std::string>& option : {std::vector<std::string>{"--idle-policy", "allocation"},
+                                                   {"--attribution-expiry", "60"},
+                                                   {"--kubelet-socket", "none"},
+                                                   {"--kubelet-timeout", "2"}}) {
         const auto [code, output] =
             run_zeusd({"serve", "--socket-path", socket.string(), "--enable", "metrics", option[0], option[1]},
                       {{"ZEUS_SIMULATE", "1"}}, std::chrono::seconds(5));
