@@ -141,6 +141,12 @@ namespace beast = boost::beast;
 using tcp = asio::ip::tcp;
 using unix_socket = asio::local::stream_protocol;
 
+// After refusing a request it has not read to its end, a session reads and
+// drops what the client still sends for this long, or this much, before it
+// closes (Session::refuse).
+constexpr std::chrono::milliseconds kLingerTime{1000};
+constexpr std::size_t kLingerBytes = 1 << 20;
+
 // Whom the per-peer caps count against: the user of a Unix-socket peer, the
 // address (without port) of a TCP one.
 std::string peer_key(const Peer& peer) {
@@ -268,7 +274,7 @@ class Session : public std::enable_shared_from_this<Session<Protocol>> {
             const auto status = status_for_bad_version(unread);
             if (status == http::status::http_version_not_supported) {
                 version_ = 11;
-                send(Response::text(status, "HTTP Version Not Supported: this server speaks HTTP/1.1 and 1.0"), false);
+                refuse(Response::text(status, "HTTP Version Not Supported: this server speaks HTTP/1.1 and 1.0"));
                 return;
             }
         }
@@ -279,25 +285,23 @@ class Session : public std::enable_shared_from_this<Session<Protocol>> {
         auto& header = parser_->get();
         version_ = header.version();
         if (auto problem = host_problem(header)) {
-            send(Response::text(http::status::bad_request, std::move(*problem)), false);
+            refuse(Response::text(http::status::bad_request, std::move(*problem)));
             return;
         }
         to_origin_form(header);
         if (const auto coding = header.find(http::field::transfer_encoding); coding != header.end()) {
             // Beast decodes chunked; a body in any other coding has no length we can trust (RFC 9112 6.1).
             if (!parser_->chunked()) {
-                send(Response::text(http::status::bad_request,
-                                    fmt::format("Bad Request: Transfer-Encoding '{}' does not end in chunked",
-                                                coding->value())),
-                     false);
+                refuse(Response::text(
+                    http::status::bad_request,
+                    fmt::format("Bad Request: Transfer-Encoding '{}' does not end in chunked", coding->value())));
                 return;
             }
             if (!beast::iequals(coding->value(), "chunked")) {
-                send(Response::text(http::status::not_implemented,
-                                    fmt::format("Not Implemented: Transfer-Encoding '{}'; send the body "
-                                                "uncompressed (chunked or with Content-Length)",
-                                                coding->value())),
-                     false);
+                refuse(Response::text(http::status::not_implemented,
+                                      fmt::format("Not Implemented: Transfer-Encoding '{}'; send the body "
+                                                  "uncompressed (chunked or with Content-Length)",
+                                                  coding->value())));
                 return;
             }
         }
@@ -357,7 +361,7 @@ class Session : public std::enable_shared_from_this<Session<Protocol>> {
                                                                    : http::status::bad_request;
             auto response = Response::text(
                 status, fmt::format("{}: {}{}", http::obsolete_reason(status), error.message(), limit_hint(error)));
-            send(std::move(response), false);
+            refuse(std::move(response));
             return;
         }
         // The handler may take its time (a blocking GPU command); the client is not slow meanwhile.
@@ -420,7 +424,15 @@ class Session : public std::enable_shared_from_this<Session<Protocol>> {
         send(std::move(response), keep_alive_);
     }
 
-    void send(Response response, bool keep_alive) {
+    // An answer to a request that was not read to its end (refused for its
+    // size or form): the client may still be sending it, and closing a
+    // socket with unread data resets the connection, which can throw away
+    // the answer before the client reads it. So the answer goes out, then
+    // this side stops sending and drops what still comes (kLingerTime,
+    // kLingerBytes at most) before it closes.
+    void refuse(Response response) { send(std::move(response), false, true); }
+
+    void send(Response response, bool keep_alive, bool linger = false) {
         auto message = std::make_shared<http::response<http::string_body>>(response.status, version_ ? version_ : 11);
         message->set(http::field::server, shared_->options.name);
         if (!response.content_type.empty()) message->set(http::field::content_type, response.content_type);
@@ -434,14 +446,38 @@ class Session : public std::enable_shared_from_this<Session<Protocol>> {
         // much later (the Perseus server's schedule waits for every rank), so
         // the write gets a fresh one rather than failing at once.
         limit_time(limits_.request_timeout);
-        http::async_write(stream_, *message,
-                          [self = this->shared_from_this(), message, keep_alive](beast::error_code error, std::size_t) {
-                              if (error || !keep_alive) {
-                                  self->close();
-                                  return;
-                              }
-                              self->read_request();
-                          });
+        http::async_write(
+            stream_, *message,
+            [self = this->shared_from_this(), message, keep_alive, linger](beast::error_code error, std::size_t) {
+                if (!error && linger) {
+                    self->linger_then_close();
+                    return;
+                }
+                if (error || !keep_alive) {
+                    self->close();
+                    return;
+                }
+                self->read_request();
+            });
+    }
+
+    void linger_then_close() {
+        beast::error_code ignored;
+        stream_.shutdown(Protocol::socket::shutdown_send, ignored);
+        limit_time(kLingerTime);
+        watch_deadline();  // re-armed: closes at the deadline, kLingerTime from now
+        drain(0);
+    }
+
+    void drain(std::size_t drained) {
+        stream_.async_read_some(asio::buffer(discard_),
+                                [self = this->shared_from_this(), drained](beast::error_code error, std::size_t bytes) {
+                                    if (error || drained + bytes > kLingerBytes) {
+                                        self->close();
+                                        return;
+                                    }
+                                    self->drain(drained + bytes);
+                                });
     }
 
     void start_stream(Response response) {
@@ -552,7 +588,7 @@ class Session : public std::enable_shared_from_this<Session<Protocol>> {
                                        "Service Unavailable: the server is reading too many large request bodies "
                                        "at once; retry in a second");
         response.headers.emplace_back("Retry-After", "1");
-        send(std::move(response), false);
+        refuse(std::move(response));
         return false;
     }
 
