@@ -113,6 +113,21 @@ def energy_bound(sim: Simulator, gpu: int) -> float:
 PUSHGATEWAY = Path("/usr/bin/prometheus-pushgateway")
 
 
+def wait_ready(process, url: str, seconds: float, poll: float, answer_timeout: float) -> bool:
+    """Whether `url` answered 200 (each try given `answer_timeout`) within `seconds` while `process` (a Popen) runs."""
+    import urllib.request
+
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline and process.poll() is None:
+        try:
+            with urllib.request.urlopen(url, timeout=answer_timeout) as reply:
+                if reply.status == 200:
+                    return True
+        except OSError:
+            time.sleep(poll)
+    return False
+
+
 class Pushgateway:
     """Debian's prometheus-pushgateway on a free loopback port, in its own
     directory (as tests/metrics/prometheus_servers.cpp starts it for C++)."""
@@ -120,8 +135,6 @@ class Pushgateway:
     def __init__(self, directory: Path, port: int | None = None) -> None:
         import socket
         import subprocess
-        import time
-        import urllib.request
 
         directory.mkdir()
         self.log_path = directory / "server.log"
@@ -141,14 +154,8 @@ class Pushgateway:
                 self.process = subprocess.Popen(
                     [str(PUSHGATEWAY), f"--web.listen-address=127.0.0.1:{self.port}", "--persistence.file="],
                     cwd=directory, stdout=log, stderr=subprocess.STDOUT)
-            deadline = time.monotonic() + 30
-            while time.monotonic() < deadline and self.process.poll() is None:
-                try:
-                    with urllib.request.urlopen(self.url + "/-/ready", timeout=1) as reply:
-                        if reply.status == 200:
-                            return
-                except OSError:
-                    time.sleep(0.05)
+            if wait_ready(self.process, self.url + "/-/ready", 30, 0.05, 1):
+                return
             self.stop()  # exited (the port was taken in between) or never ready: another port
         pytest.fail(f"prometheus-pushgateway did not become ready; its log:\n{self.log_path.read_text()}")
 

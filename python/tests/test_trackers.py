@@ -23,12 +23,11 @@ import subprocess
 import sys
 import textwrap
 import time
-import urllib.request
 from pathlib import Path
 
 import pytest
 
-from conftest import a100s
+from conftest import a100s, wait_ready
 
 REPO = Path(__file__).resolve().parents[2]
 # Nothing but loopback: no usage reports from mlflow (its telemetry), transformers or the hub.
@@ -92,14 +91,8 @@ class MlflowServer:
                      "--workers", "1", "--backend-store-uri", f"sqlite:///{directory / 'mlflow.db'}",
                      "--default-artifact-root", str(directory / "artifacts")],
                     cwd=directory, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-            deadline = time.monotonic() + 120
-            while time.monotonic() < deadline and self.process.poll() is None:
-                try:
-                    with urllib.request.urlopen(self.url + "/health", timeout=2) as reply:
-                        if reply.status == 200:
-                            return
-                except OSError:
-                    time.sleep(0.2)
+            if wait_ready(self.process, self.url + "/health", 120, 0.2, 2):
+                return
             self.stop()
         pytest.fail(f"mlflow server did not become ready; its log:\n{self.log_path.read_text()}")
 

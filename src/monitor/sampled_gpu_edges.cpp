@@ -12,13 +12,6 @@
 namespace zeus::monitor_detail {
 namespace {
 
-// A sample that was read, as the snapshot: without a refresh time, the read's.
-EnergySnapshot as_read(const EdgeSampler::GpuSample& sample) {
-    EnergySnapshot snapshot = *sample.snapshot;
-    if (!snapshot.refreshed_at) snapshot.refreshed_at = sample.read_at;
-    return snapshot;
-}
-
 // A watcher sample as the snapshot a read would have returned. Without a
 // refresh time from the driver, the counter is at least as fresh as the
 // read: its time stands in, so the bound still covers the time since. A
@@ -31,7 +24,9 @@ Result<EnergySnapshot> sampled_snapshot(const EdgeSampler::GpuSample& sample, Co
         return Error{ErrorCode::Unavailable, sample.error.empty() ? "not read yet" : sample.error,
                      "check the GPU (nvidia-smi)", 0};
     }
-    return as_read(sample);
+    EnergySnapshot snapshot = *sample.snapshot;
+    if (!snapshot.refreshed_at) snapshot.refreshed_at = sample.read_at;
+    return snapshot;
 }
 
 // Sampled edges: the counter extrapolated from its refresh to `edge`
